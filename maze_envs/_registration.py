@@ -13,7 +13,10 @@ GYMNASIUM_ENVS: dict[str, str] = {
 
 #: PettingZoo ids -> (AEC entry point, parallel entry point).
 PETTINGZOO_ENVS: dict[str, tuple[str, str]] = {
-    "maze_envs/MazeEscape-v0": ("maze_envs.maze_escape_v0:env", "maze_envs.maze_escape_v0:parallel_env"),
+    "maze_envs/MazeEscape-v0": (
+        "maze_envs.maze_escape_v0:env",
+        "maze_envs.maze_escape_v0:parallel_env",
+    ),
 }
 
 
