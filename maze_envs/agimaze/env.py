@@ -1,0 +1,459 @@
+"""AGI Maze as a Gymnasium environment: one labyrinth per episode.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import maze_envs  # registers the environments
+    >>> env = gym.make("maze_envs/AgiMaze-v0", path="TRAINING/S0-keys/STAGE-01/0005.json")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["text"], info["max_steps"], env.unwrapped.action_names
+    ('Game has started.', 70, ['up', 'down', 'left', 'right'])
+    >>> obs, reward, terminated, truncated, info = env.unwrapped.step_name("up")
+    >>> sorted(info)
+    ['error', 'events', 'formal', 'max_steps', 'name', 'solved', 'steps']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from maze_envs.agimaze.compiled import CompiledLabyrinth, PlayerState
+from maze_envs.agimaze.engine import (
+    InvalidActionError,
+    compile_labyrinth,
+    initial_state,
+    transition,
+)
+from maze_envs.agimaze.formal import inventory, start_formal
+from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
+from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
+from maze_envs.agimaze.spaces import (
+    MAP_MAX_LENGTH,
+    encode_formal,
+    encode_inventory,
+    formal_space,
+    inventory_space,
+    text_space,
+)
+from maze_envs.agimaze.types import BOMB_ACTIONS, DIRECTIONS, LOOK_ACTIONS, Bundle, Labyrinth
+
+#: Reference budget used when neither the labyrinth nor the caller gives one (the public agents'
+#: fallback when ``max_steps`` is missing).
+FALLBACK_MAX_STEPS: Final = 200
+#: Evaluation budget as a multiple of the reference ``max_steps`` (EnvTraverse uses 5).
+DEFAULT_BUDGET_FACTOR: Final = 5.0
+#: Extra reward of ``reward_shaping=True``, per event (each happens at most once an episode).
+SHAPING_REWARDS: Final[dict[str, float]] = {
+    "picked_key": 0.1,
+    "opened_treasure": 0.1,
+    "picked_exit_key": 0.1,
+}
+#: Gymnasium metadata of both AGI Maze environments.
+RENDER_METADATA: Final[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+_CANONICAL_ACTIONS: Final = (*DIRECTIONS, *LOOK_ACTIONS, *BOMB_ACTIONS)
+
+
+def ordered_actions(names: Iterable[str]) -> list[str]:
+    """Distinct action names in the API's order (moves, look_*, bomb_*, then others as met)."""
+    seen = list(dict.fromkeys(names))
+    known = [a for a in _CANONICAL_ACTIONS if a in seen]
+    return known + [a for a in seen if a not in _CANONICAL_ACTIONS]
+
+
+def invalid_action_text(action: str, allowed: list[str]) -> str:
+    """Observation text for an action the current labyrinth does not offer."""
+    return f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}."
+
+
+@dataclass(slots=True)
+class EpisodeStart:
+    """What a backend reports when an episode starts."""
+
+    name: str
+    actions: list[str]
+    max_steps: int | None
+    open_map: bool
+    text: str
+    formal: dict[str, Any]
+    map: str | None
+
+
+@dataclass(slots=True)
+class StepOutcome:
+    """What a backend reports for one action; ``error`` is set for a rejected action."""
+
+    text: str
+    formal: dict[str, Any]
+    won: bool
+    map: str | None
+    error: dict[str, Any] | None = None
+
+
+class Backend(Protocol):
+    """Where the game runs: the embedded engine or a server over HTTP."""
+
+    def start(self, seed: int) -> EpisodeStart: ...
+
+    def step(self, action: str) -> StepOutcome: ...
+
+    def render(self) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class LocalBackend:
+    """Runs labyrinths on the embedded engine.
+
+    ``source`` is a pack path (a bundle, or a directory from which each start draws one bundle
+    with ``numpy.random.default_rng(seed)``, the same draw as ``maze-envs agimaze serve``) or a
+    labyrinth object.
+    """
+
+    def __init__(self, source: str | Labyrinth | Bundle, max_steps: int | None = None) -> None:
+        self._max_steps_override = max_steps
+        self._path: str | None = None
+        self._fixed: tuple[str, Bundle] | None = None
+        self._compiled_cache: dict[str, tuple[CompiledLabyrinth, int | None]] = {}
+        if isinstance(source, str):
+            name, bundle = resolve_pack_path(source)  # validates the path, loads the first
+            if name == source:  # a bundle file; a directory resolves to a file below it
+                self._fixed = (name, bundle)
+                self.candidates = [bundle]
+            else:
+                self._path = source
+                prefix = source.removesuffix("/") + "/"
+                self.candidates = [resolve_pack_path(n)[1] for n in list_bundles(prefix)]
+        else:
+            bundle = source if isinstance(source, Bundle) else Bundle(labyrinth=source)
+            self._fixed = ("<labyrinth>", bundle)
+            self.candidates = [bundle]
+        self._compiled: CompiledLabyrinth | None = None
+        self._state: PlayerState | None = None
+        self._show_map = False
+
+    @property
+    def labyrinth(self) -> Labyrinth | None:
+        """The labyrinth of the current episode (None before the first start)."""
+        return None if self._compiled is None else self._compiled.labyrinth
+
+    @property
+    def state(self) -> PlayerState | None:
+        """The engine state of the current episode (immutable)."""
+        return self._state
+
+    def _budget(self, bundle: Bundle) -> int | None:
+        if self._max_steps_override is not None:
+            return self._max_steps_override
+        return bundle.labyrinth.max_steps or bundle.meta.hard_max_steps
+
+    def start(self, seed: int) -> EpisodeStart:
+        if self._fixed is not None:
+            name, bundle = self._fixed
+        else:
+            assert self._path is not None
+            name, bundle = resolve_pack_path(self._path, np.random.default_rng(seed))
+        cached = self._compiled_cache.get(name) if name != "<labyrinth>" else None
+        if cached is None:
+            cached = (compile_labyrinth(bundle.labyrinth), self._budget(bundle))
+            if name != "<labyrinth>":
+                self._compiled_cache[name] = cached
+        self._compiled, max_steps = cached
+        lab = self._compiled.labyrinth
+        self._state = initial_state(self._compiled)
+        self._show_map = lab.open_map
+        return EpisodeStart(
+            name=name,
+            actions=list(self._compiled.actions),
+            max_steps=max_steps,
+            open_map=lab.open_map,
+            text="Game has started.",
+            formal=start_formal(self._state),
+            map=render_map(lab, self._state) if lab.open_map else None,
+        )
+
+    def step(self, action: str) -> StepOutcome:
+        compiled, state = self._compiled, self._state
+        assert compiled is not None and state is not None, "start() comes first"
+        try:
+            result = transition(compiled, state, action)
+        except InvalidActionError as exc:
+            error = {"error": "bad_action", "action": action, "allowed": exc.allowed}
+            formal = {
+                "status": "blocked",
+                "observe": "other",
+                "events": [],
+                "inventory": inventory(state),
+                "details": {},
+            }
+            return StepOutcome(invalid_action_text(action, exc.allowed), formal, False, None, error)
+        self._state = result.state
+        shown = render_map(compiled.labyrinth, result.state) if self._show_map else None
+        return StepOutcome(result.text, result.formal, result.won, shown)
+
+    def render(self) -> str:
+        if self._compiled is None:
+            return ""
+        return render_map(self._compiled.labyrinth, self._state)
+
+    def close(self) -> None:
+        return None
+
+
+class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
+    """AGI Maze: leave a labyrinth with the treasure in as few steps as possible.
+
+    ## Description
+
+    A grid labyrinth with walls, one exit gap in its outer frame (the monolith), a key, a chest
+    holding the treasure and, depending on the pack, an exit key, rivers that carry the player,
+    pit cycles that teleport, and extension items (boat, grenades, flashlight). The rules and
+    narration are those of the public AGI Maze service (see ``docs/agimaze-rules.md``); the game
+    runs on the embedded engine (``backend="local"``) or against a server speaking the public
+    HTTP API (``backend="http"``: the real service or ``maze-envs agimaze serve``).
+
+    ## Action Space
+
+    ``Discrete(n)`` over the labyrinth's action names, exposed as ``env.unwrapped.action_names``
+    (``up, down, left, right`` then ``look_*`` / ``bomb_*`` where the labyrinth offers them). For
+    a pack directory the list is the union over its bundles. ``env.unwrapped.step_name("up")``
+    steps by name. An action the current labyrinth does not offer (possible with a directory
+    union, or when a server disagrees) is not played: the observation says so, ``status`` is
+    blocked, ``info["error"]`` holds the server-style ``bad_action`` body, and no step is used.
+
+    ## Observation Space
+
+    ``Dict`` with
+    * ``text``: ``Text`` narration, exactly the engine's (``"Game has started."`` at reset);
+    * ``formal``: ``Dict(status: Discrete(2), observe: Discrete, events: MultiBinary)`` indexing
+      :data:`~maze_envs.agimaze.spaces.STATUS_KINDS`, ``OBSERVE_KINDS`` and ``EVENT_KINDS``;
+    * ``inventory``: ``Dict`` of 0/1 flags ``key, treasure, exit_key, boat, flashlight`` and the
+      ``grenades`` count;
+    * ``map`` (open-map, i.e. TUTORIAL, labyrinths only): the map text with the player.
+    The full formal dict of the API (with ``details``) is in ``info["formal"]``.
+
+    ## Rewards
+
+    +1 for leaving the labyrinth with the treasure, 0 otherwise. ``reward_shaping=True`` adds
+    :data:`SHAPING_REWARDS` (0.1 for the key, the treasure and the exit key, once each).
+
+    ## Starting State
+
+    The labyrinth's start cell, empty-handed. A pack directory draws one bundle per reset from
+    the reset seed.
+
+    ## Episode End
+
+    Terminated when the player leaves with the treasure. Truncated after
+    ``budget_factor × max_steps`` steps (default 5 ×, the EnvTraverse evaluation budget), where
+    ``max_steps`` is the labyrinth's reference budget (``max_steps=`` overrides it; 200 when
+    neither gives one). ``info`` always has ``name``, ``steps``, ``max_steps``, ``solved``,
+    ``events``, ``formal`` and ``error``; at the end it adds ``rhae`` (RHAE70) and ``budget``.
+
+    ## Arguments
+
+    * ``path``: pack path (``TRAINING/S0-keys/STAGE-01/0005.json`` or a directory), or
+    * ``labyrinth``: a :class:`~maze_envs.agimaze.types.Labyrinth` or ``Bundle`` (local only);
+    * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
+      ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it);
+    * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout``, ``retries``
+      (see :class:`~maze_envs.agimaze.client.HttpBackend`).
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    metadata = RENDER_METADATA
+
+    def __init__(
+        self,
+        path: str | None = None,
+        labyrinth: Labyrinth | Bundle | None = None,
+        *,
+        budget_factor: float = DEFAULT_BUDGET_FACTOR,
+        max_steps: int | None = None,
+        reward_shaping: bool = False,
+        render_mode: str | None = None,
+        backend: Literal["local", "http"] = "local",
+        base_url: str | None = None,
+        agent: str = "maze-envs",
+        timeout: float = 30.0,
+        retries: int = 3,
+    ) -> None:
+        if (path is None) == (labyrinth is None):
+            raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
+        if not (isinstance(budget_factor, (int, float)) and budget_factor > 0):
+            raise ValueError(f"budget_factor must be a number > 0, got {budget_factor!r}")
+        if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
+            raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        self.budget_factor = float(budget_factor)
+        self.reward_shaping = reward_shaping
+        self.render_mode = render_mode
+        self._backend: Backend
+        if backend == "local":
+            source = path if path is not None else labyrinth
+            assert source is not None  # checked above: exactly one is given
+            local = LocalBackend(source, max_steps=max_steps)
+            actions = ordered_actions(a for b in local.candidates for a in b.labyrinth.actions)
+            show_map = any(b.labyrinth.open_map for b in local.candidates)
+            self._backend = local
+        elif backend == "http":
+            from maze_envs.agimaze.client import HttpBackend
+
+            if path is None or base_url is None:
+                raise ValueError('backend="http" needs path= (a pack path) and base_url=')
+            remote = HttpBackend(base_url, path, agent=agent, timeout=timeout, retries=retries)
+            actions, show_map = remote.probe()
+            self._backend = remote
+        else:
+            raise ValueError(f'backend must be "local" or "http", got {backend!r}')
+        self._max_steps_override = max_steps
+        self._action_names = actions
+        self._show_map = show_map
+        fields: dict[str, spaces.Space[Any]] = {
+            "text": text_space(),
+            "formal": formal_space(),
+            "inventory": inventory_space(),
+        }
+        if show_map:
+            fields["map"] = text_space(MAP_MAX_LENGTH)
+        self.observation_space = spaces.Dict(fields)
+        self.action_space = spaces.Discrete(len(actions))
+        self._episode: EpisodeStart | None = None
+        self._steps = 0
+        self._limit = 0
+        self._max_steps = 0
+        self._over = True
+        self._solved = False
+
+    # -- public helpers -------------------------------------------------------------------------
+
+    @property
+    def action_names(self) -> list[str]:
+        """Action names by action index (a fresh list)."""
+        return list(self._action_names)
+
+    def action_index(self, name: str) -> int:
+        """The action index of ``name``; ValueError listing the names otherwise."""
+        try:
+            return self._action_names.index(name)
+        except ValueError:
+            raise ValueError(
+                f"unknown action {name!r}; this environment's actions are "
+                f"{', '.join(self._action_names)}"
+            ) from None
+
+    def step_name(self, name: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """``step`` by action name, e.g. ``env.unwrapped.step_name("up")``."""
+        return self.step(np.int64(self.action_index(name)))
+
+    @property
+    def backend(self) -> Backend:
+        """The backend running the game (``LocalBackend`` or ``HttpBackend``)."""
+        return self._backend
+
+    # -- Gymnasium API --------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        start = self._backend.start(int(self.np_random.integers(2**31 - 1)))
+        self._episode = start
+        reference = start.max_steps or self._max_steps_override or FALLBACK_MAX_STEPS
+        self._max_steps = reference
+        self._limit = max(1, math.floor(self.budget_factor * reference))
+        self._steps = 0
+        self._over = False
+        self._solved = False
+        obs = self._observation(start.text, start.formal, start.map)
+        info = self._info(start.formal, None)
+        if self.render_mode == "human":
+            self.render()
+        return obs, info
+
+    def step(
+        self, action: np.int64 | int
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise RuntimeError(
+                "the episode is over (or reset() was never called); call reset() first"
+            )
+        index = int(action)
+        if not 0 <= index < len(self._action_names):
+            raise ValueError(
+                f"action {action!r} is outside Discrete({len(self._action_names)}); actions are "
+                f"{', '.join(self._action_names)}"
+            )
+        outcome = self._backend.step(self._action_names[index])
+        if outcome.error is None:
+            self._steps += 1
+        formal = outcome.formal
+        won = outcome.won
+        reward = 1.0 if won else 0.0
+        if self.reward_shaping:
+            for event in formal["events"]:
+                reward += SHAPING_REWARDS.get(event, 0.0)
+        truncated = not won and self._steps >= self._limit
+        self._solved = won
+        self._over = won or truncated
+        obs = self._observation(outcome.text, formal, outcome.map)
+        info = self._info(formal, outcome.error)
+        if self.render_mode == "human":
+            self.render()
+        return obs, reward, won, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn('render() needs render_mode="ansi" or "human" at construction')
+            return None
+        text = self._backend.render()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self._backend.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _observation(
+        self, text: str, formal: dict[str, Any], map_text: str | None
+    ) -> dict[str, Any]:
+        obs = {
+            "text": text,
+            "formal": encode_formal(formal),
+            "inventory": encode_inventory(formal["inventory"]),
+        }
+        if self._show_map:
+            obs["map"] = map_text or ""
+        return obs
+
+    def _info(self, formal: dict[str, Any], error: dict[str, Any] | None) -> dict[str, Any]:
+        assert self._episode is not None
+        info = {
+            "name": self._episode.name,
+            "steps": self._steps,
+            "max_steps": self._max_steps,
+            "solved": self._solved,
+            "events": list(formal["events"]),
+            "formal": formal,
+            "error": error,
+        }
+        if self._over:
+            info["budget"] = self._limit
+            info["rhae"] = rhae(self._steps, self._max_steps, self._solved, DEFAULT_FACTOR)
+        return info

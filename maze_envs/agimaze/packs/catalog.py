@@ -1,0 +1,552 @@
+"""The stage table of the shipped AGI Maze packs: paths, boards, budgets and mechanics (data).
+
+Groups, as on the real server:
+
+* ``TUTORIAL/STAGE-01..07`` -- open maps, one lesson each (see :data:`TUTORIAL_LESSONS`).
+* ``TRAINING/<family>/STAGE-01..06`` -- board sizes and step budgets of the real calibration
+  table (:data:`REAL_CALIBRATION`, SPEC section 5); mechanics and generator settings are ours,
+  tuned so that a uniform random agent succeeds about as often as on the real stages
+  (``benchmarks/agimaze_calibration.py`` measures it).
+* ``CLASSIC/<EASY|MEDIUM|HARD>/<keys|rivers|pits>/<R>x<C>`` -- larger boards, core rules.
+* ``EXTENDED/<boat|grenades|flashlight>/STAGE-0k-<R>x<C>`` -- one extension item each; boat and
+  grenade labyrinths cannot be won without their item.
+
+Budgets. A bundle's ``max_steps`` is its stage's ``hard_max_steps`` and ``soft_good_steps`` is
+half of it (the real table's rule of thumb). TRAINING takes both from the real table. The other
+groups derive them from the exact optimal solution length ``L`` of each labyrinth::
+
+    hard_max_steps = 10 * ceil(factor * L / 10)      soft_good_steps = hard_max_steps // 2
+
+with ``factor`` = :data:`TUTORIAL_BUDGET_FACTOR` for open-map tutorials and
+:data:`HIDDEN_BUDGET_FACTOR` for hidden maps (about the ratio of the TRAINING budgets to their
+labyrinths' optimal lengths).
+
+Example:
+    >>> stage = stage_by_path("TRAINING/S0-keys/STAGE-03")
+    >>> (stage.generator.rows, stage.generator.cols), stage.hard_max_steps, stage.real.success
+    ((4, 4), 160, 9.2)
+    >>> budget_for(12, HIDDEN_BUDGET_FACTOR)
+    (60, 120)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from maze_envs.agimaze.generator import GeneratorConfig, PitSpec, RandomSuccessBand, RiverSpec
+
+#: Version of the pack contents; a generator or catalog change that alters any bundle bumps it.
+PACK_VERSION: Final = "agimaze-packs-1"
+#: Budget factor (x optimal length) of open-map tutorials.
+TUTORIAL_BUDGET_FACTOR: Final = 3.0
+#: Budget factor (x optimal length) of hidden-map CLASSIC and EXTENDED labyrinths.
+HIDDEN_BUDGET_FACTOR: Final = 10.0
+#: TRAINING curation: a labyrinth's exact random-agent success within hard_max_steps must lie
+#: within this factor of its stage's real success rate.
+RANDOM_BAND_FACTOR: Final = 2.0
+#: Bundles per stage directory (``0000.json`` ...).
+TRAINING_BUNDLES: Final = 10
+TUTORIAL_BUNDLES: Final = 3
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CalibrationRow(_Data):
+    """One row of the real benchmark's random-baseline table (SPEC section 5); rates in %."""
+
+    family: str
+    stage: str
+    rows: int
+    cols: int
+    soft_good_steps: int
+    hard_max_steps: int
+    success: float
+    good: float
+    late: float
+
+
+def _row(spec: str) -> CalibrationRow:
+    family, stage, size, soft, hard, success, good, late = spec.split()
+    rows, cols = (int(x) for x in size.split("x"))
+    return CalibrationRow(
+        family=family,
+        stage=stage,
+        rows=rows,
+        cols=cols,
+        soft_good_steps=int(soft),
+        hard_max_steps=int(hard),
+        success=float(success),
+        good=float(good),
+        late=float(late),
+    )
+
+
+#: The real random-baseline calibration table: family stage size soft hard success good late.
+REAL_CALIBRATION: Final[tuple[CalibrationRow, ...]] = tuple(
+    _row(line)
+    for line in """
+S0-keys STAGE-01 3x3 35 70 24.3 4.5 19.8
+S0-keys STAGE-02 3x3 35 70 16.7 2.2 14.5
+S0-keys STAGE-03 4x4 80 160 9.2 1.3 7.9
+S0-keys STAGE-04 3x3 35 70 14.2 1.1 13.1
+S0-keys STAGE-05 4x4 80 160 4.6 0.3 4.3
+S0-keys STAGE-06 4x5 100 200 1.9 0.2 1.7
+S1-rivers STAGE-01 3x3 35 70 22.3 4.3 18.0
+S1-rivers STAGE-02 3x4 50 100 15.0 2.7 12.3
+S1-rivers STAGE-03 4x4 80 160 6.8 1.4 5.4
+S1-rivers STAGE-04 4x4 80 160 1.5 0.2 1.3
+S1-rivers STAGE-05 4x4 80 160 1.3 0.2 1.1
+S1-rivers STAGE-06 5x5 125 250 2.6 0.1 2.5
+S2-pits STAGE-01 3x3 35 70 24.8 4.8 20.0
+S2-pits STAGE-02 4x4 80 160 18.1 3.2 14.9
+S2-pits STAGE-03 4x5 100 200 10.1 1.3 8.8
+S2-pits STAGE-04 4x4 80 160 5.9 0.7 5.2
+S2-pits STAGE-05 4x5 100 200 4.3 0.4 3.9
+S2-pits STAGE-06 5x5 125 250 3.6 0.3 3.3
+S3-full STAGE-01 3x4 50 100 20.6 4.5 16.1
+S3-full STAGE-02 4x4 80 160 7.3 1.6 5.7
+S3-full STAGE-03 4x5 100 200 3.2 0.4 2.8
+S3-full STAGE-04 5x5 125 250 4.2 0.4 3.8
+S3-full STAGE-05 5x5 125 250 3.2 0.2 3.0
+S3-full STAGE-06 4x6 125 250 1.5 0.2 1.3
+""".strip().splitlines()
+)
+
+
+class StageSpec(_Data):
+    """One pack directory: where it lives, what it teaches and how its labyrinths are drawn."""
+
+    path: str = Field(description="pack-relative directory, e.g. TRAINING/S0-keys/STAGE-01")
+    group: str
+    family: str
+    stage: str
+    description: str
+    generator: GeneratorConfig
+    bundles: int = Field(ge=1, le=10_000)
+    soft_good_steps: int | None = Field(default=None, description="fixed budget (TRAINING)")
+    hard_max_steps: int | None = Field(default=None, description="fixed budget (TRAINING)")
+    budget_factor: float | None = Field(default=None, description="budget rule factor")
+    real: CalibrationRow | None = None
+
+    def budget(self, optimal_steps: int) -> tuple[int, int]:
+        """``(soft_good_steps, hard_max_steps)`` of a labyrinth of this stage."""
+        if self.soft_good_steps is not None and self.hard_max_steps is not None:
+            return self.soft_good_steps, self.hard_max_steps
+        assert self.budget_factor is not None, "every stage has fixed budgets or a factor"
+        return budget_for(optimal_steps, self.budget_factor)
+
+
+def budget_for(optimal_steps: int, factor: float) -> tuple[int, int]:
+    """The budget rule: hard = 10 * ceil(factor * L / 10), soft = hard // 2."""
+    hard = 10 * math.ceil(factor * optimal_steps / 10)
+    return hard // 2, hard
+
+
+# --- TRAINING --------------------------------------------------------------------------------
+
+#: Generator settings per TRAINING stage (sizes and budgets come from REAL_CALIBRATION): the
+#: lesson, then walls (``loops`` beyond a spanning tree), mechanics and the accepted optimal
+#: solution lengths. Tuned with the exact random-agent rate of ``planner.random_agent_success``.
+_TRAINING: Final[dict[str, tuple[str, dict[str, object]]]] = {
+    "S0-keys/STAGE-01": ("key, chest, exit; one wall", {"loops": 3, "optimal_steps": (9, 99)}),
+    "S0-keys/STAGE-02": ("key, chest, exit; two walls", {"loops": 2, "optimal_steps": (9, 99)}),
+    "S0-keys/STAGE-03": ("4x4 keys", {"loops": 2, "optimal_steps": (14, 99)}),
+    "S0-keys/STAGE-04": (
+        "3x3 with an exit key",
+        {"loops": 2, "exit_key": True, "optimal_steps": (10, 99)},
+    ),
+    "S0-keys/STAGE-05": (
+        "4x4 with an exit key",
+        {"loops": 2, "exit_key": True, "optimal_steps": (18, 99)},
+    ),
+    "S0-keys/STAGE-06": (
+        "4x5 perfect maze with an exit key",
+        {"loops": 0, "exit_key": True, "optimal_steps": (19, 99)},
+    ),
+    "S1-rivers/STAGE-01": (
+        "an open 3x3 with one short river",
+        {"loops": 4, "rivers": RiverSpec(count=1, arrows=(2, 2)), "optimal_steps": (9, 99)},
+    ),
+    "S1-rivers/STAGE-02": (
+        "3x4, one river",
+        {"loops": 2, "rivers": RiverSpec(count=1), "optimal_steps": (10, 99)},
+    ),
+    "S1-rivers/STAGE-03": (
+        "4x4, one river",
+        {"loops": 2, "rivers": RiverSpec(count=1), "optimal_steps": (16, 99)},
+    ),
+    "S1-rivers/STAGE-04": (
+        "4x4 perfect maze, two rivers and an exit key",
+        {
+            "loops": 0,
+            "exit_key": True,
+            "rivers": RiverSpec(count=2, arrows=(3, 4)),
+            "optimal_steps": (16, 99),
+        },
+    ),
+    "S1-rivers/STAGE-05": (
+        "4x4 perfect maze, one long river and an exit key",
+        {
+            "loops": 0,
+            "exit_key": True,
+            "rivers": RiverSpec(count=1, arrows=(6, 8)),
+            "optimal_steps": (17, 99),
+        },
+    ),
+    "S1-rivers/STAGE-06": (
+        "5x5 perfect maze, two rivers and an exit key",
+        {
+            "loops": 0,
+            "exit_key": True,
+            "rivers": RiverSpec(count=2, arrows=(2, 4)),
+            "optimal_steps": (20, 99),
+        },
+    ),
+    "S2-pits/STAGE-01": (
+        "3x3, one pit pair",
+        {"loops": 3, "pits": PitSpec(cycles=1), "optimal_steps": (9, 99)},
+    ),
+    "S2-pits/STAGE-02": (
+        "4x4, one pit pair",
+        {"loops": 2, "pits": PitSpec(cycles=1), "optimal_steps": (10, 99)},
+    ),
+    "S2-pits/STAGE-03": (
+        "4x5, two pit pairs",
+        {"loops": 1, "pits": PitSpec(cycles=2), "optimal_steps": (14, 99)},
+    ),
+    "S2-pits/STAGE-04": (
+        "4x4, a pit pair and an exit key",
+        {"loops": 1, "exit_key": True, "pits": PitSpec(cycles=1), "optimal_steps": (16, 99)},
+    ),
+    "S2-pits/STAGE-05": (
+        "4x5, a three-pit cycle and an exit key",
+        {
+            "loops": 1,
+            "exit_key": True,
+            "pits": PitSpec(cycles=1, per_cycle=3),
+            "optimal_steps": (20, 99),
+        },
+    ),
+    "S2-pits/STAGE-06": (
+        "5x5, two pit pairs and an exit key",
+        {"loops": 1, "exit_key": True, "pits": PitSpec(cycles=2), "optimal_steps": (21, 99)},
+    ),
+    "S3-full/STAGE-01": (
+        "3x4, a river and a pit pair",
+        {
+            "loops": 1,
+            "rivers": RiverSpec(count=1),
+            "pits": PitSpec(cycles=1),
+            "optimal_steps": (8, 99),
+        },
+    ),
+    "S3-full/STAGE-02": (
+        "4x4, a river and a pit pair",
+        {
+            "loops": 1,
+            "rivers": RiverSpec(count=1),
+            "pits": PitSpec(cycles=1),
+            "optimal_steps": (15, 99),
+        },
+    ),
+    "S3-full/STAGE-03": (
+        "4x5, a river, a pit pair and an exit key",
+        {
+            "loops": 1,
+            "exit_key": True,
+            "rivers": RiverSpec(count=1),
+            "pits": PitSpec(cycles=1),
+            "optimal_steps": (20, 99),
+        },
+    ),
+    "S3-full/STAGE-04": (
+        "5x5, two rivers, a pit pair and an exit key",
+        {
+            "loops": 1,
+            "exit_key": True,
+            "rivers": RiverSpec(count=2),
+            "pits": PitSpec(cycles=1),
+            "optimal_steps": (20, 99),
+        },
+    ),
+    "S3-full/STAGE-05": (
+        "5x5, two rivers, two pit pairs and an exit key",
+        {
+            "loops": 1,
+            "exit_key": True,
+            "rivers": RiverSpec(count=2),
+            "pits": PitSpec(cycles=2),
+            "optimal_steps": (22, 99),
+        },
+    ),
+    "S3-full/STAGE-06": (
+        "4x6, two rivers, two pit pairs and an exit key",
+        {
+            "loops": 0,
+            "exit_key": True,
+            "rivers": RiverSpec(count=2),
+            "pits": PitSpec(cycles=2),
+            "optimal_steps": (21, 99),
+        },
+    ),
+}
+
+
+def _training_stage(row: CalibrationRow) -> StageSpec:
+    description, settings = _TRAINING[f"{row.family}/{row.stage}"]
+    target = row.success / 100
+    band = RandomSuccessBand(
+        horizon=row.hard_max_steps,
+        low=target / RANDOM_BAND_FACTOR,
+        high=min(1.0, target * RANDOM_BAND_FACTOR),
+    )
+    config = GeneratorConfig(
+        rows=row.rows,
+        cols=row.cols,
+        random_success=band,
+        **settings,  # type: ignore[arg-type]
+    )
+    return StageSpec(
+        path=f"TRAINING/{row.family}/{row.stage}",
+        group="TRAINING",
+        family=row.family,
+        stage=row.stage,
+        description=description,
+        generator=config,
+        bundles=TRAINING_BUNDLES,
+        soft_good_steps=row.soft_good_steps,
+        hard_max_steps=row.hard_max_steps,
+        real=row,
+    )
+
+
+# --- TUTORIAL --------------------------------------------------------------------------------
+
+#: The lesson of each tutorial stage and its generator settings (open maps).
+TUTORIAL_LESSONS: Final[dict[str, tuple[str, GeneratorConfig]]] = {
+    "STAGE-01": (
+        "moving: walls and the monolith stop you; take the key, open the chest, leave by the exit",
+        GeneratorConfig(rows=3, cols=3, loops=1, optimal_steps=(6, 10), open_map=True),
+    ),
+    "STAGE-02": (
+        "a chest stays locked without its key: the chest lies on the way to the key",
+        GeneratorConfig(rows=3, cols=4, loops=2, plan_events=("chest_locked",), open_map=True),
+    ),
+    "STAGE-03": (
+        "the exit refuses you without the treasure: you start beside it, the treasure is far",
+        GeneratorConfig(
+            rows=3,
+            cols=4,
+            loops=2,
+            start_exit_distance=(0, 0),
+            item_exit_distance=3,
+            open_map=True,
+        ),
+    ),
+    "STAGE-04": (
+        "rivers: a current carries you two cells downstream, one near the mouth",
+        GeneratorConfig(
+            rows=3,
+            cols=4,
+            loops=2,
+            rivers=RiverSpec(count=1, arrows=(3, 3)),
+            plan_events=("river_carried",),
+            open_map=True,
+        ),
+    ),
+    "STAGE-05": (
+        "pits: falling into a pit brings you out of the next pit of its cycle",
+        GeneratorConfig(
+            rows=3,
+            cols=4,
+            loops=2,
+            pits=PitSpec(cycles=1),
+            plan_events=("pit_teleport",),
+            open_map=True,
+        ),
+    ),
+    "STAGE-06": (
+        "the exit key: when a labyrinth has one, the exit stays locked without it",
+        GeneratorConfig(rows=4, cols=4, loops=3, exit_key=True, open_map=True),
+    ),
+    "STAGE-07": (
+        "everything together: a river, a pit pair and an exit key",
+        GeneratorConfig(
+            rows=4,
+            cols=4,
+            loops=3,
+            exit_key=True,
+            rivers=RiverSpec(count=1),
+            pits=PitSpec(cycles=1),
+            plan_events=("river_carried", "pit_teleport"),
+            open_map=True,
+        ),
+    ),
+}
+
+
+def _tutorial_stage(stage: str, description: str, config: GeneratorConfig) -> StageSpec:
+    return StageSpec(
+        path=f"TUTORIAL/{stage}",
+        group="TUTORIAL",
+        family="TUTORIAL",
+        stage=stage,
+        description=description,
+        generator=config,
+        bundles=TUTORIAL_BUNDLES,
+        budget_factor=TUTORIAL_BUDGET_FACTOR,
+    )
+
+
+# --- CLASSIC ---------------------------------------------------------------------------------
+
+#: Board sizes per CLASSIC difficulty; MEDIUM and HARD labyrinths also have an exit key.
+CLASSIC_SIZES: Final[dict[str, tuple[tuple[int, int], ...]]] = {
+    "EASY": ((4, 4), (5, 5)),
+    "MEDIUM": ((6, 6), (7, 7)),
+    "HARD": ((8, 8), (10, 10)),
+}
+
+
+def _classic_config(difficulty: str, mechanic: str, rows: int, cols: int) -> GeneratorConfig:
+    cells = rows * cols
+    level = list(CLASSIC_SIZES).index(difficulty) + 1  # 1, 2, 3
+    extra: dict[str, object] = {}
+    if mechanic == "rivers":
+        extra["rivers"] = RiverSpec(count=level, arrows=(2, 2 + level))
+    elif mechanic == "pits":
+        extra["pits"] = PitSpec(cycles=level, per_cycle=2 if level < 3 else 3)
+    return GeneratorConfig(
+        rows=rows,
+        cols=cols,
+        loops=max(1, cells // 8),
+        exit_key=level > 1,
+        start_exit_distance=(0, rows + cols),
+        optimal_steps=(rows + cols, 10 * cells),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def _classic_stages() -> list[StageSpec]:
+    out: list[StageSpec] = []
+    for difficulty, sizes in CLASSIC_SIZES.items():
+        for mechanic in ("keys", "rivers", "pits"):
+            for rows, cols in sizes:
+                size = f"{rows}x{cols}"
+                out.append(
+                    StageSpec(
+                        path=f"CLASSIC/{difficulty}/{mechanic}/{size}",
+                        group="CLASSIC",
+                        family=f"{difficulty}/{mechanic}",
+                        stage=size,
+                        description=f"{difficulty.lower()} {size} labyrinth with {mechanic}",
+                        generator=_classic_config(difficulty, mechanic, rows, cols),
+                        bundles=TRAINING_BUNDLES,
+                        budget_factor=HIDDEN_BUDGET_FACTOR,
+                    )
+                )
+    return out
+
+
+# --- EXTENDED --------------------------------------------------------------------------------
+
+#: Board sizes of the three stages of every extension.
+EXTENDED_SIZES: Final = ((4, 4), (5, 5), (6, 6))
+
+
+def _extended_config(item: str, level: int, rows: int, cols: int) -> GeneratorConfig:
+    common: dict[str, object] = {
+        "rows": rows,
+        "cols": cols,
+        "loops": max(1, rows * cols // 8),
+        "start_exit_distance": (0, rows + cols),
+        "exit_key": level == 3,
+    }
+    if item == "boat":
+        rivers = RiverSpec(count=level, arrows=(2, 3))
+        return GeneratorConfig(
+            **common,  # type: ignore[arg-type]
+            boat=True,
+            boat_barrier=True,
+            rivers=rivers,
+            requires=("boat",),
+        )
+    if item == "grenades":
+        sealed: tuple[str, ...] = (("key",), ("chest",), ("key", "chest"))[level - 1]
+        return GeneratorConfig(
+            **common,  # type: ignore[arg-type]
+            grenade_packs=len(sealed),
+            sealed=sealed,  # type: ignore[arg-type]
+            requires=("grenades",),
+        )
+    return GeneratorConfig(
+        **common,  # type: ignore[arg-type]
+        flashlight=True,
+        rivers=RiverSpec(count=level - 1),
+        pits=PitSpec(cycles=1 if level == 3 else 0),
+    )
+
+
+_EXTENDED_LESSONS: Final = {
+    "boat": "the exit lies behind a river flowing away from it; only the boat holds against it",
+    "grenades": "walls seal an item in; a grenade blows an interior wall away",
+    "flashlight": "the flashlight shows the tiles in a straight line (information only)",
+}
+
+
+def _extended_stages() -> list[StageSpec]:
+    out: list[StageSpec] = []
+    for item, lesson in _EXTENDED_LESSONS.items():
+        for level, (rows, cols) in enumerate(EXTENDED_SIZES, start=1):
+            stage = f"STAGE-{level:02d}-{rows}x{cols}"
+            out.append(
+                StageSpec(
+                    path=f"EXTENDED/{item}/{stage}",
+                    group="EXTENDED",
+                    family=item,
+                    stage=stage,
+                    description=lesson,
+                    generator=_extended_config(item, level, rows, cols),
+                    bundles=TRAINING_BUNDLES,
+                    budget_factor=HIDDEN_BUDGET_FACTOR,
+                )
+            )
+    return out
+
+
+#: Every pack stage, in build order.
+STAGES: Final[tuple[StageSpec, ...]] = (
+    *(_tutorial_stage(s, d, c) for s, (d, c) in TUTORIAL_LESSONS.items()),
+    *(_training_stage(row) for row in REAL_CALIBRATION),
+    *_classic_stages(),
+    *_extended_stages(),
+)
+
+
+def stage_by_path(path: str) -> StageSpec:
+    """The stage whose directory is ``path`` (e.g. ``TRAINING/S0-keys/STAGE-01``)."""
+    for stage in STAGES:
+        if stage.path == path.rstrip("/"):
+            return stage
+    raise KeyError(f"no pack stage {path!r}; stages: {', '.join(s.path for s in STAGES)}")
+
+
+__all__ = [
+    "CLASSIC_SIZES",
+    "EXTENDED_SIZES",
+    "HIDDEN_BUDGET_FACTOR",
+    "PACK_VERSION",
+    "REAL_CALIBRATION",
+    "STAGES",
+    "TUTORIAL_BUDGET_FACTOR",
+    "TUTORIAL_LESSONS",
+    "CalibrationRow",
+    "StageSpec",
+    "budget_for",
+    "stage_by_path",
+]

@@ -1,0 +1,174 @@
+"""The public AGI Maze HTTP API as pydantic models: requests, responses, errors, rule text.
+
+These models are the single description of the wire format shared by the server
+(:mod:`maze_envs.agimaze.server`), its OpenAPI schema and the documentation. The client
+(:mod:`maze_envs.agimaze.client`) speaks the same format with the standard library only.
+
+Endpoints (all bodies JSON):
+
+* ``GET /api/description`` → :class:`DescriptionResponse`
+* ``POST /api/start`` with :class:`StartRequest` → :class:`StartResponse`
+* ``POST /api/step`` with :class:`StepRequest` → :class:`StepResponse`
+* ``GET /api/session?id=...`` → :class:`SessionSnapshot`
+
+Errors are JSON objects with an ``error`` code (see :data:`ERROR_STATUS`). An action outside the
+labyrinth's list is HTTP 400 ``{"error": "bad_action", "action": ..., "allowed": [...]}``, exactly
+as the public service answers; every other error is ``{"error": CODE, "detail": "..."}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+
+#: Error code -> HTTP status. ``bad_action`` has its own body (:class:`BadActionError`).
+ERROR_STATUS: Final[dict[str, int]] = {
+    "bad_request": 400,  # malformed JSON, missing or mistyped fields
+    "bad_action": 400,  # the action is not in the session's action list
+    "bad_path": 400,  # no such pack path, or a path that would leave the pack root
+    "unknown_session": 404,  # no session with this id (never created, expired or evicted)
+    "not_found": 404,  # no such endpoint
+    "method_not_allowed": 405,
+    "game_over": 409,  # a step after the episode ended (done=true)
+    "stale_seq": 409,  # a seq older than the replay window, whose response is gone
+    "internal_error": 500,
+}
+
+#: Rule summary served by ``GET /api/description`` (our own words; the real service's text is
+#: not public). Agents prepend it to their system prompt, so it is protocol data: edit with care.
+API_DESCRIPTION: Final = (
+    "You are inside a labyrinth of square cells and want to leave it carrying the treasure, "
+    "using as few steps as you can. Each step is one move: up, down, left or right. "
+    "Positions are written (row, col), counted from zero; row 0 is the top row and col 0 the "
+    "left column, so up decreases the row and left decreases the column. "
+    "An indestructible outer wall, the monolith, surrounds the labyrinth and has exactly one "
+    "opening: the exit. Walls also stand between some cells inside. Walking into a wall or the "
+    "monolith leaves you where you were, and the step still counts. "
+    "Somewhere inside lie a chest holding the treasure and the key that opens it. You pick "
+    "items up and use keys simply by walking onto their cells. Without the key the chest stays "
+    "shut; without the treasure the exit will not let you out. Some labyrinths also hide an exit "
+    "key, and then you need it as well to leave (the task info says whether there is one). "
+    "Some labyrinths contain rivers and pits. A river runs over several cells from its source to "
+    "its mouth; stepping onto a river cell lets the current carry you two cells downstream, or "
+    "one cell when the mouth is next. A pit sends you to the next pit of its cycle, and the last "
+    "pit of a cycle leads back to the first. A labyrinth may hold several rivers and pit cycles. "
+    "Extended labyrinths add items such as a boat, grenades or a flashlight, new kinds of cells, "
+    "and sometimes new actions (for example blasting or shining the flashlight in a direction); "
+    "how they work may be something you have to find out by trying. "
+    "After every action you receive a short text describing what happened and your inventory."
+)
+
+
+class _Request(BaseModel):
+    # Agents may send extra fields (the public client does); ignore them rather than fail.
+    model_config = ConfigDict(extra="ignore")
+
+
+class StartRequest(_Request):
+    """Body of ``POST /api/start``."""
+
+    path: StrictStr = Field(
+        min_length=1,
+        max_length=512,
+        description="pack path, group prefix first: a .json bundle or a directory "
+        "(then one bundle is drawn from the seed), e.g. TRAINING/S0-keys/STAGE-01/0005.json",
+    )
+    seed: StrictInt | None = Field(
+        default=None, description="seed for drawing from a directory; null draws freshly"
+    )
+    client: StrictStr = Field(default="api", description='client kind; agents send "api"')
+    agent: StrictStr | None = Field(
+        default=None, max_length=256, description='agent name; required when client is "api"'
+    )
+
+    @model_validator(mode="after")
+    def _agent_required_for_api(self) -> StartRequest:
+        if self.client == "api" and not self.agent:
+            raise ValueError('field "agent" is required when client is "api"')
+        return self
+
+
+class StepRequest(_Request):
+    """Body of ``POST /api/step``."""
+
+    id: StrictStr = Field(min_length=1, max_length=128, description="session id from /api/start")
+    action: StrictStr = Field(description="one of the session's actions")
+    seq: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        description="client sequence number (1, 2, 3, ...); a repeated seq returns the stored "
+        "response without stepping again",
+    )
+
+
+class Board(BaseModel):
+    n: int = Field(description="rows")
+    m: int = Field(description="columns")
+
+
+class StartPosition(BaseModel):
+    row: int
+    col: int
+
+
+class TaskMeta(BaseModel):
+    max_steps: int | None = Field(description="reference step budget of the labyrinth")
+    board: Board
+    start: StartPosition
+
+
+class Formal(BaseModel):
+    """Structured counterpart of ``text``."""
+
+    status: Literal["success", "blocked"]
+    observe: str = Field(description="what the player stands on or found, e.g. empty, key, exit")
+    events: list[str]
+    inventory: dict[str, bool | int]
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class StartResponse(BaseModel):
+    id: str
+    actions: list[str] = Field(description="the labyrinth's actions (authoritative)")
+    task_meta: TaskMeta
+    text: str
+    formal: Formal
+    map: str = Field(description="open map (TUTORIAL) or public map: frame, exit gap and player")
+    inventory: dict[str, bool | int]
+    info: dict[str, Any] = Field(default_factory=dict, description="rivers, pits, exit key")
+
+
+class StepResponse(BaseModel):
+    text: str
+    done: bool = Field(description="true iff the episode ended with a win")
+    formal: Formal
+    inventory: dict[str, bool | int]
+    events: list[str]
+    map: str
+
+
+class SessionSnapshot(BaseModel):
+    id: str
+    path: str
+    actions: list[str]
+    map: str
+    inventory: dict[str, bool | int]
+    steps: int
+    done: bool
+    max_steps: int | None
+
+
+class DescriptionResponse(BaseModel):
+    description: str
+
+
+class BadActionError(BaseModel):
+    error: Literal["bad_action"]
+    action: str
+    allowed: list[str]
+
+
+class ErrorResponse(BaseModel):
+    error: str = Field(description="one of: " + ", ".join(ERROR_STATUS))
+    detail: str

@@ -1,0 +1,196 @@
+"""Maze Escape instances: the maze, the exit doorway, the landmarks and the start cells.
+
+A generator is any object with ``generate(config, rng) -> Layout``; the environment picks one by
+name (``Config.maze_algorithm``) or takes one injected through its constructor, so a new instance
+distribution never needs a subclass of the environment.
+
+Wilson's algorithm is the default because it samples *uniformly* among all perfect mazes of the
+grid: no direction, corridor length or dead-end density is favoured, so results measured on it are
+not an artefact of a generator's bias. ``backtracker`` gives long corridors for comparison.
+
+Example:
+    >>> import numpy as np
+    >>> from maze_envs.escape.generator import PerfectMazeGenerator
+    >>> from maze_envs.escape.types import Config
+    >>> layout = PerfectMazeGenerator().generate(Config(), np.random.default_rng(0))
+    >>> len(layout.starts), layout.maze.shape
+    (3, (10, 10))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from maze_envs.escape.types import LANDMARK_NAMES, Config
+from maze_envs.grid import (
+    ALGORITHMS,
+    EAST,
+    NORTH,
+    SOUTH,
+    WEST,
+    Cell,
+    Maze,
+    bfs_distances,
+    generate_perfect_maze,
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A fixed game board. Cells are ``(row, column)``, row 0 north.
+
+    ``doorway`` is the direction bit (``grid.NORTH`` ...) of the exit cell's outer edge that holds
+    the doorway; ``landmarks`` pairs each landmark cell with its name.
+    """
+
+    maze: Maze
+    exit_cell: Cell
+    doorway: int
+    landmarks: tuple[tuple[Cell, str], ...]
+    starts: tuple[Cell, ...]
+
+    @property
+    def height(self) -> int:
+        return int(self.maze.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.maze.shape[1])
+
+    def validate(self, config: Config) -> None:
+        """Raise ``ValueError`` if this layout cannot host a game of ``config``."""
+        h, w = self.height, self.width
+        if (w, h) != (config.width, config.height):
+            raise ValueError(
+                f"layout is {w}x{h} but the config asks for {config.width}x{config.height}"
+            )
+        r, c = self.exit_cell
+        outer = _outer_sides((r, c), w, h)
+        if not outer:
+            raise ValueError(f"exit cell {self.exit_cell} is not on the outer boundary")
+        if self.doorway not in outer:
+            raise ValueError(
+                f"doorway {self.doorway} is not an outer edge of exit {self.exit_cell}"
+            )
+        if len(self.starts) != config.num_agents:
+            raise ValueError(f"layout has {len(self.starts)} starts for {config.num_agents} agents")
+        cells = list(self.starts)
+        if len(set(cells)) != len(cells) or self.exit_cell in cells:
+            raise ValueError("starts must be distinct cells other than the exit")
+        lm_cells = [cell for cell, _ in self.landmarks]
+        names = [name for _, name in self.landmarks]
+        if len(set(lm_cells)) != len(lm_cells) or len(set(names)) != len(names):
+            raise ValueError("landmarks must have distinct cells and distinct names")
+        unknown = set(names) - set(LANDMARK_NAMES)
+        if unknown:
+            raise ValueError(f"unknown landmark names {sorted(unknown)}; allowed: {LANDMARK_NAMES}")
+        for cell in (*cells, *lm_cells):
+            if not (0 <= cell[0] < h and 0 <= cell[1] < w):
+                raise ValueError(f"cell {cell} is outside the {w}x{h} maze")
+
+
+class Generator(Protocol):
+    """Anything that builds layouts from a config and a seeded random generator."""
+
+    def generate(self, config: Config, rng: np.random.Generator) -> Layout: ...
+
+
+def default_landmark_count(config: Config) -> int:
+    """Landmarks for a config: the explicit count, or a count that scales with the maze area."""
+    if config.landmark_count is not None:
+        return config.landmark_count
+    cells = config.width * config.height
+    if config.landmark_density == "few":
+        count = round(cells / 33)  # 3 on 10x10, 4 on 12x12
+    else:
+        count = round(10 + 4 * (cells - 81) / (289 - 81))  # 10 on 9x9 .. 14 on 17x17
+    return max(1, min(count, len(LANDMARK_NAMES), cells - 1))
+
+
+def _outer_sides(cell: Cell, width: int, height: int) -> list[int]:
+    r, c = cell
+    sides = []
+    if r == 0:
+        sides.append(NORTH)
+    if c == width - 1:
+        sides.append(EAST)
+    if r == height - 1:
+        sides.append(SOUTH)
+    if c == 0:
+        sides.append(WEST)
+    return sides
+
+
+@dataclass(frozen=True)
+class PerfectMazeGenerator:
+    """A perfect maze from :mod:`maze_envs.grid`, then exit, landmarks and starts at random.
+
+    The exit is a uniformly chosen boundary cell (a corner picks one of its two outer sides for the
+    doorway); landmarks go on distinct non-exit cells; starts on distinct non-exit cells at least
+    ``config.min_start_distance`` moves from the exit.
+    """
+
+    algorithm: str = "wilson"
+
+    def generate(self, config: Config, rng: np.random.Generator) -> Layout:
+        w, h = config.width, config.height
+        maze = generate_perfect_maze(self.algorithm, w, h, rng)
+        boundary = [(r, c) for r in range(h) for c in range(w) if _outer_sides((r, c), w, h)]
+        exit_cell = boundary[int(rng.integers(len(boundary)))]
+        sides = _outer_sides(exit_cell, w, h)
+        doorway = sides[int(rng.integers(len(sides)))]
+        exit_flat = exit_cell[0] * w + exit_cell[1]
+
+        count = default_landmark_count(config)
+        others = np.delete(np.arange(w * h), exit_flat)
+        lm_flat = rng.choice(others, size=count, replace=False)
+        names = rng.choice(len(LANDMARK_NAMES), size=count, replace=False)
+        landmarks = tuple(
+            ((int(f) // w, int(f) % w), LANDMARK_NAMES[int(n)])
+            for f, n in zip(lm_flat, names, strict=True)
+        )
+
+        dist = bfs_distances(maze, exit_cell).ravel()
+        eligible = np.flatnonzero(dist >= config.min_start_distance)
+        if len(eligible) < config.num_agents:
+            raise ValueError(
+                f"only {len(eligible)} cells are at least {config.min_start_distance} moves from "
+                f"the exit, too few for {config.num_agents} agents; lower min_start_distance "
+                f"(this maze's farthest cell is {int(dist.max())} moves away)"
+            )
+        start_flat = rng.choice(eligible, size=config.num_agents, replace=False)
+        starts = tuple((int(f) // w, int(f) % w) for f in start_flat)
+        return Layout(maze, exit_cell, doorway, landmarks, starts)
+
+
+@dataclass(frozen=True)
+class FixedGenerator:
+    """Always the same layout (hand-made boards for tests and teaching)."""
+
+    layout: Layout
+
+    def generate(self, config: Config, rng: np.random.Generator) -> Layout:
+        self.layout.validate(config)
+        return self.layout
+
+
+def make_generator(name: str) -> Generator:
+    """The generator for a maze algorithm name (one of ``grid.ALGORITHMS``)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown maze_algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
+    return PerfectMazeGenerator(name)
+
+
+def shortest_paths(layout: Layout) -> tuple[int, ...]:
+    """Each start's path length to the exit (the ground truth the agents never see)."""
+    dist = bfs_distances(layout.maze, layout.exit_cell)
+    return tuple(int(dist[cell]) for cell in layout.starts)
+
+
+def straight_line_tenths(dx: int, dy: int) -> int:
+    """Euclidean distance between cell centres in whole tenths of a cell (rounded)."""
+    return round(10 * math.hypot(dx, dy))

@@ -1,0 +1,78 @@
+"""A process killed mid-game leaves a readable journal that verifies up to its last turn."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from maze_envs.escape.replay import verify_journal
+from maze_envs.journal import Journal
+
+# Plays one endless game (41x41, huge turn limit, random moves with notebook edits and radio)
+# and prints each turn number after env.step returned, i.e. after the turn was committed.
+PLAYER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from maze_envs import maze_escape_v0
+
+    env = maze_escape_v0.parallel_env(
+        preset="full", width=41, height=41, max_turns=100_000, journal=sys.argv[1]
+    )
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    turn = 0
+    while True:
+        actions = {
+            a: {
+                "move": int(rng.integers(0, 5)),
+                "notebook": {"edit": 1, "start": 0, "end": 0, "text": f"t{turn} "},
+                "radio": "here" if rng.random() < 0.3 else "",
+            }
+            for a in env.agents
+        }
+        env.step(actions)
+        turn += 1
+        print(turn, flush=True)
+    """
+)
+
+
+def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> None:
+    path = tmp_path / "killed.sqlite"
+    child = subprocess.Popen(
+        [sys.executable, "-c", PLAYER, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    reported = 0
+    try:
+        for line in child.stdout:
+            reported = int(line)
+            if reported >= 150:
+                os.kill(child.pid, signal.SIGKILL)
+                break
+    finally:
+        if child.poll() is None:
+            child.kill()
+        rest, errors = child.communicate(timeout=30)
+    assert reported >= 150, f"the player stopped early: {errors}"
+    assert child.returncode == -signal.SIGKILL
+    for line in rest.split():  # turns printed before the kill landed
+        reported = int(line)
+
+    with Journal(path, create=False) as journal:
+        (game,) = journal.games()
+        assert game.outcome is None  # the game never finished
+        last_stored = game.turn_count - 1
+    # every turn reported as done is stored; at most the turn in progress is lost
+    assert reported <= last_stored <= reported + 1
+    (report,) = verify_journal(path)
+    assert report.status == "truncated", report.describe()
+    assert report.turns_verified == game.turn_count

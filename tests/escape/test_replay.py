@@ -1,0 +1,222 @@
+"""Replay and verification of real, journaled Maze Escape games."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from maze_envs import maze_escape_v0
+from maze_envs.escape.replay import main, verify_journal
+from maze_envs.escape.types import Action, AppendEdit, SpliceEdit
+from maze_envs.journal import Journal, chain_record_hash
+
+WORDS = ["tree", "left at piano", "dead end", "→ N", "日本", "exit?", "x" * 300]
+
+
+def random_action(rng: np.random.Generator, notebook: str, splice: bool) -> Any:
+    """Random moves with notebook edits (some out of range or too long) and radio messages."""
+    text = str(rng.choice(WORDS)) * int(rng.integers(1, 5))
+    radio = text if rng.random() < 0.3 else ""
+    if rng.random() < 0.15:  # a typed model now and then: the env accepts both forms
+        edit: SpliceEdit | AppendEdit | None = None
+        if rng.random() < 0.5:
+            edit = (
+                SpliceEdit(start=len(notebook), end=len(notebook), text=text)
+                if splice
+                else (AppendEdit(text=text))
+            )
+        return Action(
+            move=str(rng.choice(["N", "E", "S", "W", "STAY"])), notebook=edit, radio=radio or None
+        )
+    if splice:
+        start = int(rng.integers(0, len(notebook) + 3))
+        end = start + int(rng.integers(0, 4))
+        notebook_edit = {"edit": int(rng.random() < 0.6), "start": start, "end": end, "text": text}
+    else:
+        notebook_edit = {"append": text if rng.random() < 0.6 else ""}
+    return {"move": int(rng.integers(0, 5)), "notebook": notebook_edit, "radio": radio}
+
+
+def play_random(path: Path, seed: int, **config: Any) -> None:
+    env = maze_escape_v0.parallel_env(journal=path, **config)
+    observations, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    splice = env.config.notebook_mode == "splice"
+    while env.agents:
+        actions = {a: random_action(rng, observations[a]["notebook"], splice) for a in env.agents}
+        observations, *_ = env.step(actions)
+    env.close()
+
+
+FULL = {"preset": "full", "width": 7, "height": 6, "max_turns": 40, "radio_cooldown": 2}
+
+
+@pytest.fixture
+def journal_path(tmp_path: Path) -> Path:
+    return tmp_path / "games.sqlite"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        FULL,
+        {
+            **FULL,
+            "notebook_mode": "rolling_log",
+            "notebook_max_bytes": 600,
+            "notebook_turn_bytes": 400,
+        },
+        {"preset": "navigator", "width": 5, "height": 8, "max_turns": 30},
+        {"preset": "sparse", "num_agents": 5, "width": 6, "height": 6, "max_turns": 30},
+    ],
+)
+def test_random_games_verify(journal_path: Path, config: dict[str, Any]) -> None:
+    for seed in range(3):
+        play_random(journal_path, seed, **config)
+    reports = verify_journal(journal_path)
+    assert [r.describe() for r in reports if not r.ok] == []
+    with Journal(journal_path) as journal:
+        games = journal.games()
+        # the random play really exercised the notebook and the radio
+        events = [e for g in games for t in journal.turns(g.id) for e in t.events.values()]
+    assert {e["notebook"] for e in events} >= {"applied", "rejected"}
+    assert {e["radio"] for e in events} >= {"sent", "refused"}
+    assert [r.turns_verified for r in reports] == [g.turn_count for g in games]
+
+
+def _edit_row(path: Path, game_id: int, turn: int, column: str, change: Any) -> None:
+    db = sqlite3.connect(path)
+    with db:
+        (text,) = db.execute(
+            f"SELECT {column} FROM turns WHERE game_id = ? AND turn = ?", (game_id, turn)
+        ).fetchone()
+        db.execute(
+            f"UPDATE turns SET {column} = ? WHERE game_id = ? AND turn = ?",
+            (change(text), game_id, turn),
+        )
+    db.close()
+
+
+def _set_notebook(text: str) -> str:
+    observations = json.loads(text)
+    observations["B"]["notebook"] = "forged"
+    return json.dumps(observations)
+
+
+def _set_move(text: str) -> str:
+    actions = json.loads(text)
+    action = actions["A"]
+    action["move"] = "W" if isinstance(action["move"], str) else (action["move"] + 1) % 5
+    return json.dumps(actions)
+
+
+def _flip_hash(text: str) -> str:
+    return ("f" if text[0] != "f" else "e") + text[1:]
+
+
+@pytest.mark.parametrize(
+    ("column", "change", "turn"),
+    [
+        (column, change, turn)
+        for column, change in [
+            ("observations", _set_notebook),
+            ("actions", _set_move),
+            ("state_hash", _flip_hash),
+        ]
+        for turn in (0, 7, 19)
+        if not (column == "actions" and turn == 0)  # turn 0 (the reset) has no actions
+    ],
+)
+def test_tampering_is_found_at_its_turn(
+    journal_path: Path, column: str, change: Any, turn: int
+) -> None:
+    play_random(journal_path, 1, **{**FULL, "max_turns": 20})
+    _edit_row(journal_path, 1, turn, column, change)
+    (report,) = verify_journal(journal_path)
+    assert report.status == "failed" and report.problem is not None
+    assert report.problem.turn == turn, report.describe()
+    assert report.turns_verified == turn
+
+
+def test_a_consistent_forgery_is_still_caught_by_the_replay(journal_path: Path) -> None:
+    """Rewrite an action and every record hash after it: only the replay can tell."""
+    play_random(journal_path, 2, **{**FULL, "max_turns": 20})
+    _edit_row(journal_path, 1, 9, "actions", _set_move)
+    db = sqlite3.connect(journal_path)
+    rows = db.execute(
+        "SELECT turn, observations, actions, events, state_hash FROM turns ORDER BY turn"
+    ).fetchall()
+    previous = bytes(32)
+    with db:
+        for turn, *fields, state_hash in rows:
+            previous = chain_record_hash(previous, state_hash, *fields)
+            db.execute("UPDATE turns SET record_hash = ? WHERE turn = ?", (previous.hex(), turn))
+    db.close()
+    (report,) = verify_journal(journal_path)
+    assert report.problem is not None and report.problem.turn == 9
+    assert report.problem.kind == "mismatch"
+
+
+def test_truncated_and_aborted_games(journal_path: Path) -> None:
+    env = maze_escape_v0.parallel_env(journal=journal_path, **{**FULL, "max_turns": 500})
+    for seed in (5, 6):  # the first game is abandoned by the second reset
+        env.reset(seed=seed)
+        for _ in range(12):
+            env.step(
+                {
+                    a: {
+                        "move": 4,
+                        "notebook": {"edit": 0, "start": 0, "end": 0, "text": ""},
+                        "radio": "",
+                    }
+                    for a in env.agents
+                }
+            )
+    # game 2 is left unfinished, as if the process had died
+    aborted, truncated = verify_journal(journal_path)
+    assert aborted.status == "aborted" and aborted.ok and aborted.turns_verified == 13
+    assert truncated.status == "truncated" and not truncated.ok
+    assert truncated.turns_verified == 13
+    env.close()  # closing finishes the game as aborted
+    assert verify_journal(journal_path)[1].status == "aborted"
+
+
+def test_missing_last_turn_and_broken_config(journal_path: Path) -> None:
+    play_random(journal_path, 3, **{**FULL, "max_turns": 15})
+    play_random(journal_path, 4, **{**FULL, "max_turns": 15})
+    db = sqlite3.connect(journal_path)
+    with db:
+        db.execute("DELETE FROM turns WHERE game_id = 1 AND turn = 15")
+        db.execute("UPDATE games SET config = json_set(config, '$.width', 3) WHERE id = 2")
+    db.close()
+    missing, broken = verify_journal(journal_path)
+    assert missing.problem is not None
+    assert (missing.problem.turn, missing.problem.kind) == (15, "missing")
+    assert broken.problem is not None
+    assert (broken.problem.turn, broken.problem.kind) == (0, "replay_error")
+    assert "width" in broken.problem.reason
+
+
+def test_cli(journal_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    play_random(journal_path, 1, **{**FULL, "max_turns": 10})
+    play_random(journal_path, 2, **{**FULL, "max_turns": 10})
+    assert main([str(journal_path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 2 game(s) verified" in out and "game 1: ok, 11 turns verified" in out
+    _edit_row(journal_path, 2, 4, "observations", _set_notebook)
+    assert main([str(journal_path), "--game", "1"]) == 0
+    assert main([str(journal_path)]) == 1
+    out = capsys.readouterr().out
+    assert "game 2: FAILED at turn 4" in out and "1 of 2 game(s) verified" in out
+    assert main([str(journal_path), "--game", "9"]) == 2
+    not_journal = tmp_path / "x.txt"
+    not_journal.write_text("no database here" * 64)
+    assert main([str(not_journal)]) == 2
+    assert main([str(tmp_path / "absent.sqlite")]) == 2
+    out = capsys.readouterr().out
+    assert "not a readable maze-envs journal" in out and "no journal at" in out
