@@ -34,7 +34,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from maze_envs.agimaze.env import EpisodeStart, StepOutcome, invalid_action_text, ordered_actions
+from maze_envs.agimaze.env import EpisodeStart, StepOutcome, ordered_actions, rejected_action
 from maze_envs.agimaze.spaces import MAP_MAX_LENGTH, clean_text
 
 RETRY_STATUSES = frozenset({502, 503, 504})
@@ -275,16 +275,7 @@ class HttpBackend:
         self._seq += 1
         body = self.client.step(self.session_id, action, self._seq)
         if body.get("error") == "bad_action":
-            allowed = _str_list(body.get("allowed"))
-            formal = {
-                "status": "blocked",
-                "observe": "other",
-                "events": [],
-                "inventory": dict(self._inventory),
-                "details": {},
-            }
-            error = {"error": "bad_action", "action": action, "allowed": allowed}
-            return StepOutcome(invalid_action_text(action, allowed), formal, False, None, error)
+            return rejected_action(action, _str_list(body.get("allowed")), dict(self._inventory))
         return StepOutcome(
             clean_text(body.get("text")),
             self._formal(body),

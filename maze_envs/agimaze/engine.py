@@ -85,7 +85,7 @@ _CACHE: dict[int, tuple[Labyrinth, CompiledLabyrinth]] = {}
 _CACHE_SIZE = 64
 
 
-def compiled(lab: Labyrinth | CompiledLabyrinth) -> CompiledLabyrinth:
+def _compiled(lab: Labyrinth | CompiledLabyrinth) -> CompiledLabyrinth:
     """``lab`` compiled (recently compiled labyrinths are reused)."""
     if type(lab) is CompiledLabyrinth:
         return lab
@@ -107,7 +107,7 @@ def transition(lab: Labyrinth | CompiledLabyrinth, state: PlayerState, action: s
         InvalidActionError: ``action`` is not in the labyrinth's action list.
         GameOverError: the player has already left the labyrinth.
     """
-    c = lab if type(lab) is CompiledLabyrinth else compiled(lab)
+    c = lab if type(lab) is CompiledLabyrinth else _compiled(lab)
     op = c.ops.get(action) if type(action) is str else None
     if op is None:
         raise InvalidActionError(action, c.actions)
@@ -134,11 +134,15 @@ def _move(c: CompiledLabyrinth, s: PlayerState, d: str, i: int) -> Transition:
     assert type(target) is tuple
     kind = c.content.get(target)
     if kind is None:
-        return _done(SUCCESS, "empty", ["moved"], s.moved(target), say.EMPTY[d], _LANDED_EMPTY)
+        return _done(
+            SUCCESS,
+            "empty",
+            ["moved"],
+            s.moved(target),
+            say.EMPTY[d],
+            {"landed": {"kind": "empty"}},
+        )
     return _enter(c, s, d, target, kind)
-
-
-_LANDED_EMPTY: dict[str, Any] = {"landed": {"kind": "empty"}}
 
 
 def _done(
@@ -150,8 +154,6 @@ def _done(
     details: dict[str, Any],
     won: bool = False,
 ) -> Transition:
-    if details is _LANDED_EMPTY:
-        details = {"landed": {"kind": "empty"}}
     return Transition(state, text, formal(status, observe, events, state, details), events, won)
 
 
@@ -283,7 +285,9 @@ def _holding(s: PlayerState, q: tuple[int, int], kind: str) -> PlayerState:
 
 def _empty_again(s: PlayerState, d: str, q: tuple[int, int]) -> Transition:
     """A cell whose item was already taken reads as an empty tile (verified for K and T)."""
-    return _done(SUCCESS, "empty", ["moved"], s.moved(q), say.EMPTY[d], _LANDED_EMPTY)
+    return _done(
+        SUCCESS, "empty", ["moved"], s.moved(q), say.EMPTY[d], {"landed": {"kind": "empty"}}
+    )
 
 
 @dataclass(slots=True)

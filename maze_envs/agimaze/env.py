@@ -32,6 +32,7 @@ from maze_envs.agimaze.engine import (
 )
 from maze_envs.agimaze.formal import inventory, start_formal
 from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.narration import START as START_TEXT
 from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
 from maze_envs.agimaze.spaces import (
@@ -67,9 +68,9 @@ def ordered_actions(names: Iterable[str]) -> list[str]:
     return known + [a for a in seen if a not in _CANONICAL_ACTIONS]
 
 
-def invalid_action_text(action: str, allowed: list[str]) -> str:
-    """Observation text for an action the current labyrinth does not offer."""
-    return f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}."
+def reference_max_steps(bundle: Bundle) -> int | None:
+    """The reference step budget of a bundle: the labyrinth's, else its stage's hard limit."""
+    return bundle.labyrinth.max_steps or bundle.meta.hard_max_steps
 
 
 @dataclass(slots=True)
@@ -96,6 +97,20 @@ class StepOutcome:
     error: dict[str, Any] | None = None
 
 
+def rejected_action(action: str, allowed: list[str], held: dict[str, Any]) -> StepOutcome:
+    """The outcome of an action the current labyrinth does not offer: nothing is played."""
+    formal: dict[str, Any] = {
+        "status": "blocked",
+        "observe": "other",
+        "events": [],
+        "inventory": held,
+        "details": {},
+    }
+    text = f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}."
+    error = {"error": "bad_action", "action": action, "allowed": list(allowed)}
+    return StepOutcome(text, formal, False, None, error)
+
+
 class Backend(Protocol):
     """Where the game runs: the embedded engine or a server over HTTP."""
 
@@ -118,22 +133,22 @@ class LocalBackend:
 
     def __init__(self, source: str | Labyrinth | Bundle, max_steps: int | None = None) -> None:
         self._max_steps_override = max_steps
-        self._path: str | None = None
-        self._fixed: tuple[str, Bundle] | None = None
+        self._directory: str | None = None
+        #: pack name -> (compiled labyrinth, reference budget); compiled once per bundle
         self._compiled_cache: dict[str, tuple[CompiledLabyrinth, int | None]] = {}
         if isinstance(source, str):
             name, bundle = resolve_pack_path(source)  # validates the path, loads the first
             if name == source:  # a bundle file; a directory resolves to a file below it
-                self._fixed = (name, bundle)
                 self.candidates = [bundle]
             else:
-                self._path = source
+                self._directory = source
                 prefix = source.removesuffix("/") + "/"
                 self.candidates = [resolve_pack_path(n)[1] for n in list_bundles(prefix)]
         else:
+            name = "<labyrinth>"
             bundle = source if isinstance(source, Bundle) else Bundle(labyrinth=source)
-            self._fixed = ("<labyrinth>", bundle)
             self.candidates = [bundle]
+        self._fixed = None if self._directory else (name, self._compile(name, bundle))
         self._compiled: CompiledLabyrinth | None = None
         self._state: PlayerState | None = None
         self._show_map = False
@@ -148,32 +163,30 @@ class LocalBackend:
         """The engine state of the current episode (immutable)."""
         return self._state
 
-    def _budget(self, bundle: Bundle) -> int | None:
-        if self._max_steps_override is not None:
-            return self._max_steps_override
-        return bundle.labyrinth.max_steps or bundle.meta.hard_max_steps
+    def _compile(self, name: str, bundle: Bundle) -> tuple[CompiledLabyrinth, int | None]:
+        cached = self._compiled_cache.get(name)
+        if cached is None:
+            budget = self._max_steps_override or reference_max_steps(bundle)
+            cached = self._compiled_cache[name] = (compile_labyrinth(bundle.labyrinth), budget)
+        return cached
 
     def start(self, seed: int) -> EpisodeStart:
         if self._fixed is not None:
-            name, bundle = self._fixed
+            name, (compiled, max_steps) = self._fixed
         else:
-            assert self._path is not None
-            name, bundle = resolve_pack_path(self._path, np.random.default_rng(seed))
-        cached = self._compiled_cache.get(name) if name != "<labyrinth>" else None
-        if cached is None:
-            cached = (compile_labyrinth(bundle.labyrinth), self._budget(bundle))
-            if name != "<labyrinth>":
-                self._compiled_cache[name] = cached
-        self._compiled, max_steps = cached
-        lab = self._compiled.labyrinth
-        self._state = initial_state(self._compiled)
+            assert self._directory is not None
+            name, bundle = resolve_pack_path(self._directory, np.random.default_rng(seed))
+            compiled, max_steps = self._compile(name, bundle)
+        lab = compiled.labyrinth
+        self._compiled = compiled
+        self._state = initial_state(compiled)
         self._show_map = lab.open_map
         return EpisodeStart(
             name=name,
-            actions=list(self._compiled.actions),
+            actions=list(compiled.actions),
             max_steps=max_steps,
             open_map=lab.open_map,
-            text="Game has started.",
+            text=START_TEXT,
             formal=start_formal(self._state),
             map=render_map(lab, self._state) if lab.open_map else None,
         )
@@ -184,15 +197,7 @@ class LocalBackend:
         try:
             result = transition(compiled, state, action)
         except InvalidActionError as exc:
-            error = {"error": "bad_action", "action": action, "allowed": exc.allowed}
-            formal = {
-                "status": "blocked",
-                "observe": "other",
-                "events": [],
-                "inventory": inventory(state),
-                "details": {},
-            }
-            return StepOutcome(invalid_action_text(action, exc.allowed), formal, False, None, error)
+            return rejected_action(action, exc.allowed, inventory(state))
         self._state = result.state
         shown = render_map(compiled.labyrinth, result.state) if self._show_map else None
         return StepOutcome(result.text, result.formal, result.won, shown)
@@ -263,7 +268,11 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
       ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it);
     * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout``, ``retries``
-      (see :class:`~maze_envs.agimaze.client.HttpBackend`).
+      (see :class:`~maze_envs.agimaze.client.HttpBackend`). The HTTP backend starts one
+      throw-away session at construction to learn the action list, then one session per reset
+      with a seed drawn from the reset seed, so a seeded run is reproducible on a server that
+      honours seeds (``maze-envs agimaze serve`` makes the same directory draw as the local
+      backend).
 
     ## Version History
 

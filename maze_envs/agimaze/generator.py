@@ -25,8 +25,8 @@ subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (
 
 Extension layouts build the situation the item resolves: ``boat_barrier`` closes the exit cell
 off behind a river that flows away from it (the current always washes a walker back, so only the
-boat, which holds against the current, reaches the exit); ``sealed`` walls in the key or the
-chest on every side (only a grenade opens the way).
+boat, which holds against the current, reaches the exit); ``sealed`` walls in the key, the chest or
+the exit key on every side (only a grenade opens the way).
 
 Example:
     >>> import numpy as np
@@ -73,7 +73,7 @@ from maze_envs.grid import (
 #: Items whose necessity a generator can demand (``GeneratorConfig.requires``).
 RequiredItem = Literal["boat", "grenades", "flashlight"]
 #: Cells an extension layout seals with walls.
-SealedItem = Literal["key", "chest"]
+SealedItem = Literal["key", "chest", "exit_key"]
 
 
 class GenerationError(RuntimeError):
@@ -154,6 +154,8 @@ class GeneratorConfig(_Config):
             raise ValueError("boat_barrier needs boat=True (nothing else crosses the barrier)")
         if self.sealed and not self.grenade_packs:
             raise ValueError("sealed cells need grenade_packs >= 1 (nothing else opens them)")
+        if "exit_key" in self.sealed and not self.exit_key:
+            raise ValueError("cannot seal the exit key of a config without exit_key=True")
         if "boat" in self.requires and not self.boat:
             raise ValueError("requires 'boat' but the config places no boat")
         if "grenades" in self.requires and not self.grenade_packs:
@@ -280,11 +282,11 @@ class LabyrinthGenerator:
             ["flashlight"] if cfg.flashlight else []
         )
         extras += [f"grenades{i}" for i in range(cfg.grenade_packs)]
-        for name in extras:
+        for extra in extras:
             pos = _draw_cell(draft.free_cells(), rng)
             if pos is None:
                 return None
-            items[name] = pos
+            items[extra] = pos
             draft.taken.add(pos)
         start = self._draw_start(draft, rng)
         if start is None:
@@ -361,7 +363,7 @@ def _draw_exit(rows: int, cols: int, rng: np.random.Generator) -> ExitGap:
     segments += [((r, 0), "left") for r in range(rows)]
     segments += [((r, cols - 1), "right") for r in range(rows)]
     cell, side = segments[int(rng.integers(len(segments)))]
-    return ExitGap(cell=cell, side=side)  # type: ignore[arg-type]
+    return ExitGap(cell=cell, side=side)
 
 
 def _random_chain(

@@ -167,13 +167,13 @@ def random_agent_success(
     dst = graph.successors.reshape(-1)
     keep = dst != WIN
     src, dst = src[keep], dst[keep]
-    mass = np.zeros(n)
+    mass: NDArray[np.float64] = np.zeros(n)
     mass[0] = 1.0
     won = 0.0
     out: dict[int, float] = {0: 0.0}
     for step in range(1, max(horizons) + 1):
         won += float(mass @ won_from)
-        mass = np.bincount(dst, weights=mass[src] * share, minlength=n)
+        mass = np.bincount(dst, weights=mass[src] * share, minlength=n).astype(np.float64)
         out[step] = won
     return [out[h] for h in horizons]
 

@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -46,7 +47,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from maze_envs.agimaze import protocol
+from maze_envs.agimaze.bundle import BundleError, load_bundle
 from maze_envs.agimaze.engine import AgiMazeEngine
+from maze_envs.agimaze.env import reference_max_steps
 from maze_envs.agimaze.formal import inventory
 from maze_envs.agimaze.mapfmt import render_map
 from maze_envs.agimaze.packs import PackPathError, resolve_pack_path
@@ -78,11 +81,65 @@ class GameSession:
 
     @property
     def max_steps(self) -> int | None:
-        return self.bundle.labyrinth.max_steps or self.bundle.meta.hard_max_steps
+        return reference_max_steps(self.bundle)
+
+    public_maps: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def map_text(self) -> str:
-        lab = self.bundle.labyrinth
-        return render_map(lab, self.engine.state, reveal=lab.open_map)
+        lab, state = self.bundle.labyrinth, self.engine.state
+        if lab.open_map:
+            return render_map(lab, state)
+        # The public map only changes with the player's cell: draw each one once.
+        shown = self.public_maps.get(state.pos)
+        if shown is None:
+            shown = self.public_maps[state.pos] = render_map(lab, state, reveal=False)
+        return shown
+
+
+def root_resolver(root: str | Path) -> Resolver:
+    """A resolver over the bundle tree at ``root`` (``--pack-root``), as safe as the shipped one.
+
+    Paths are relative, '/'-separated, without empty, '.' or '..' parts, backslashes or hidden
+    parts; nothing under a symbolic link is served and the resolved target must lie inside
+    ``root``. A directory draws one of the ``.json`` bundles below it (sorted) with ``rng``.
+    """
+    base = Path(root).resolve()
+    if not base.is_dir():
+        raise ValueError(f"pack root {str(root)!r} is not a directory")
+
+    def resolve(path: str, rng: np.random.Generator | None) -> tuple[str, Bundle]:
+        parts = path.removesuffix("/").split("/")
+        if (
+            "\\" in path
+            or path.startswith("/")
+            or any(p in {"", ".", ".."} or p.startswith(".") for p in parts)
+        ):
+            raise PackPathError(
+                f"pack path {path!r} must be relative to the pack root, '/'-separated, "
+                "without empty, '.', '..' or hidden parts"
+            )
+        target = base
+        for part in parts:
+            target = target / part
+            if target.is_symlink():
+                raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
+        if not target.resolve().is_relative_to(base) or not target.exists():
+            raise PackPathError(f"no pack entry {path!r} under the pack root")
+        if target.is_dir():
+            files = sorted(
+                (f for f in target.rglob("*.json") if f.is_file() and not f.is_symlink()),
+                key=lambda f: f.relative_to(base).as_posix(),
+            )
+            if not files:
+                raise PackPathError(f"pack directory {path!r} holds no bundles")
+            target = files[0 if rng is None else int(rng.integers(len(files)))]
+        name = target.relative_to(base).as_posix()
+        try:
+            return name, load_bundle(target)
+        except BundleError as exc:
+            raise PackPathError(f"pack bundle {name!r} does not load: {exc}") from None
+
+    return resolve
 
 
 def _error(code: str, detail: str) -> Reply:
@@ -361,13 +418,18 @@ def create_app(service: AgiMazeService | None = None) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``maze-envs agimaze serve [--host H] [--port P] [--max-sessions N] [--ttl S]``."""
+    """``maze-envs agimaze serve [--host H] [--port P] [--pack-root DIR] [--max-sessions N]``."""
     parser = argparse.ArgumentParser(
         prog="maze-envs agimaze serve",
         description="Serve the AGI Maze HTTP API over the embedded engine and shipped packs.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    parser.add_argument(
+        "--pack-root",
+        default=None,
+        help="serve bundles from this directory (default: shipped packs)",
+    )
     parser.add_argument("--max-sessions", type=int, default=1000, help="sessions kept at most")
     parser.add_argument("--ttl", type=float, default=3600.0, help="idle seconds before expiry")
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
@@ -379,7 +441,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         print("the AGI Maze server needs uvicorn: pip install 'maze-envs[server]'")
         return 2
-    service = AgiMazeService(max_sessions=args.max_sessions, ttl_seconds=args.ttl)
+    resolver: Resolver = resolve_pack_path
+    if args.pack_root is not None:
+        try:
+            resolver = root_resolver(args.pack_root)
+        except ValueError as exc:
+            parser.error(str(exc))
+    service = AgiMazeService(resolver, max_sessions=args.max_sessions, ttl_seconds=args.ttl)
     print(f"AGI Maze API on http://{args.host}:{args.port} (OpenAPI at /openapi.json)")
     uvicorn.run(create_app(service), host=args.host, port=args.port, log_level=args.log_level)
     return 0

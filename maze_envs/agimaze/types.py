@@ -45,6 +45,9 @@ LOOK_ACTIONS: Final[tuple[str, ...]] = tuple(f"look_{d}" for d in DIRECTIONS)
 BOMB_ACTIONS: Final[tuple[str, ...]] = tuple(f"bomb_{d}" for d in DIRECTIONS)
 #: Largest board side accepted (keeps rendering and planning bounded).
 MAX_SIDE: Final = 64
+#: Most grenade packs on one board and grenades in one pack (bounds the inventory space).
+MAX_GRENADE_PACKS: Final = 4
+MAX_GRENADES_PER_PACK: Final = 99
 
 
 def step_towards(a: Pos, b: Pos) -> str | None:
@@ -100,7 +103,7 @@ class GrenadePack(_Model):
     """A grenade pack lying on ``cell``; picking it up adds ``count`` grenades."""
 
     cell: Pos
-    count: int = Field(default=1, ge=1, le=99)
+    count: int = Field(default=1, ge=1, le=MAX_GRENADES_PER_PACK)
 
 
 class Labyrinth(_Model):
@@ -118,7 +121,7 @@ class Labyrinth(_Model):
     pits: list[PitCycle] = Field(default_factory=list)
     boat: Pos | None = None
     flashlight: Pos | None = None
-    grenade_packs: list[GrenadePack] = Field(default_factory=list)
+    grenade_packs: list[GrenadePack] = Field(default_factory=list, max_length=MAX_GRENADE_PACKS)
     open_map: bool = Field(default=False, description="tutorial: the map is shown in full")
     max_steps: int | None = Field(default=None, ge=1)
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from maze_envs import maze_escape_v0
+from maze_envs.escape.convert import observation_to_model
 from maze_envs.escape.replay import verify_journal
-from maze_envs.escape.spaces import observation_to_model
 from maze_envs.journal import Journal, VerifyReport
 from maze_envs.policies import DepthFirstExplorer, Policy, RandomWalker
 
@@ -30,6 +30,18 @@ SETUPS: Final[tuple[tuple[str, str | None], ...]] = (
     ("default", None),
     ("sparse", "sparse"),
     ("navigator", "navigator"),
+)
+TABLE_HEADER: Final[tuple[str, ...]] = (
+    "game",
+    "seed",
+    "setup",
+    "size",
+    "turns",
+    "success",
+    "exit turn per agent",
+    "wall bumps",
+    "fastest",
+    "verified",
 )
 POLICIES: Final[dict[str, Callable[[], Policy]]] = {
     "explorer": DepthFirstExplorer,
@@ -87,11 +99,7 @@ def _bump_rate(outcome: dict[str, Any]) -> str:
 
 def summary_table(games: list[GameSummary], reports: dict[int, VerifyReport]) -> str:
     """The printed summary: one row per game."""
-    header = (
-        "game", "seed", "setup", "size", "turns", "success", "exit turn per agent",
-        "wall bumps", "fastest", "verified",
-    )  # fmt: skip
-    rows = [header]
+    rows: list[tuple[str, ...]] = [TABLE_HEADER]
     for game in games:
         outcome = game.outcome
         exits = " ".join(
@@ -100,17 +108,13 @@ def summary_table(games: list[GameSummary], reports: dict[int, VerifyReport]) ->
         )
         report = reports.get(game.game_id)
         verified = "yes" if report is not None and report.ok else "NO"
-        rows.append(
-            (
-                str(game.game_id), str(game.seed), game.setup, game.size, str(outcome["turns"]),
-                "yes" if outcome["success"] else "no", exits, _bump_rate(outcome),
-                str(outcome["fastest_possible_finish"]), verified,
-            )
-        )  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows
-    )
+        success = "yes" if outcome["success"] else "no"
+        fastest = str(outcome["fastest_possible_finish"])
+        row = (str(game.game_id), str(game.seed), game.setup, game.size, str(outcome["turns"]))
+        rows.append((*row, success, exits, _bump_rate(outcome), fastest, verified))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_HEADER))]
+    lines = ("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def main(argv: list[str]) -> int:
@@ -125,9 +129,11 @@ def main(argv: list[str]) -> int:
         "--seeds", type=int, nargs="+", default=[0, 1, 2], help="one game per seed (default: 0 1 2)"
     )
     parser.add_argument(
-        "--policy", choices=sorted(POLICIES), default="explorer",
+        "--policy",
+        choices=sorted(POLICIES),
+        default="explorer",
         help="built-in mover for every agent (default: explorer, a depth-first search)",
-    )  # fmt: skip
+    )
     parser.add_argument("--quiet", action="store_true", help="print nothing")
     args = parser.parse_args(argv)
     say = (lambda *_: None) if args.quiet else print
@@ -147,8 +153,10 @@ def main(argv: list[str]) -> int:
             game = play_game(journal, seed, setup, preset, args.policy, out)
             games.append(game)
             result = "escaped" if game.outcome["success"] else "out of turns"
-            say(f"  game {game.game_id}: seed {seed}, {setup}, {game.size}: {result} "
-                f"after {game.outcome['turns']} turns")  # fmt: skip
+            turns = game.outcome["turns"]
+            say(
+                f"  game {game.game_id}: seed {seed}, {setup} {game.size}: {result} ({turns} turns)"
+            )
     reports = {report.game_id: report for report in verify_journal(path)}
     say("")
     say(summary_table(games, reports))

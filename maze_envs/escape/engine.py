@@ -39,7 +39,7 @@ SpliceArgs = tuple[int, int, str]
 NotebookEdit = SpliceArgs | str | None  # splice args, rolling-log line, or no edit
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity: holds arrays
 class Board:
     """Lookup tables precomputed from a layout once per game, so a turn does no searching."""
 
@@ -53,6 +53,7 @@ class Board:
     exit_tenths: tuple[int, ...]  # [cell] -> straight-line tenths to the exit
     landmark: tuple[int, ...]  # [cell] -> 0 or 1 + index into LANDMARK_NAMES
     xy: tuple[tuple[int, int], ...]  # [cell] -> absolute (x east, y north) from the SW corner
+    cells: tuple[tuple[int, int], ...]  # [cell] -> (row, column)
     starts: tuple[int, ...]
 
     @classmethod
@@ -95,6 +96,7 @@ class Board:
             exit_tenths=tuple(straight_line_tenths(x - ex, y - ey) for x, y in xy),
             landmark=tuple(landmark),
             xy=xy,
+            cells=tuple((r, c) for r in range(h) for c in range(w)),
             starts=tuple(r * w + c for r, c in layout.starts),
         )
 

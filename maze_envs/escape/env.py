@@ -73,10 +73,10 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from maze_envs.escape import viewer
-from maze_envs.escape.engine import Board, TurnOutcome, initial_state, resolve_turn
-from maze_envs.escape.generator import Generator, make_generator, shortest_paths
-from maze_envs.escape.observe import Observer
 from maze_envs.escape.convert import action_from_model, observation_to_json
+from maze_envs.escape.engine import Board, TurnOutcome, initial_state, resolve_turn
+from maze_envs.escape.generator import Generator, Layout, make_generator, shortest_paths
+from maze_envs.escape.observe import Observer
 from maze_envs.escape.spaces import action_space, observation_space, parse_action
 from maze_envs.escape.types import (
     MOVE_RESULTS,
@@ -170,6 +170,9 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._live = frozenset(self.agents)
         observations = self._observations()
         infos = self._infos(None)
+        for name, shortest in zip(self.possible_agents, self._shortest, strict=True):
+            infos[name]["start_path_to_exit"] = shortest
+            infos[name]["fastest_possible_finish"] = max(self._shortest)
         if self._recorder is not None:
             self._recorder.start(seed, observations, self.state_digest())
         return observations, infos
@@ -223,29 +226,29 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         return dict(zip(self.possible_agents, self._observer.observe_all(self._state), strict=True))
 
     def _infos(self, outcome: TurnOutcome | None) -> dict[str, dict[str, Any]]:
+        """Per-agent analysis fields and events (never part of any observation)."""
         state, board = self._state, self._board
         assert state is not None and board is not None
-        fastest = max(self._shortest)
+        first_visits = outcome.first_visits if outcome else [False] * len(state.positions)
+        success = bool(outcome and outcome.success)
         infos = {}
         for i, name in enumerate(self.possible_agents):
             pos = state.positions[i]
             infos[name] = {
                 "position": board.xy[pos],
-                "cell": divmod(pos, board.width),
+                "cell": board.cells[pos],
                 "path_distance_to_exit": board.exit_path[pos],
                 "visited_exit": state.visited_exit[i],
                 "wall_bumps": state.wall_bumps[i],
                 "doorway_moves": state.doorway_moves[i],
-                "start_path_to_exit": self._shortest[i],
-                "fastest_possible_finish": fastest,
                 "events": {
                     "move": MOVE_RESULTS[state.move_result[i]],
                     "notebook": NOTEBOOK_RESULTS[state.notebook_result[i]],
                     "notebook_reason": state.notebook_reason[i],
                     "radio": RADIO_RESULTS[state.radio_result[i]],
                     "radio_reason": state.radio_reason[i],
-                    "first_exit_visit": bool(outcome and outcome.first_visits[i]),
-                    "team_success": bool(outcome and outcome.success),
+                    "first_exit_visit": first_visits[i],
+                    "team_success": success,
                 },
             }
         return infos
@@ -260,6 +263,11 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
             "shortest_path_to_exit": dict(zip(self.possible_agents, self._shortest, strict=True)),
             "fastest_possible_finish": max(self._shortest),
         }
+
+    @property
+    def layout(self) -> Layout:
+        """The current game's board: maze, exit, doorway, landmarks, starts (for analysis)."""
+        return self._require_board().layout
 
     def outcome(self) -> dict[str, Any]:
         """Summary of the game so far (used as the journal's outcome)."""

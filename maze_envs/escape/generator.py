@@ -39,7 +39,7 @@ from maze_envs.grid import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity: holds arrays
 class Layout:
     """A fixed game board. Cells are ``(row, column)``, row 0 north.
 

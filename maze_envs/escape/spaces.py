@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Final
 
 import numpy as np
@@ -35,6 +36,7 @@ from maze_envs.escape.types import (
     MOVES,
     REASON_MAX_BYTES,
     Config,
+    agent_names,
 )
 
 #: Characters used when *sampling* text (containment accepts any UTF-8): ASCII plus multi-byte.
@@ -79,7 +81,13 @@ class Utf8Text(spaces.Text):
 
 
 def teammates(config: Config, agent: str) -> tuple[str, ...]:
-    return tuple(name for name in config.agents if name != agent)
+    """The other agents, in name order (the order of every per-teammate field)."""
+    return _teammates(config.num_agents, agent)
+
+
+@cache
+def _teammates(num_agents: int, agent: str) -> tuple[str, ...]:
+    return tuple(name for name in agent_names(num_agents) if name != agent)
 
 
 def coordinate_bounds(config: Config) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +177,7 @@ def _int_in(value: Any, low: int, high: int) -> int | None:
         return value if low <= value <= high else None
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    if not isinstance(value, int | np.integer):  # bools are ints, as in Discrete.contains
         return None
     number = int(value)
     return number if low <= number <= high else None

@@ -14,6 +14,7 @@ Conventions used everywhere in the package:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final, Literal
 
 import numpy as np
@@ -74,6 +75,7 @@ NotebookMode = Literal["splice", "rolling_log"]
 RewardMode = Literal["exit_and_team", "team_sparse"]
 
 
+@cache
 def agent_names(num_agents: int) -> tuple[str, ...]:
     """Agent names A, B, C, ... for ``num_agents`` agents."""
     return tuple(chr(ord("A") + i) for i in range(num_agents))

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+import pytest
+
 from maze_envs.agimaze.engine import PlayerState, compile_labyrinth, initial_state, transition
+from maze_envs.agimaze.formal import EVENT_NAMES, OBSERVE_VALUES, inventory
 from maze_envs.agimaze.mapfmt import parse_map, render_map
 from maze_envs.agimaze.types import Labyrinth
+from tests.agimaze.test_mapfmt import random_labyrinth
 
 # The only corridor to the exit (right of (0, 4)) is a river flowing back west: without the
 # boat every step into it washes the player back to the mouth at (0, 2).
@@ -174,3 +179,46 @@ def test_flashlight_looks_down_a_straight_line() -> None:
         "empty",
         "treasure",
     ]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_play_keeps_every_invariant(seed: int) -> None:
+    """Random actions on generated labyrinths with every kind of content (rivers, pits, items)."""
+    labyrinth = random_labyrinth(seed)
+    compiled = compile_labyrinth(labyrinth)
+    rng = np.random.default_rng(seed)
+    actions = [compiled.actions[int(i)] for i in rng.integers(len(compiled.actions), size=400)]
+    state, trajectory = initial_state(compiled), []
+    for action in actions:
+        if state.won:
+            break
+        result = transition(compiled, state, action)
+        before, state = state, result.state
+        trajectory.append(state)
+        formal = result.formal
+        assert formal["status"] in ("success", "blocked")
+        assert formal["observe"] in OBSERVE_VALUES
+        assert set(formal["events"]) <= set(EVENT_NAMES) and formal["events"] is result.events
+        assert formal["inventory"] == inventory(state)
+        assert result.text.startswith("You ") and result.text.endswith(".")
+        assert state.grenades >= 0
+        if result.won:
+            assert state.treasure and (labyrinth.exit_key is None or state.exit_key)
+            assert not labyrinth.in_bounds(state.pos)
+        else:
+            assert labyrinth.in_bounds(state.pos)
+            text = render_map(labyrinth, state)
+            assert parse_map(text, under_player=_glyph_at(labyrinth, state.pos)).player == state.pos
+        if not action.startswith(("up", "down", "left", "right")):
+            assert state.pos == before.pos  # look and bomb never move the player
+    # Determinism: the same actions from the same start give the same states.
+    again, replayed = initial_state(compiled), []
+    for action in actions[: len(trajectory)]:
+        again = transition(labyrinth, again, action).state
+        replayed.append(again)
+    assert replayed == trajectory
+
+
+def _glyph_at(labyrinth: Labyrinth, pos: tuple[int, int]) -> str:
+    full = render_map(labyrinth, PlayerState((-1, -1)))  # nobody drawn: every glyph visible
+    return full.split("\n")[2 * pos[0] + 1][4 * pos[1] + 2]

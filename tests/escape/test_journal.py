@@ -388,3 +388,9 @@ def test_file_format_markers(journal_path: Path) -> None:
     assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
+
+
+def test_durability_setting(tmp_path: Path) -> None:
+    for durable, expected in ((True, 1), (False, 0)):  # synchronous NORMAL = 1, OFF = 0
+        with Journal(tmp_path / f"{durable}.sqlite", durable=durable) as journal:
+            assert journal._db.execute("PRAGMA synchronous").fetchone()[0] == expected

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v0
 from maze_envs.escape.replay import main, verify_journal
@@ -220,3 +222,40 @@ def test_cli(journal_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([str(tmp_path / "absent.sqlite")]) == 2
     out = capsys.readouterr().out
     assert "not a readable maze-envs journal" in out and "no journal at" in out
+
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=24)
+SPLICE = st.fixed_dictionaries(
+    {
+        "edit": st.integers(0, 1),
+        "start": st.integers(0, 40),
+        "end": st.integers(0, 40),
+        "text": TEXT,
+    }
+)
+ACTION = st.fixed_dictionaries({"move": st.integers(0, 4), "notebook": SPLICE, "radio": TEXT})
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**32),
+    turns=st.lists(st.tuples(ACTION, ACTION, ACTION), min_size=1, max_size=25),
+    preset=st.sampled_from(["sparse", "navigator", "full"]),
+)
+def test_any_action_sequence_verifies(
+    tmp_path: Path, seed: int, turns: list[tuple[Any, ...]], preset: str
+) -> None:
+    path = tmp_path / f"{seed}-{len(turns)}-{preset}.sqlite"
+    env = maze_escape_v0.parallel_env(
+        preset=preset, width=5, height=5, max_turns=30, notebook_mode="splice", journal=path
+    )
+    env.reset(seed=seed)
+    for actions in turns:
+        if not env.agents:
+            break
+        env.step(dict(zip(env.agents, actions, strict=True)))
+    env.close()
+    (report,) = verify_journal(path)
+    assert report.ok, report.describe()

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
 from typing import Final
 
@@ -101,13 +102,13 @@ def _locate(path: str) -> Path:
     """The file or directory ``path`` names under PACK_ROOT, refusing any escape."""
     current = PACK_ROOT
     for part in _split(path):
+        if not current.is_dir():
+            raise PackPathError(f"pack path {path!r} continues below a file")
         candidate = current / part
         if candidate.is_symlink():
             raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
         if not candidate.exists():
             raise PackPathError(f"no pack entry {path!r}: {_choices_text(current, part)}")
-        if not current.is_dir():
-            raise PackPathError(f"pack path {path!r} continues below a file")
         current = candidate
     resolved = current.resolve()
     if not resolved.is_relative_to(PACK_ROOT):
@@ -115,13 +116,27 @@ def _locate(path: str) -> Path:
     return current
 
 
-def _bundle_files(directory: Path) -> list[Path]:
-    files = [
-        p
-        for p in directory.rglob(f"*{_BUNDLE_SUFFIX}")
-        if p.is_file() and not p.is_symlink() and not p.name.startswith(("_", "."))
-    ]
-    return sorted(files, key=lambda p: p.relative_to(PACK_ROOT).as_posix())
+def _bundle_names(directory: Path) -> list[str]:
+    """Pack-relative names of the bundle files below ``directory`` (links skipped), sorted."""
+    base = directory.relative_to(PACK_ROOT).as_posix()
+    prefix = "" if base == "." else base + "/"
+    out: list[str] = []
+    for folder, subfolders, files in os.walk(directory):
+        subfolders[:] = [
+            d
+            for d in subfolders
+            if not d.startswith((".", "_")) and not os.path.islink(os.path.join(folder, d))
+        ]
+        rel = os.path.relpath(folder, directory).replace(os.sep, "/")
+        inner = "" if rel == "." else rel + "/"
+        for name in files:
+            if (
+                name.endswith(_BUNDLE_SUFFIX)
+                and not name.startswith((".", "_"))
+                and not os.path.islink(os.path.join(folder, name))
+            ):
+                out.append(prefix + inner + name)
+    return sorted(out)
 
 
 def resolve_pack_path(path: str, rng: np.random.Generator | None = None) -> tuple[str, Bundle]:
@@ -134,11 +149,11 @@ def resolve_pack_path(path: str, rng: np.random.Generator | None = None) -> tupl
     """
     target = _locate(path)
     if target.is_dir():
-        files = _bundle_files(target)
-        if not files:
+        names = _bundle_names(target)
+        if not names:
             raise PackPathError(f"pack directory {path!r} holds no bundles")
-        index = 0 if rng is None else int(rng.integers(len(files)))
-        target = files[index]
+        index = 0 if rng is None else int(rng.integers(len(names)))
+        target = PACK_ROOT / names[index]
     elif target.suffix != _BUNDLE_SUFFIX:
         raise PackPathError(f"pack path {path!r} is not a {_BUNDLE_SUFFIX} bundle")
     name = target.relative_to(PACK_ROOT).as_posix()
@@ -158,8 +173,7 @@ def list_bundles(prefix: str = "") -> list[str]:
         raise PackPathError(f"a pack path prefix is a string, got {type(prefix).__name__}")
     if not PACK_ROOT.is_dir():
         return []
-    names = (p.relative_to(PACK_ROOT).as_posix() for p in _bundle_files(PACK_ROOT))
-    return [n for n in names if n.startswith(prefix)]
+    return [n for n in _bundle_names(PACK_ROOT) if n.startswith(prefix)]
 
 
 __all__ = ["PACK_ROOT", "PackPathError", "list_bundles", "resolve_pack_path"]

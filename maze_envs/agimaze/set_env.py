@@ -1,0 +1,370 @@
+"""AGI Maze labyrinth sets: an ordered run of labyrinths (tutorials first), one Gymnasium episode.
+
+This is the labyrinth-set environment of the EnvTraverse evaluation: the agent starts each
+labyrinth with the ``start`` action, plays it under its own budget, and gets a fixed message
+when it is solved or its budget runs out; a failure does not end the set.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import maze_envs
+    >>> env = gym.make("maze_envs/AgiMazeSet-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs["message"] == INITIAL_MESSAGE, obs["waiting"], info["count"]
+    (True, 1, 8)
+    >>> obs, reward, terminated, truncated, info = env.unwrapped.step_name("start")
+    >>> obs["text"], obs["waiting"], info["index"]
+    ('Game has started.', 0, 0)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Final
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from maze_envs.agimaze.env import (
+    DEFAULT_BUDGET_FACTOR,
+    RENDER_METADATA,
+    AgiMazeEnv,
+    ordered_actions,
+)
+from maze_envs.agimaze.spaces import (
+    MAP_MAX_LENGTH,
+    encode_formal,
+    encode_inventory,
+    formal_space,
+    inventory_space,
+    text_space,
+)
+from maze_envs.agimaze.types import Bundle, Labyrinth
+
+START_ACTION: Final = "start"
+#: The seven tutorials, in order, that open the default set.
+TUTORIAL_PATHS: Final = tuple(f"TUTORIAL/STAGE-{i:02d}/0000.json" for i in range(1, 8))
+#: The target labyrinth that closes the default set (the EnvTraverse targets are the 0005 and
+#: 0009 bundles of CLASSIC and EXTENDED).
+DEFAULT_TARGET: Final = "CLASSIC/MEDIUM/keys/6x6/0005.json"
+
+# --- Protocol text of the EnvTraverse labyrinth-set environment (exact; do not edit) ----------
+#: Set description shown to the agent before the first labyrinth.
+SET_DESCRIPTION: Final = (
+    "You are playing a series of labyrinths. Your task is to solve all labyrinths using the "
+    "minimal number of moves. You will be given a description of each labyrinth. Please read "
+    "each description carefully. For the first few labyrinths, you will be given an open map "
+    "with your position shown on it. These are tutorial labyrinths designed to help you "
+    "understand the mechanics. For the remaining labyrinths, the map will be hidden. You will "
+    "only be given your initial position in the labyrinth description."
+)
+_START_PROMPT: Final = 'by sending the {"id":"start"} action. Available actions: {"id":"start"}'
+#: Before the first labyrinth.
+INITIAL_MESSAGE: Final = f"Please start the first labyrinth {_START_PROMPT}"
+#: A labyrinth solved and another remains.
+SOLVED_MESSAGE: Final = (
+    f"You have solved the labyrinth. Please start the next labyrinth {_START_PROMPT}"
+)
+_FIVE_TIMES: Final = (
+    "You have used five times as many actions as an average human typically needs to solve it."
+)
+#: A labyrinth's budget exhausted and another remains.
+FAILED_MESSAGE: Final = (
+    "You did not solve the labyrinth before reaching the maximum allowed number of actions. "
+    f"{_FIVE_TIMES} Consider what went wrong and what mistakes you made. "
+    f"Please start the next labyrinth {_START_PROMPT}"
+)
+#: The final labyrinth solved.
+SOLVED_FINAL_MESSAGE: Final = "You have solved the final labyrinth. The labyrinth set is complete."
+#: The final labyrinth's budget exhausted.
+FAILED_FINAL_MESSAGE: Final = (
+    "You did not solve the final labyrinth before reaching the maximum allowed number of "
+    f"actions. {_FIVE_TIMES} The labyrinth set is complete."
+)
+
+
+# --- Our design: replies to actions that are not valid at the moment ---------------------------
+def not_started_message(action: str, first: bool) -> str:
+    """Reply to a labyrinth action while the set waits for ``start``."""
+    which = "first" if first else "next"
+    return (
+        f'The action {{"id":"{action}"}} is not available now. '
+        f"Please start the {which} labyrinth {_START_PROMPT}"
+    )
+
+
+def not_available_message(action: str, allowed: Sequence[str]) -> str:
+    """Reply to ``start`` or to an action this labyrinth lacks, while a labyrinth is running."""
+    listed = ", ".join(json.dumps({"id": a}) for a in allowed)
+    return (
+        f'The action {{"id":"{action}"}} is not available in this labyrinth. '
+        f"Available actions: {listed}"
+    )
+
+
+#: The formal observation shown while no labyrinth runs.
+_IDLE_FORMAL: Final[dict[str, Any]] = {"status": "success", "observe": "empty", "events": []}
+
+
+def _budget_phrase(message: str, factor: float) -> str:
+    """The fixed texts say "five times"; another budget factor is stated truthfully instead."""
+    if factor == 5:
+        return message
+    return message.replace("five times", f"{factor:g} times")
+
+
+class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
+    """An ordered set of AGI Maze labyrinths played in one episode.
+
+    ## Description
+
+    By default the seven tutorials ``TUTORIAL/STAGE-01..07/0000.json`` (open maps) and then one
+    target labyrinth (:data:`DEFAULT_TARGET`). Before each labyrinth the environment waits for
+    the ``start`` action; each labyrinth is an :class:`~maze_envs.agimaze.env.AgiMazeEnv` episode
+    with its own budget of ``budget_factor × max_steps`` steps. Solving a labyrinth or running
+    out of budget sends the fixed EnvTraverse message (:data:`SOLVED_MESSAGE`,
+    :data:`FAILED_MESSAGE`, :data:`SOLVED_FINAL_MESSAGE`, :data:`FAILED_FINAL_MESSAGE`); a failed
+    labyrinth does not end the set.
+
+    ## Action Space
+
+    ``Discrete`` over ``["start"]`` followed by the union of the labyrinths' action names
+    (``env.unwrapped.action_names``; ``env.unwrapped.step_name(name)`` steps by name). An action
+    that is not valid at the moment (a move while waiting, ``start`` during a labyrinth, or an
+    action the running labyrinth lacks) is not played and uses no budget; the observation's
+    ``message`` says what is expected (:func:`not_started_message`,
+    :func:`not_available_message`).
+
+    ## Observation Space
+
+    ``Dict`` with ``message`` (Text: the fixed and invalid-action messages, otherwise empty),
+    ``text``, ``formal`` and ``inventory`` as in ``AgiMaze-v0`` (empty / zero while waiting),
+    ``map`` (Text: the current open map during tutorial labyrinths, otherwise empty),
+    ``labyrinth`` (``Discrete(count)``: index of the running or next labyrinth) and ``waiting``
+    (``Discrete(2)``: 1 while the set waits for ``start``).
+
+    ## Rewards
+
+    +1 for every labyrinth solved (``reward_shaping`` passes through to each labyrinth).
+
+    ## Starting State
+
+    Waiting for ``start`` before the first labyrinth, with :data:`INITIAL_MESSAGE`; the reset
+    ``info["description"]`` holds the set description (:data:`SET_DESCRIPTION`). The reset seed
+    seeds each labyrinth's reset in turn (pack directories draw from it).
+
+    ## Episode End
+
+    Terminated when the final labyrinth is solved or exhausts its budget. ``info`` has
+    ``index``, ``count``, ``waiting`` and ``results`` (one dict per finished labyrinth: ``name``,
+    ``steps``, ``max_steps``, ``budget``, ``solved``, ``rhae``); while a labyrinth runs it adds
+    that labyrinth's ``steps``, ``max_steps``, ``solved`` and ``events``.
+
+    ## Arguments
+
+    * ``paths``: the full ordered list of pack paths (default: tutorials + ``target``);
+    * ``target``: the final labyrinth of the default set (:data:`DEFAULT_TARGET`);
+    * ``labyrinths``: labyrinth objects instead of paths;
+    * ``budget_factor`` (5.0), ``reward_shaping`` (False), ``render_mode`` (``"ansi"``: the full
+      map of the running labyrinth).
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    metadata = RENDER_METADATA
+
+    def __init__(
+        self,
+        paths: Sequence[str] | None = None,
+        target: str = DEFAULT_TARGET,
+        labyrinths: Sequence[Labyrinth | Bundle] | None = None,
+        *,
+        budget_factor: float = DEFAULT_BUDGET_FACTOR,
+        reward_shaping: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        if paths is not None and labyrinths is not None:
+            raise ValueError("give paths= or labyrinths=, not both")
+        sources: list[str | Labyrinth | Bundle]
+        if labyrinths is not None:
+            sources = list(labyrinths)
+        elif paths is not None:
+            sources = list(paths)
+        else:
+            sources = [*TUTORIAL_PATHS, target]
+        if not sources:
+            raise ValueError("a labyrinth set needs at least one labyrinth")
+        self.render_mode = render_mode
+        self.budget_factor = float(budget_factor)
+        self._envs = [
+            AgiMazeEnv(
+                path=s if isinstance(s, str) else None,
+                labyrinth=None if isinstance(s, str) else s,
+                budget_factor=budget_factor,
+                reward_shaping=reward_shaping,
+                render_mode="ansi" if render_mode is not None else None,
+            )
+            for s in sources
+        ]
+        names = ordered_actions(a for env in self._envs for a in env.action_names)
+        self._action_names = [START_ACTION, *names]
+        self.action_space = spaces.Discrete(len(self._action_names))
+        self.observation_space = spaces.Dict(
+            {
+                "message": text_space(),
+                "text": text_space(),
+                "formal": formal_space(),
+                "inventory": inventory_space(),
+                "map": text_space(MAP_MAX_LENGTH),
+                "labyrinth": spaces.Discrete(len(self._envs)),
+                "waiting": spaces.Discrete(2),
+            }
+        )
+        self._index = 0
+        self._waiting = True
+        self._finished = True
+        self._results: list[dict[str, Any]] = []
+        self._seeds: list[int] = []
+        self._last_inner: dict[str, Any] = {}
+
+    # -- public helpers -------------------------------------------------------------------------
+
+    @property
+    def action_names(self) -> list[str]:
+        """Action names by index; index 0 is ``start``."""
+        return list(self._action_names)
+
+    @property
+    def labyrinth_envs(self) -> list[AgiMazeEnv]:
+        """The per-labyrinth environments, in set order."""
+        return list(self._envs)
+
+    def step_name(self, name: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """``step`` by action name (``"start"``, ``"up"``, ...)."""
+        try:
+            index = self._action_names.index(name)
+        except ValueError:
+            raise ValueError(
+                f"unknown action {name!r}; this set's actions are {', '.join(self._action_names)}"
+            ) from None
+        return self.step(np.int64(index))
+
+    # -- Gymnasium API --------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        self._seeds = [int(s) for s in self.np_random.integers(2**31 - 1, size=len(self._envs))]
+        self._index = 0
+        self._waiting = True
+        self._finished = False
+        self._results = []
+        self._last_inner = {}
+        info = self._info(None)
+        info["description"] = SET_DESCRIPTION
+        return self._waiting_obs(INITIAL_MESSAGE), info
+
+    def step(
+        self, action: np.int64 | int
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self._finished:
+            raise RuntimeError("the labyrinth set is complete (or never reset); call reset()")
+        index = int(action)
+        if not 0 <= index < len(self._action_names):
+            raise ValueError(
+                f"action {action!r} is outside Discrete({len(self._action_names)}); actions are "
+                f"{', '.join(self._action_names)}"
+            )
+        name = self._action_names[index]
+        env = self._envs[self._index]
+        if self._waiting:
+            if name != START_ACTION:
+                message = not_started_message(name, first=self._index == 0 and not self._results)
+                return self._waiting_obs(message), 0.0, False, False, self._info(None)
+            self._waiting = False
+            obs, info = env.reset(seed=self._seeds[self._index])
+            return self._play_obs(obs, ""), 0.0, False, False, self._info(info)
+        if name not in env.action_names:
+            message = not_available_message(name, env.action_names)
+            return self._play_obs(None, message), 0.0, False, False, self._info(None)
+        obs, reward, terminated, truncated, info = env.step(np.int64(env.action_index(name)))
+        if not (terminated or truncated):
+            return self._play_obs(obs, ""), reward, False, False, self._info(info)
+        self._results.append(
+            {
+                "name": info["name"],
+                "steps": info["steps"],
+                "max_steps": info["max_steps"],
+                "budget": info["budget"],
+                "solved": info["solved"],
+                "rhae": info["rhae"],
+            }
+        )
+        final = self._index == len(self._envs) - 1
+        if final:
+            message = SOLVED_FINAL_MESSAGE if terminated else FAILED_FINAL_MESSAGE
+            self._finished = True
+        else:
+            message = SOLVED_MESSAGE if terminated else FAILED_MESSAGE
+            self._index += 1
+            self._waiting = True
+        message = _budget_phrase(message, self.budget_factor)
+        return self._waiting_obs(message), reward, final, False, self._info(info)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn('render() needs render_mode="ansi" or "human" at construction')
+            return None
+        text = self._envs[self._index].render() or ""
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        for env in self._envs:
+            env.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _waiting_obs(self, message: str) -> dict[str, Any]:
+        return {
+            "message": message,
+            "text": "",
+            "formal": encode_formal(_IDLE_FORMAL),
+            "inventory": encode_inventory({}),
+            "map": "",
+            "labyrinth": self._index,
+            "waiting": int(self._waiting),
+        }
+
+    def _play_obs(self, inner: dict[str, Any] | None, message: str) -> dict[str, Any]:
+        if inner is None:  # an invalid action: repeat the last state with the message
+            inner = self._last_inner
+        else:
+            self._last_inner = inner
+        return {
+            "message": message,
+            "text": inner["text"],
+            "formal": {k: np.copy(v) if k == "events" else v for k, v in inner["formal"].items()},
+            "inventory": dict(inner["inventory"]),
+            "map": inner.get("map", ""),
+            "labyrinth": self._index,
+            "waiting": 0,
+        }
+
+    def _info(self, inner: dict[str, Any] | None) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "index": self._index,
+            "count": len(self._envs),
+            "waiting": self._waiting,
+            "results": [dict(r) for r in self._results],
+        }
+        if inner is not None:
+            for key in ("steps", "max_steps", "solved", "events"):
+                info[key] = inner[key]
+        return info

@@ -1,0 +1,335 @@
+"""The HTTP client and the env's HTTP backend against a real uvicorn server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import uvicorn
+from gymnasium.utils.env_checker import check_env
+
+from maze_envs.agimaze.client import (
+    AgiMazeAPIError,
+    AgiMazeClient,
+    AgiMazeConnectionError,
+    AgiMazeProtocolError,
+    AgiMazeTimeoutError,
+)
+from maze_envs.agimaze.env import AgiMazeEnv
+from maze_envs.agimaze.server import create_app
+from tests.agimaze.test_env import random_rollout
+from tests.agimaze.test_server import (
+    CORRIDOR,
+    MAZE,
+    make_service,
+    offline_labyrinths,
+    write_pack,
+)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    """A real uvicorn server on a free loopback port, shut down after the module."""
+    config = uvicorn.Config(create_app(make_service()), host="127.0.0.1", port=0, log_level="error")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            server.should_exit = True
+            pytest.fail("uvicorn did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+# -- a plain standard-library client written from the API doc ---------------------------------
+
+
+def post_json(url: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:  # the body is JSON on errors too
+        return exc.code, json.loads(exc.read())
+
+
+def get_json(url: str) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_plain_urllib_agent(base_url: str) -> None:
+    status, desc = get_json(f"{base_url}/api/description")
+    assert status == 200 and "treasure" in desc["description"]
+    status, start = post_json(
+        f"{base_url}/api/start", {"path": CORRIDOR, "seed": None, "client": "api", "agent": "plain"}
+    )
+    assert status == 200 and start["actions"] == ["up", "down", "left", "right"]
+    sid = start["id"]
+    status, bad = post_json(f"{base_url}/api/step", {"id": sid, "action": "fly", "seq": 1})
+    assert status == 400
+    assert bad == {"error": "bad_action", "action": "fly", "allowed": start["actions"]}
+    texts = []
+    for seq in (2, 3, 4):
+        status, out = post_json(f"{base_url}/api/step", {"id": sid, "action": "right", "seq": seq})
+        assert status == 200
+        texts.append(out["text"])
+    assert texts[-1] == "You leave the labyrinth with the treasure." and out["done"] is True
+    status, snap = get_json(f"{base_url}/api/session?id={sid}")
+    assert status == 200 and snap["steps"] == 3 and snap["inventory"] == out["inventory"]
+    status, err = post_json(f"{base_url}/api/step", {"id": "nope", "action": "up", "seq": 1})
+    assert status == 404 and err["error"] == "unknown_session"
+    status, err = post_json(f"{base_url}/api/start", {"path": "../../etc/passwd", "agent": "x"})
+    assert status == 400 and err["error"] == "bad_path"
+
+
+# -- our client -----------------------------------------------------------------------------
+
+
+def test_client_round_trip(base_url: str) -> None:
+    client = AgiMazeClient(base_url)
+    assert "monolith" in client.description()
+    start = client.start(CORRIDOR, seed=0, agent="ours")
+    assert client.step(start["id"], "right", 1)["inventory"] == {"key": True}
+    bad = client.step(start["id"], "dig", 2)  # returned, not raised
+    assert bad["error"] == "bad_action" and bad["allowed"] == start["actions"]
+    assert client.session(start["id"])["steps"] == 1
+    with pytest.raises(AgiMazeAPIError, match="unknown_session") as info:
+        client.session("nope")
+    assert info.value.status == 404
+    with pytest.raises(AgiMazeAPIError, match="bad_path"):
+        client.start("../../etc/passwd")
+    client.close()
+
+
+def test_a_retry_after_a_lost_reply_never_steps_twice(base_url: str) -> None:
+    client = AgiMazeClient(base_url, retries=2, sleep=lambda s: None)
+    sid = client.start(CORRIDOR, seed=0)["id"]
+    real_once = client._once
+    sent: list[bytes | None] = []
+
+    def lose_first_reply(method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+        sent.append(data)
+        result = real_once(method, path, data)  # the server applies the step...
+        if len(sent) == 1:
+            raise ConnectionResetError("reply lost")  # ...but the reply never arrives
+        return result
+
+    client._once = lose_first_reply  # type: ignore[method-assign]
+    reply = client.step(sid, "right", 1)
+    assert len(sent) == 2 and sent[0] == sent[1]  # the same request, the same seq
+    assert reply["inventory"] == {"key": True}
+    client._once = real_once  # type: ignore[method-assign]
+    assert client.session(sid)["steps"] == 1
+
+
+def test_a_step_without_seq_is_never_retried(base_url: str) -> None:
+    client = AgiMazeClient(base_url, retries=3, sleep=lambda s: None)
+    sid = client.start(CORRIDOR, seed=0)["id"]
+    calls: list[str] = []
+
+    def failing(method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+        calls.append(path)
+        raise ConnectionResetError("down")
+
+    client._once = failing  # type: ignore[method-assign]
+    with pytest.raises(AgiMazeConnectionError, match="after 1 attempt"):
+        client.step(sid, "right", None)
+    assert calls == ["/api/step"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_connection_refused_is_a_clear_error() -> None:
+    client = AgiMazeClient(f"http://127.0.0.1:{free_port()}", retries=1, sleep=lambda s: None)
+    with pytest.raises(AgiMazeConnectionError, match=r"cannot reach the server.*2 attempt"):
+        client.description()
+
+
+def test_timeout_is_a_clear_error() -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        client = AgiMazeClient(
+            f"http://127.0.0.1:{port}", timeout=0.2, retries=1, sleep=lambda s: None
+        )
+        with pytest.raises(AgiMazeTimeoutError, match=r"no answer within 0\.2 s"):
+            client.start(CORRIDOR)
+
+
+class _Scripted(BaseHTTPRequestHandler):
+    """Answers from ``replies`` in turn (the last one repeats) and records each path."""
+
+    replies: ClassVar[list[tuple[int, bytes]]]
+    hits: ClassVar[list[str]]
+
+    def _answer(self) -> None:
+        self.hits.append(self.path)
+        status, body = self.replies[min(len(self.hits), len(self.replies)) - 1]
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = _answer
+    do_POST = _answer
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def scripted() -> Iterator[tuple[str, type[_Scripted]]]:
+    handler = type("Handler", (_Scripted,), {"replies": [], "hits": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_gateway_errors_are_retried(scripted: tuple[str, type[_Scripted]]) -> None:
+    url, handler = scripted
+    handler.replies = [(503, b'{"error": "busy"}'), (200, b'{"description": "ok"}')]
+    waits: list[float] = []
+    assert AgiMazeClient(url, retries=2, backoff=0.5, sleep=waits.append).description() == "ok"
+    assert len(handler.hits) == 2 and waits == [0.5]
+    handler.hits.clear()
+    handler.replies = [(502, b"{}")]
+    with pytest.raises(AgiMazeAPIError, match="HTTP 502") as info:
+        AgiMazeClient(url, retries=2, sleep=waits.append).description()
+    assert info.value.status == 502 and len(handler.hits) == 3
+
+
+def test_non_json_replies_are_protocol_errors(scripted: tuple[str, type[_Scripted]]) -> None:
+    url, handler = scripted
+    handler.replies = [(200, b"<html>hello</html>")]
+    with pytest.raises(AgiMazeProtocolError, match="not JSON"):
+        AgiMazeClient(url).description()
+    handler.replies = [(200, b"[1]")]
+    with pytest.raises(AgiMazeProtocolError, match="not a JSON object"):
+        AgiMazeClient(url).session("x")
+
+
+def test_client_argument_validation() -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        AgiMazeClient("ftp://x")
+    with pytest.raises(ValueError, match="timeout"):
+        AgiMazeClient("http://x", timeout=0)
+
+
+# -- the env's HTTP backend -----------------------------------------------------------------
+
+
+def test_http_backend_plays_like_the_local_engine(base_url: str) -> None:
+    lab = offline_labyrinths()[MAZE]
+    remote = AgiMazeEnv(path=MAZE, backend="http", base_url=base_url, agent="env-test")
+    local = AgiMazeEnv(labyrinth=lab)
+    assert remote.action_names == local.action_names
+    assert remote.observation_space == local.observation_space
+    a = random_rollout(remote, seed=5, steps=150)
+    b = random_rollout(local, seed=5, steps=150)
+    assert a == b
+    remote.close()
+
+
+def test_http_backend_win_and_info(base_url: str) -> None:
+    env = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url)
+    obs, info = env.reset(seed=0)
+    assert obs["text"] == "Game has started." and info["max_steps"] == 4
+    for _ in range(3):
+        obs, reward, terminated, _, info = env.step_name("right")
+    assert terminated and reward == 1.0 and info["solved"]
+    assert info["rhae"] == pytest.approx((0.7 * 4 / 3) ** 2)
+    session = env.backend.client.session(env.backend.session_id)  # type: ignore[attr-defined]
+    assert session["steps"] == 3 and session["done"]
+
+
+def test_http_bad_action_becomes_an_observation(base_url: str) -> None:
+    env = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url)
+    env.reset(seed=0)
+    outcome = env.backend.step("look_up")  # a name the server does not offer here
+    assert outcome.error == {
+        "error": "bad_action",
+        "action": "look_up",
+        "allowed": ["up", "down", "left", "right"],
+    }
+    assert "look_up" in outcome.text and outcome.formal["status"] == "blocked"
+    obs, *_ = env.step_name("right")  # the session goes on with the next seq
+    assert "key" in obs["text"]
+
+
+def test_http_backend_directory_draw_matches_local(base_url: str) -> None:
+    names = {
+        AgiMazeEnv(path="TEST", backend="http", base_url=base_url).reset(seed=s)[1]["name"]
+        for s in range(12)
+    }
+    assert names == set(offline_labyrinths())
+    env = AgiMazeEnv(path="TEST", backend="http", base_url=base_url)
+    assert [env.reset(seed=s)[1]["name"] for s in range(6)] == [
+        env.reset(seed=s)[1]["name"] for s in range(6)
+    ]
+
+
+def test_the_serve_command_in_a_subprocess(tmp_path: Path) -> None:
+    write_pack(tmp_path)
+    port = free_port()
+    command = [sys.executable, "-m", "maze_envs.cli", "agimaze", "serve", "--port", str(port)]
+    server = subprocess.Popen(
+        [*command, "--pack-root", str(tmp_path), "--log-level", "error"],
+        stdout=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                get_json(f"{base}/api/description")
+                break
+            except urllib.error.URLError:
+                assert time.monotonic() < deadline and server.poll() is None, "server did not start"
+                time.sleep(0.1)
+        status, start = post_json(
+            f"{base}/api/start", {"path": "MINE/STAGE-01/0000.json", "client": "api", "agent": "x"}
+        )
+        assert status == 200 and start["task_meta"]["board"] == {"n": 1, "m": 3}
+        status, err = post_json(f"{base}/api/start", {"path": "TRAINING/S0-keys", "agent": "x"})
+        assert status == 400 and err["error"] == "bad_path"  # only the given root is served
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_check_env_over_http(base_url: str) -> None:
+    check_env(AgiMazeEnv(path=MAZE, backend="http", base_url=base_url))

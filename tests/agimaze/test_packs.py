@@ -1,0 +1,173 @@
+"""The shipped packs: layout, validity, solvability, budgets, extensions, exact regeneration."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from maze_envs.agimaze.bundle import load_bundle
+from maze_envs.agimaze.generator import RequiredItem, without_item
+from maze_envs.agimaze.packs import PACK_ROOT, list_bundles
+from maze_envs.agimaze.packs.build import (
+    build_stage,
+    main,
+    read_manifest,
+)
+from maze_envs.agimaze.packs.catalog import (
+    PACK_VERSION,
+    REAL_CALIBRATION,
+    STAGES,
+    StageSpec,
+    budget_for,
+    stage_by_path,
+)
+from maze_envs.agimaze.planner import optimal_length
+from maze_envs.agimaze.types import Bundle
+
+#: Stages rebuilt in memory and compared byte for byte (one or more per group, all fast).
+REGENERATED = (
+    "TUTORIAL/STAGE-04",
+    "TUTORIAL/STAGE-07",
+    "TRAINING/S0-keys/STAGE-01",
+    "TRAINING/S2-pits/STAGE-02",
+    "TRAINING/S3-full/STAGE-01",
+    "CLASSIC/EASY/pits/4x4",
+    "EXTENDED/boat/STAGE-01-4x4",
+    "EXTENDED/grenades/STAGE-01-4x4",
+)
+
+
+def expected_paths() -> list[str]:
+    return sorted(f"{s.path}/{i:04d}.json" for s in STAGES for i in range(s.bundles))
+
+
+@cache
+def shipped(name: str) -> Bundle:
+    return load_bundle(PACK_ROOT / name)
+
+
+def test_every_documented_path_is_shipped() -> None:
+    assert list_bundles() == expected_paths()
+    for k in range(1, 8):
+        assert f"TUTORIAL/STAGE-{k:02d}/0000.json" in list_bundles("TUTORIAL/")
+    for family in ("S0-keys", "S1-rivers", "S2-pits", "S3-full"):
+        for k in range(1, 7):
+            names = list_bundles(f"TRAINING/{family}/STAGE-{k:02d}/")
+            assert names == [f"TRAINING/{family}/STAGE-{k:02d}/{i:04d}.json" for i in range(10)]
+    # the example paths of the real API documentation
+    for example in (
+        "TRAINING/S0-keys/STAGE-01/0005.json",
+        "CLASSIC/EASY/pits/4x4/0000.json",
+        "EXTENDED/boat/STAGE-01-4x4/0000.json",
+    ):
+        assert (PACK_ROOT / example).is_file()
+    for item in ("boat", "grenades", "flashlight"):
+        assert list_bundles(f"EXTENDED/{item}/STAGE-01-4x4/")
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.path)
+def test_bundles_are_valid_solvable_and_budgeted(stage: StageSpec) -> None:
+    for index in range(stage.bundles):
+        name = f"{stage.path}/{index:04d}.json"
+        bundle = shipped(name)
+        lab, meta = bundle.labyrinth, bundle.meta
+        assert (lab.rows, lab.cols) == (stage.generator.rows, stage.generator.cols)
+        assert lab.open_map == (stage.group == "TUTORIAL")
+        assert meta.path == name and meta.group == stage.group
+        assert meta.generator_version == PACK_VERSION
+        optimal = optimal_length(lab)
+        assert optimal is not None, f"{name} cannot be won"
+        assert meta.optimal_steps == optimal
+        assert lab.max_steps == meta.hard_max_steps
+        assert lab.max_steps is not None and lab.max_steps >= optimal
+        assert meta.soft_good_steps == meta.hard_max_steps // 2
+        if stage.real is None:
+            assert stage.budget_factor is not None
+            assert (meta.soft_good_steps, meta.hard_max_steps) == budget_for(
+                optimal, stage.budget_factor
+            )
+
+
+def test_training_budgets_and_sizes_follow_the_real_table() -> None:
+    assert len(REAL_CALIBRATION) == 24
+    for row in REAL_CALIBRATION:
+        for name in list_bundles(f"TRAINING/{row.family}/{row.stage}/"):
+            bundle = shipped(name)
+            assert (bundle.labyrinth.rows, bundle.labyrinth.cols) == (row.rows, row.cols)
+            assert bundle.labyrinth.max_steps == row.hard_max_steps
+            assert bundle.meta.soft_good_steps == row.soft_good_steps
+
+
+@pytest.mark.parametrize("item", ["boat", "grenades"])
+def test_extension_labyrinths_need_their_item(item: RequiredItem) -> None:
+    names = list_bundles(f"EXTENDED/{item}/")
+    assert len(names) == 30
+    for name in names:
+        lab = shipped(name).labyrinth
+        assert optimal_length(lab) is not None
+        assert optimal_length(without_item(lab, item)) is None, f"{name} is won without {item}"
+
+
+def test_flashlight_labyrinths_offer_the_look_actions() -> None:
+    for name in list_bundles("EXTENDED/flashlight/"):
+        lab = shipped(name).labyrinth
+        assert lab.flashlight is not None
+        assert lab.actions[4:] == ["look_up", "look_down", "look_left", "look_right"]
+
+
+def test_bundles_of_a_stage_are_distinct() -> None:
+    for stage in STAGES:
+        labs = {
+            shipped(f"{stage.path}/{i:04d}.json").labyrinth.model_dump_json()
+            for i in range(stage.bundles)
+        }
+        assert len(labs) == stage.bundles, stage.path
+
+
+@pytest.mark.parametrize("path", REGENERATED)
+def test_regeneration_is_byte_identical(path: str) -> None:
+    for name, text in build_stage(stage_by_path(path)):
+        assert (PACK_ROOT / name).read_text(encoding="utf-8") == text, name
+
+
+def test_manifest_covers_every_shipped_file() -> None:
+    manifest = read_manifest()
+    assert sorted(manifest) == expected_paths()
+    for name, digest in manifest.items():
+        assert hashlib.sha256((PACK_ROOT / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_build_command_writes_checks_and_prunes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    only = ["--only", "TUTORIAL/STAGE-01"]
+    assert main(["--out", str(tmp_path), *only]) == 0
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json"))
+    assert written == [f"TUTORIAL/STAGE-01/{i:04d}.json" for i in range(3)]
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (PACK_ROOT / name).read_bytes()
+    assert sorted(read_manifest(tmp_path)) == written
+    assert main(["--check", *only]) == 0  # the shipped files
+    assert main(["--check", "--out", str(tmp_path), *only]) == 0
+    tampered = tmp_path / written[0]
+    tampered.write_text(tampered.read_text().replace('"rows": 3', '"rows": 3 '))
+    stale = tmp_path / "TUTORIAL/STAGE-01/0099.json"
+    stale.write_text("{}")
+    capsys.readouterr()
+    assert main(["--check", "--out", str(tmp_path), *only]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"differs: {written[0]}" in err and "not in the catalog: TUTORIAL/STAGE-01/0099.json" in err
+    )
+    assert main(["--out", str(tmp_path), *only]) == 0
+    assert not stale.exists()
+    assert tampered.read_bytes() == (PACK_ROOT / written[0]).read_bytes()
+    assert main(["--only", "NOWHERE"]) == 2
+    # a second stage joins the manifest; the first keeps its entries
+    assert main(["--out", str(tmp_path), "--only", "TUTORIAL/STAGE-02"]) == 0
+    manifest = read_manifest(tmp_path)
+    assert len(manifest) == 6
+    assert manifest == {n: d for n, d in read_manifest().items() if n in manifest}

@@ -1,0 +1,117 @@
+"""Pack path resolution: files, directories drawn with a seed, clear errors, no escapes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import maze_envs.agimaze.packs as packs
+from maze_envs.agimaze.bundle import load_bundle
+from maze_envs.agimaze.packs import PACK_ROOT, PackPathError, list_bundles, resolve_pack_path
+
+STAGE = "TRAINING/S0-keys/STAGE-01"
+
+
+def test_file_path_loads_that_bundle() -> None:
+    name, bundle = resolve_pack_path(f"{STAGE}/0005.json")
+    assert name == f"{STAGE}/0005.json"
+    assert bundle == load_bundle(PACK_ROOT / name)
+    assert bundle.meta.path == name
+
+
+def test_directory_draws_one_bundle_from_the_rng() -> None:
+    names = list_bundles(f"{STAGE}/")
+    assert resolve_pack_path(STAGE)[0] == names[0]  # no rng: the first
+    assert resolve_pack_path(STAGE + "/")[0] == names[0]
+    draws = [resolve_pack_path(STAGE, np.random.default_rng(seed))[0] for seed in range(40)]
+    assert draws == [resolve_pack_path(STAGE, np.random.default_rng(s))[0] for s in range(40)]
+    assert set(draws) <= set(names) and len(set(draws)) >= 5
+    # a higher directory stands for every bundle below it
+    group_draws = {resolve_pack_path("TRAINING", np.random.default_rng(s))[0] for s in range(30)}
+    assert len({n.split("/")[1] for n in group_draws}) >= 2
+
+
+def test_list_bundles_filters_by_prefix() -> None:
+    assert len(list_bundles("TRAINING/S1")) == 60
+    assert list_bundles("NOPE") == []
+    assert all(n.endswith(".json") for n in list_bundles())
+    with pytest.raises(PackPathError):
+        list_bundles(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("", "empty pack path"),
+        ("../secrets.json", "'..'"),
+        ("TRAINING/../../pyproject.toml", "'..'"),
+        ("TRAINING/./S0-keys", "'.'"),
+        ("TRAINING//S0-keys", "empty"),
+        ("/etc/passwd", "absolute"),
+        ("C:/Windows", "absolute"),
+        ("TRAINING\\S0-keys\\STAGE-01", "backslash"),
+        ("TRAINING/.hidden", "invalid part"),
+        ("TRAINING/S0-keys/STAGE-01/0005.json/more", "below a file"),
+        ("x" * 300, "longer than"),
+        ("TRAINING/S0-keys/STAGE-01/\x00.json", "invalid part"),
+    ],
+)
+def test_malformed_and_escaping_paths_are_refused(path: str, message: str) -> None:
+    with pytest.raises(PackPathError, match=message):
+        resolve_pack_path(path)
+
+
+def test_unknown_paths_list_the_nearby_choices() -> None:
+    with pytest.raises(PackPathError) as info:
+        resolve_pack_path("TRAINING/S0-key/STAGE-01")
+    text = str(info.value)
+    assert "did you mean 'S0-keys/'" in text
+    assert "'TRAINING/' holds" in text and "S3-full/" in text
+    with pytest.raises(PackPathError, match=r"0009\.json"):
+        resolve_pack_path(f"{STAGE}/0010.json")
+    with pytest.raises(PackPathError, match="TUTORIAL/"):
+        resolve_pack_path("TUTORIALS")
+    with pytest.raises(PackPathError, match=r"not a \.json bundle"):
+        resolve_pack_path("MANIFEST.txt")
+    with pytest.raises(PackPathError, match="string"):
+        resolve_pack_path(None)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = (tmp_path / "packs").resolve()
+    (root / "GOOD").mkdir(parents=True)
+    source = PACK_ROOT / f"{STAGE}/0000.json"
+    (root / "GOOD" / "0000.json").write_bytes(source.read_bytes())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "0000.json").write_bytes(source.read_bytes())
+    os.symlink(outside, root / "LINKED")
+    os.symlink(outside / "0000.json", root / "GOOD" / "0001.json")
+    (root / "EMPTY").mkdir()
+    (root / "BROKEN").mkdir()
+    (root / "BROKEN" / "0000.json").write_text('{"format_version": 1}')
+    monkeypatch.setattr(packs, "PACK_ROOT", root)
+    return root
+
+
+def test_symbolic_links_are_refused(fake_root: Path) -> None:
+    assert resolve_pack_path("GOOD/0000.json")[0] == "GOOD/0000.json"
+    with pytest.raises(PackPathError, match="symbolic link"):
+        resolve_pack_path("LINKED/0000.json")
+    with pytest.raises(PackPathError, match="symbolic link"):
+        resolve_pack_path("GOOD/0001.json")
+    # a directory draw never picks a linked file either
+    draws = {resolve_pack_path("GOOD", np.random.default_rng(s))[0] for s in range(20)}
+    assert draws == {"GOOD/0000.json"}
+    assert "LINKED/0000.json" not in list_bundles()
+
+
+def test_empty_and_damaged_packs_give_clear_errors(fake_root: Path) -> None:
+    with pytest.raises(PackPathError, match="holds no bundles"):
+        resolve_pack_path("EMPTY")
+    with pytest.raises(PackPathError, match="damaged"):
+        resolve_pack_path("BROKEN/0000.json")

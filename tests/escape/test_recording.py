@@ -1,0 +1,79 @@
+"""The environment's journal hook: what it records each turn (the journal itself is tested
+elsewhere). Observations are stored in their JSON form, actions as received."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from maze_envs import maze_escape_v0
+from maze_envs.escape.convert import observation_to_json
+from maze_envs.journal import Journal
+from tests.escape.boards import N, act
+
+
+def test_a_game_is_recorded_turn_by_turn_and_finished(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    env = maze_escape_v0.parallel_env(preset="full", width=6, height=5, max_turns=4, journal=path)
+    obs0, _ = env.reset(seed=9)
+    sent = []
+    delivered = [obs0]
+    digests = [env.state_digest()]
+    while env.agents:
+        actions = {a: act(N, edit=(0, 0, "x"), radio="hey") for a in env.agents}
+        sent.append(actions)
+        obs, *_ = env.step(actions)
+        delivered.append(obs)
+        digests.append(env.state_digest())
+    env.close()
+    with Journal(path, create=False) as journal:
+        [game] = journal.games()
+        assert game.env_id == "maze_envs/MazeEscape-v0" and game.seed == 9
+        assert game.config == env.config.model_dump(mode="json")
+        assert game.outcome is not None and game.outcome["turns"] == 4
+        assert game.outcome["success"] is False
+        turns = list(journal.turns(game.id))
+    assert [t.turn for t in turns] == [0, 1, 2, 3, 4]
+    assert turns[0].actions == {}
+    for record, obs in zip(turns, delivered, strict=True):
+        assert record.observations == {
+            a: observation_to_json(o, env.config, a) for a, o in obs.items()
+        }
+    for record, actions in zip(turns[1:], sent, strict=True):
+        assert record.actions == actions
+        assert record.events["A"]["radio"] in {"sent", "refused"}
+    # The same seed and actions give the same chain of state hashes in a second journal.
+    again = maze_escape_v0.parallel_env(
+        preset="full", width=6, height=5, max_turns=4, journal=tmp_path / "again.sqlite"
+    )
+    again.reset(seed=9)
+    for actions in sent:
+        again.step(actions)
+    again.close()
+    with Journal(tmp_path / "again.sqlite", create=False) as second:
+        hashes = [t.state_hash for t in second.turns(second.game_ids()[0])]
+    assert hashes == [t.state_hash for t in turns]
+
+
+def test_a_reset_mid_game_finishes_the_old_game_as_aborted(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    env = maze_escape_v0.parallel_env(width=5, height=5, journal=str(path))
+    env.reset(seed=1)
+    env.step({a: act() for a in env.agents})
+    env.reset(seed=2)
+    env.close()
+    with Journal(path, create=False) as journal:
+        first, second = journal.games()
+    assert first.outcome is not None and first.outcome["aborted"] is True
+    assert first.turn_count == 2
+    assert second.outcome is not None and second.outcome["aborted"] is True
+
+
+def test_an_injected_journal_stays_open(tmp_path: Path) -> None:
+    with Journal(tmp_path / "shared.sqlite") as journal:
+        for seed in (1, 2):
+            env = maze_escape_v0.parallel_env(width=5, height=5, max_turns=2, journal=journal)
+            env.reset(seed=seed)
+            while env.agents:
+                env.step({a: act() for a in env.agents})
+            env.close()
+        assert [g.seed for g in journal.games()] == [1, 2]
