@@ -4,7 +4,7 @@ A uniform random agent (every action of the labyrinth's list with equal probabil
 real ``demo_random_agent.py``) plays each bundle of every TRAINING stage for ``hard_max_steps``
 steps through the engine's pure :func:`~maze_envs.agimaze.engine.transition`. A win within
 ``soft_good_steps`` is *good*, a later win within ``hard_max_steps`` is *late*; success = good +
-late. Every stage gets ``--runs`` episodes per bundle (10 bundles x 200 = 2,000 episodes by
+late. Every stage gets ``--runs`` episodes per bundle (10 bundles x 400 = 4,000 episodes by
 default), and the table prints our rates beside the real ones (SPEC section 5, kept as data in
 ``maze_envs.agimaze.packs.catalog.REAL_CALIBRATION``), the ratio ours / real and whether it lies
 within the goal factor of 1.5.
@@ -14,7 +14,7 @@ computed on the Markov chain of player states (``planner.random_agent_success``)
 Monte Carlo estimate must agree with; ``hard/opt`` is the stage's budget over the mean optimal
 solution length (the basis of the budget rule of the other groups).
 
-Usage: ``python benchmarks/agimaze_calibration.py [--runs 200] [--seed 0] [--only S1-rivers]``
+Usage: ``python benchmarks/agimaze_calibration.py [--runs 400] [--seed 0] [--only S1-rivers]``
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def format_table(results: list[StageResult]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=200, help="episodes per bundle")
+    parser.add_argument("--runs", type=int, default=400, help="episodes per bundle")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random agent")
     parser.add_argument("--only", default="", help="family prefix, e.g. S1-rivers")
     args = parser.parse_args(argv)

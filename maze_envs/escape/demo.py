@@ -1,8 +1,9 @@
 """``maze-envs demo``: play a few Maze Escape games end to end on embedded defaults.
 
 Each game is played by a team of built-in movers (:mod:`maze_envs.policies`), recorded turn by
-turn in a SQLite journal, drawn as a PNG of its final state, and then verified by replaying the
-journal. A summary table is printed at the end.
+turn in a SQLite journal, drawn as a PNG of its final state, verified by replaying the journal,
+and written as a self-contained HTML page to step through (:mod:`maze_envs.view`). A summary
+table is printed at the end.
 
 Example:
     >>> import tempfile
@@ -24,6 +25,7 @@ from maze_envs.escape.convert import observation_to_model
 from maze_envs.escape.replay import verify_journal
 from maze_envs.journal import Journal, VerifyReport
 from maze_envs.policies import DepthFirstExplorer, Policy, RandomWalker
+from maze_envs.view import escape_game_html
 
 #: Setups cycled over the seeds: (label, preset or None for the defaults).
 SETUPS: Final[tuple[tuple[str, str | None], ...]] = (
@@ -158,6 +160,12 @@ def main(argv: list[str]) -> int:
                 f"  game {game.game_id}: seed {seed}, {setup} {game.size}: {result} ({turns} turns)"
             )
     reports = {report.game_id: report for report in verify_journal(path)}
+    pages: list[Path] = []
+    with Journal(path, create=False) as journal:
+        for game in games:
+            page = out / f"game{game.game_id}_seed{game.seed}_{game.setup}.html"
+            page.write_text(escape_game_html(journal, game.game_id), encoding="utf-8")
+            pages.append(page)
     say("")
     say(summary_table(games, reports))
     say("")
@@ -166,8 +174,11 @@ def main(argv: list[str]) -> int:
     for report in reports.values():
         if not report.ok:
             say(report.describe())
-    say(f"journal:  {path}  (check it again with: maze-envs verify {path})")
-    pictures = [str(g.picture) for g in games if g.picture is not None]
-    say("pictures: " + (", ".join(pictures) if pictures else "none (install Pillow)"))
+    say(f"\nwritten to {out}/:")
+    say(f"  {path.name:<32} the journal; check it again with: maze-envs verify {path}")
+    for game, page in zip(games, pages, strict=True):
+        picture = game.picture.name if game.picture is not None else "(no PNG: install Pillow)"
+        say(f"  {picture:<32} game {game.game_id}, final state")
+        say(f"  {page.name:<32} game {game.game_id}, every turn and what each agent saw (browser)")
     say(f"done in {time.perf_counter() - started:.1f}s")
     return 0 if all(r.ok for r in reports.values()) else 1

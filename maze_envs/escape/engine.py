@@ -18,7 +18,10 @@ All agents act at once. Resolving turn ``t`` (the state's turn goes from ``t - 1
 
 from __future__ import annotations
 
+import hashlib
+from array import array
 from dataclasses import dataclass
+from typing import Final, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,6 +37,8 @@ MOVE_BITS = (1, 2, 4, 8)
 STAY = 4
 # Negative ``Board.step_to`` entries: why a move does not leave the cell (= MOVE_RESULTS index).
 BUMP_INTERIOR, BUMP_OUTER, DOORWAY = 3, 4, 5
+
+_DIGEST_VERSION: Final = b"maze_escape_v0/state/1"
 
 SpliceArgs = tuple[int, int, str]
 NotebookEdit = SpliceArgs | str | None  # splice args, rolling-log line, or no edit
@@ -55,31 +60,28 @@ class Board:
     xy: tuple[tuple[int, int], ...]  # [cell] -> absolute (x east, y north) from the SW corner
     cells: tuple[tuple[int, int], ...]  # [cell] -> (row, column)
     starts: tuple[int, ...]
+    digest: bytes  # SHA-256 of the layout, part of every state digest
 
     @classmethod
     def from_layout(cls, layout: Layout) -> Board:
         h, w = layout.height, layout.width
-        maze = layout.maze
+        maze = layout.maze.astype(np.int64)
         exit_r, exit_c = layout.exit_cell
-        step_to = []
+        rows, cols = np.divmod(np.arange(h * w), w)
+        step_to = np.empty((h * w, 4), dtype=np.int64)
         kinds = np.zeros((h * w, 4), dtype=np.int64)
-        for r in range(h):
-            for c in range(w):
-                row = []
-                for k, bit in enumerate(MOVE_BITS):
-                    dr, dc = DELTAS[bit]
-                    nr, nc = r + dr, c + dc
-                    if maze[r, c] & bit:
-                        row.append(nr * w + nc)
-                    elif 0 <= nr < h and 0 <= nc < w:
-                        row.append(-BUMP_INTERIOR)
-                        kinds[r * w + c, k] = 1
-                    elif (r, c) == (exit_r, exit_c) and bit == layout.doorway:
-                        row.append(-DOORWAY)  # the doorway reads as an open edge
-                    else:
-                        row.append(-BUMP_OUTER)
-                        kinds[r * w + c, k] = 2
-                step_to.append(tuple(row))
+        for k, bit in enumerate(MOVE_BITS):
+            dr, dc = DELTAS[bit]
+            nr, nc = rows + dr, cols + dc
+            is_open = (maze.ravel() & bit) != 0
+            inside = (nr >= 0) & (nr < h) & (nc >= 0) & (nc < w)
+            step_to[:, k] = np.where(
+                is_open, nr * w + nc, np.where(inside, -BUMP_INTERIOR, -BUMP_OUTER)
+            )
+            kinds[:, k] = np.where(is_open, 0, np.where(inside, 1, 2))
+        k = MOVE_BITS.index(layout.doorway)
+        step_to[exit_r * w + exit_c, k] = -DOORWAY  # the doorway reads as an open edge
+        kinds[exit_r * w + exit_c, k] = 0
         xy = tuple((c, h - 1 - r) for r in range(h) for c in range(w))
         ex, ey = xy[exit_r * w + exit_c]
         landmark = [0] * (h * w)
@@ -90,14 +92,18 @@ class Board:
             width=w,
             height=h,
             exit_cell=exit_r * w + exit_c,
-            step_to=tuple(step_to),
+            step_to=tuple(map(tuple, step_to.tolist())),
             edge_kinds=kinds,
-            exit_path=tuple(int(d) for d in bfs_distances(maze, layout.exit_cell).ravel()),
+            exit_path=tuple(bfs_distances(layout.maze, layout.exit_cell).ravel().tolist()),
             exit_tenths=tuple(straight_line_tenths(x - ex, y - ey) for x, y in xy),
             landmark=tuple(landmark),
             xy=xy,
             cells=tuple((r, c) for r in range(h) for c in range(w)),
             starts=tuple(r * w + c for r, c in layout.starts),
+            digest=hashlib.sha256(
+                layout.maze.tobytes()
+                + repr((layout.exit_cell, layout.doorway, layout.landmarks, layout.starts)).encode()
+            ).digest(),
         )
 
 
@@ -125,8 +131,9 @@ def initial_state(board: Board, config: Config) -> State:
     )
 
 
-@dataclass(frozen=True)
-class TurnOutcome:
+class TurnOutcome(NamedTuple):
+    """What a resolved turn means for the game (the rest is in the state)."""
+
     rewards: list[float]
     first_visits: list[bool]
     success: bool
@@ -242,3 +249,45 @@ def resolve_turn(
         for i in range(n):
             rewards[i] += config.team_bonus
     return TurnOutcome(rewards, first_visits, success, not success and turn >= config.max_turns)
+
+
+def state_digest(state: State, board: Board) -> bytes:
+    """SHA-256 of a canonical serialization of the state and its board.
+
+    Covers everything that affects future turns or observations: turn, positions, exit visits,
+    notebooks, radio messages and cooldowns, trails, used edges, counters and last results.
+    Integers are little-endian 64-bit, texts UTF-8 with a length prefix.
+    """
+    digest = hashlib.sha256(_DIGEST_VERSION)
+    digest.update(board.digest)
+    ints = array("q", [state.turn, int(state.success)])
+    for i in range(len(state.positions)):
+        ints.extend(
+            (
+                state.positions[i],
+                int(state.visited_exit[i]),
+                state.first_visit_turn[i],
+                state.radio_ready_turn[i],
+                state.wall_bumps[i],
+                state.doorway_moves[i],
+                state.moves[i],
+                state.move_result[i],
+                state.notebook_result[i],
+                state.radio_result[i],
+            )
+        )
+        digest.update(state.used_exits[i])
+        for text in (
+            state.notebooks[i],
+            state.radio_outbox[i],
+            state.notebook_reason[i],
+            state.radio_reason[i],
+        ):
+            encoded = text.encode()
+            digest.update(len(encoded).to_bytes(8, "little"))
+            digest.update(encoded)
+    if array("q", [1]).tobytes()[0] != 1:  # keep the digest the same on big-endian machines
+        ints.byteswap()
+    digest.update(ints.tobytes())
+    digest.update(state.trail.astype("<i8", copy=False).tobytes())
+    return digest.digest()

@@ -20,7 +20,9 @@ Observation Space:
     edges of the agent's cell, ``on_exit``, the landmark, turn and turns left, its notebook, last
     turn's radio messages, notebooks of teammates on its cell and the result of its last action;
     plus, when switched on in the config, distance sensors, coordinates (``own``/``shared``/
-    ``absolute`` frame, x east, y north), a trail, a meeting alert and used exits.
+    ``absolute`` frame, x east, y north), a trail, a meeting alert and used exits. Typed
+    :class:`~maze_envs.escape.types.Observation` models and the JSON form the journal stores
+    come from :mod:`maze_envs.escape.convert`.
 
 Rewards:
     ``reward_mode="exit_and_team"`` (default): ``exit_reward`` (1.0) to an agent on its first exit
@@ -62,11 +64,9 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import os
-from array import array
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -74,8 +74,14 @@ from pettingzoo import ParallelEnv
 
 from maze_envs.escape import viewer
 from maze_envs.escape.convert import action_from_model, observation_to_json
-from maze_envs.escape.engine import Board, TurnOutcome, initial_state, resolve_turn
-from maze_envs.escape.generator import Generator, Layout, make_generator, shortest_paths
+from maze_envs.escape.engine import (
+    Board,
+    TurnOutcome,
+    initial_state,
+    resolve_turn,
+    state_digest,
+)
+from maze_envs.escape.generator import Generator, Layout, make_generator
 from maze_envs.escape.observe import Observer
 from maze_envs.escape.spaces import action_space, observation_space, parse_action
 from maze_envs.escape.types import (
@@ -88,13 +94,12 @@ from maze_envs.escape.types import (
 )
 
 ENV_ID: Final = "maze_envs/MazeEscape-v0"
-_DIGEST_VERSION: Final = b"maze_escape_v0/state/1"
 
 
 class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
     """The Maze Escape ``ParallelEnv``; see the module docstring."""
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo reads a class attribute
+    metadata: ClassVar[dict[str, Any]] = {
         "name": "maze_escape_v0",
         "render_modes": ["human", "ansi", "rgb_array"],
         "render_fps": 4,
@@ -132,7 +137,6 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._state: State | None = None
         self._observer: Observer | None = None
         self._shortest: tuple[int, ...] = ()
-        self._layout_digest = b""
         self._live: frozenset[str] = frozenset()
 
     # --- spaces ------------------------------------------------------------------------------
@@ -152,7 +156,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
             seed = (
                 int(self.np_random.integers(2**63))
                 if self.np_random is not None
-                else int(seeding.np_random(None)[1])
+                else int(np.random.SeedSequence().generate_state(2, np.uint64)[0] >> np.uint64(1))
             )
         self._abort_unfinished_game()
         self.np_random, _ = seeding.np_random(seed)
@@ -161,11 +165,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._board = board = Board.from_layout(layout)
         self._state = initial_state(board, self.config)
         self._observer = Observer(board, self.config)
-        self._shortest = shortest_paths(layout)
-        self._layout_digest = hashlib.sha256(
-            layout.maze.tobytes()
-            + repr((layout.exit_cell, layout.doorway, layout.landmarks, layout.starts)).encode()
-        ).digest()
+        self._shortest = tuple(board.exit_path[cell] for cell in board.starts)
         self.agents = list(self.possible_agents)
         self._live = frozenset(self.agents)
         observations = self._observations()
@@ -285,38 +285,9 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         }
 
     def state_digest(self) -> bytes:
-        """SHA-256 of a canonical serialization of everything that affects future turns."""
-        state = self._require_state()
-        digest = hashlib.sha256(_DIGEST_VERSION)
-        digest.update(self._layout_digest)
-        ints = array("q", [state.turn, int(state.success)])
-        for i in range(len(state.positions)):
-            ints.extend(
-                (
-                    state.positions[i],
-                    int(state.visited_exit[i]),
-                    state.first_visit_turn[i],
-                    state.radio_ready_turn[i],
-                    state.wall_bumps[i],
-                    state.doorway_moves[i],
-                    state.moves[i],
-                    state.move_result[i],
-                    state.notebook_result[i],
-                    state.radio_result[i],
-                )
-            )
-            digest.update(state.used_exits[i])
-            for text in (
-                state.notebooks[i],
-                state.radio_outbox[i],
-                state.notebook_reason[i],
-                state.radio_reason[i],
-            ):
-                encoded = text.encode()
-                digest.update(len(encoded).to_bytes(8, "little") + encoded)
-        digest.update(ints.tobytes())
-        digest.update(state.trail.tobytes())
-        return digest.digest()
+        """SHA-256 of a canonical serialization of everything that affects future turns
+        (same seed and actions, same digests; see :func:`maze_envs.escape.engine.state_digest`)."""
+        return state_digest(self._require_state(), self._require_board())
 
     def _require_state(self) -> State:
         if self._state is None:

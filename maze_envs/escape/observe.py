@@ -25,6 +25,9 @@ Optional, one switch each (``Config``):
 * ``colocated_with`` (``meeting_alert``): 1 for each teammate (name order) on the agent's cell.
 * ``used_exits`` (``used_exits``): 1 for each edge of the current cell (N, E, S, W) that this agent
   has crossed in either direction, leaving or entering the cell.
+
+Array fields are fresh or read-only: small fields that take few values (``edges``, ``position``,
+``colocated_with``, ``used_exits``) are immutable cached arrays, so copy one before changing it.
 """
 
 from __future__ import annotations

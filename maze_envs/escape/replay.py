@@ -74,7 +74,7 @@ class _Capture:
         pass
 
 
-def _stored_action(action: Any) -> Any:
+def stored_action(action: Any) -> Any:
     """An action as the environment accepts it again.
 
     Typed :class:`Action` models are journaled as their JSON dump (``move`` is a name such as
@@ -116,7 +116,7 @@ class EscapeReplayer:
 
     def step(self, actions: Mapping[str, Any]) -> ReplayStep:
         assert self._env is not None
-        self._env.step({agent: _stored_action(a) for agent, a in actions.items()})
+        self._env.step({agent: stored_action(a) for agent, a in actions.items()})
         return self._step_result()
 
 
@@ -135,7 +135,8 @@ def _row(journal: Journal, report: VerifyReport) -> str:
         seed, turns = str(info.seed), str(info.turn_count)
     except JournalError:
         seed = turns = "?"
-    return f"{report.game_id:>5}  {seed:>20}  {turns:>5}  {report.describe()}"
+    result = report.describe().removeprefix(f"game {report.game_id}: ")
+    return f"{report.game_id:>5}  {seed:>12}  {turns:>5}  {result}"
 
 
 def main(argv: list[str]) -> int:
@@ -169,7 +170,7 @@ def main(argv: list[str]) -> int:
                 return 2
             ids = args.game
         print(f"{args.journal}: {len(ids)} game(s)")
-        print(f"{'game':>5}  {'seed':>20}  {'turns':>5}  result")
+        print(f"{'game':>5}  {'seed':>12}  {'turns':>5}  result")
         reports = []
         for game_id in ids:
             report = verify_game(journal, game_id, EscapeReplayer)
@@ -180,4 +181,4 @@ def main(argv: list[str]) -> int:
     return 0 if good == len(reports) else 1
 
 
-__all__ = ["EscapeReplayer", "Problem", "main", "verify_journal"]
+__all__ = ["EscapeReplayer", "Problem", "main", "stored_action", "verify_journal"]

@@ -13,6 +13,7 @@ Conventions used everywhere in the package:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Final, Literal
@@ -85,7 +86,20 @@ class Config(BaseModel):
     """Every rule and switchable feature of a Maze Escape game (JSON-serializable, immutable).
 
     Build one directly, from a preset with :meth:`from_preset`, or let
-    ``maze_escape_v0.parallel_env(preset=..., **overrides)`` do it.
+    ``maze_escape_v0.parallel_env(preset=..., **overrides)`` do it. The defaults are the
+    ``sparse`` setup on a 10x10 maze with 120 turns. Presets (:data:`PRESETS`) switch on:
+
+    ============  =========  ===========  =====  =======  ==========  ===========  =========
+    preset        distances  coordinates  trail  meeting  used exits  notebook     turns
+    ============  =========  ===========  =====  =======  ==========  ===========  =========
+    sparse        yes        --           --     --       --          splice       120
+    navigator     --         own          30     yes      --          rolling_log  600 (*)
+    shared_frame  --         shared       30     yes      --          splice       120
+    full          yes        own          30     yes      yes         splice       120
+    ============  =========  ===========  =====  =======  ==========  ===========  =========
+
+    (*) ``navigator`` also places more landmarks (``landmark_density="many"``). Radio is on in
+    every preset.
 
     Example:
         >>> from maze_envs.escape.types import Config
@@ -136,6 +150,8 @@ class Config(BaseModel):
                 f"notebook_turn_bytes ({self.notebook_turn_bytes}) must not exceed "
                 f"notebook_max_bytes ({self.notebook_max_bytes})"
             )
+        if self.meeting_alert and self.num_agents < 2:
+            raise ValueError("meeting_alert needs at least 2 agents (it names teammates)")
         if self.trail_length and self.coordinates is None:
             raise ValueError(
                 "trail_length > 0 needs a coordinate frame: set coordinates to "
@@ -282,6 +298,19 @@ class Observation(BaseModel):
     colocated_with: list[str] | None = None
     used_exits: list[Direction] | None = None
 
+    @classmethod
+    def from_space(cls, obs: Mapping[str, Any], config: Config, agent: str) -> Observation:
+        """The model of ``agent``'s observation dict (see :mod:`maze_envs.escape.convert`)."""
+        from maze_envs.escape.convert import observation_to_model
+
+        return observation_to_model(obs, config, agent)
+
+    def to_space(self, config: Config, agent: str) -> dict[str, Any]:
+        """The observation dict, a member of ``agent``'s observation space."""
+        from maze_envs.escape.convert import observation_from_model
+
+        return observation_from_model(self, config, agent)
+
 
 class Action(BaseModel):
     """One agent's action: a move, an optional notebook edit and an optional radio message."""
@@ -290,3 +319,16 @@ class Action(BaseModel):
     move: MoveName = "STAY"
     notebook: SpliceEdit | AppendEdit | None = None
     radio: str | None = Field(None, min_length=1)
+
+    @classmethod
+    def from_space(cls, action: Mapping[str, Any], config: Config) -> Action:
+        """The model of an action dict (checked against the action space)."""
+        from maze_envs.escape.convert import action_to_model
+
+        return action_to_model(action, config)
+
+    def to_space(self, config: Config) -> dict[str, Any]:
+        """The action dict, a member of the action space."""
+        from maze_envs.escape.convert import action_from_model
+
+        return action_from_model(self, config)

@@ -129,7 +129,7 @@ def test_sealed_item_needs_a_grenade(sealed: str) -> None:
         loops=2,
         exit_key=True,
         grenade_packs=1,
-        sealed=(sealed,),  # type: ignore[arg-type]
+        sealed=(sealed,),
         start_exit_distance=(0, 8),
         requires=("grenades",),
     )

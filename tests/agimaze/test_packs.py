@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from maze_envs.agimaze.bundle import load_bundle
-from maze_envs.agimaze.generator import RequiredItem, without_item
+from maze_envs.agimaze.generator import RequiredItem, plan_events, without_item
 from maze_envs.agimaze.packs import PACK_ROOT, list_bundles
 from maze_envs.agimaze.packs.build import (
     build_stage,
@@ -20,11 +20,12 @@ from maze_envs.agimaze.packs.catalog import (
     PACK_VERSION,
     REAL_CALIBRATION,
     STAGES,
+    TUTORIAL_LESSONS,
     StageSpec,
     budget_for,
     stage_by_path,
 )
-from maze_envs.agimaze.planner import optimal_length
+from maze_envs.agimaze.planner import optimal_length, solve
 from maze_envs.agimaze.types import Bundle
 
 #: Stages rebuilt in memory and compared byte for byte (one or more per group, all fast).
@@ -83,7 +84,7 @@ def test_bundles_are_valid_solvable_and_budgeted(stage: StageSpec) -> None:
         assert meta.optimal_steps == optimal
         assert lab.max_steps == meta.hard_max_steps
         assert lab.max_steps is not None and lab.max_steps >= optimal
-        assert meta.soft_good_steps == meta.hard_max_steps // 2
+        assert meta.soft_good_steps == lab.max_steps // 2
         if stage.real is None:
             assert stage.budget_factor is not None
             assert (meta.soft_good_steps, meta.hard_max_steps) == budget_for(
@@ -109,6 +110,20 @@ def test_extension_labyrinths_need_their_item(item: RequiredItem) -> None:
         lab = shipped(name).labyrinth
         assert optimal_length(lab) is not None
         assert optimal_length(without_item(lab, item)) is None, f"{name} is won without {item}"
+
+
+def test_tutorial_lessons_happen_on_the_shortest_plan() -> None:
+    for stage, (_, config) in TUTORIAL_LESSONS.items():
+        for name in list_bundles(f"TUTORIAL/{stage}/"):
+            lab = shipped(name).labyrinth
+            plan = solve(lab)
+            assert plan is not None and lab.open_map
+            assert set(config.plan_events) <= plan_events(lab, plan), name
+    for name in list_bundles("TUTORIAL/STAGE-03/"):  # starts on the exit cell
+        lab = shipped(name).labyrinth
+        assert lab.start == lab.exit.cell
+    for name in list_bundles("TUTORIAL/STAGE-06/"):
+        assert shipped(name).labyrinth.exit_key is not None
 
 
 def test_flashlight_labyrinths_offer_the_look_actions() -> None:

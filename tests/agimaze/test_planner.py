@@ -91,8 +91,8 @@ def test_exit_key_is_fetched_when_the_labyrinth_has_one() -> None:
         "key": (0, 1),
         "chest": (0, 2),
     }
-    assert optimal_length(Labyrinth(**base)) == 6  # type: ignore[arg-type]
-    lab = Labyrinth(**base, exit_key=(0, 0))  # type: ignore[arg-type]
+    assert optimal_length(Labyrinth(**base)) == 6
+    lab = Labyrinth(**base, exit_key=(0, 0))
     plan = solve(lab)
     assert plan == ["left"] * 3 + ["right"] * 5
     won, events = play(lab, plan)
@@ -159,8 +159,8 @@ def test_pit_pair_crosses_a_wall() -> None:
         "key": (0, 3),
         "chest": (0, 4),
     }
-    assert solve(Labyrinth(**base)) is None  # type: ignore[arg-type]
-    lab = Labyrinth(**base, pits=[PitCycle(cells=[(0, 1), (0, 2)])])  # type: ignore[arg-type]
+    assert solve(Labyrinth(**base)) is None
+    lab = Labyrinth(**base, pits=[PitCycle(cells=[(0, 1), (0, 2)])])
     plan = solve(lab)
     assert plan == ["right", "right", "right", "right"]
     won, events = play(lab, plan)
@@ -177,8 +177,8 @@ def test_grenade_opens_a_sealed_key() -> None:
         "key": (0, 2),
         "chest": (0, 3),
     }
-    assert solve(Labyrinth(**base)) is None  # type: ignore[arg-type]
-    lab = Labyrinth(**base, grenade_packs=[GrenadePack(cell=(0, 1))])  # type: ignore[arg-type]
+    assert solve(Labyrinth(**base)) is None
+    lab = Labyrinth(**base, grenade_packs=[GrenadePack(cell=(0, 1))])
     plan = solve(lab)
     assert plan == ["right", "bomb_right", "right", "right", "right"]
     assert play(lab, plan)[0]

@@ -46,6 +46,22 @@ def test_keyword_overrides_on_a_preset() -> None:
     assert four.possible_agents == ["A", "B", "C", "D"]
 
 
+@pytest.mark.parametrize("agents", [1, 2, 26])
+def test_any_team_size_plays(agents: int) -> None:
+    preset = "navigator" if agents > 1 else "sparse"
+    env = maze_escape_v0.parallel_env(
+        preset=preset, num_agents=agents, width=9, height=7, max_turns=15
+    )
+    obs, _ = env.reset(seed=1)
+    assert env.possible_agents[-1] == chr(ord("A") + agents - 1)
+    for agent in env.agents:
+        env.action_space(agent).seed(0)
+    while env.agents:
+        for agent, o in obs.items():
+            assert env.observation_space(agent).contains(o)
+        obs, *_ = env.step({a: env.action_space(a).sample() for a in env.agents})
+
+
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
@@ -58,6 +74,7 @@ def test_keyword_overrides_on_a_preset() -> None:
         ({"notebook_mode": "wiki"}, "notebook_mode"),
         ({"landmark_count": 25}, "landmark_count"),
         ({"colour": "red"}, "colour"),
+        ({"num_agents": 1, "meeting_alert": True}, "meeting_alert needs at least 2 agents"),
     ],
 )
 def test_invalid_configs_are_rejected_with_the_field_named(overrides: dict, message: str) -> None:

@@ -39,6 +39,7 @@ def test_demo_writes_a_verified_journal_pictures_and_a_summary(
         assert row[4] == str(game.outcome["turns"]) and row[-1] == "yes"
         assert row[-2] == str(game.outcome["fastest_possible_finish"])
 
+    assert len(sorted(tmp_path.glob("game*_seed*.html"))) == 3  # one viewer page per game
     pictures = sorted(tmp_path.glob("*.png"))
     assert len(pictures) == 3
     for picture in pictures:

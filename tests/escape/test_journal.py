@@ -394,3 +394,13 @@ def test_durability_setting(tmp_path: Path) -> None:
     for durable, expected in ((True, 1), (False, 0)):  # synchronous NORMAL = 1, OFF = 0
         with Journal(tmp_path / f"{durable}.sqlite", durable=durable) as journal:
             assert journal._db.execute("PRAGMA synchronous").fetchone()[0] == expected
+
+
+def test_a_conflicting_writer_gets_a_clear_error(journal_path: Path) -> None:
+    with Journal(journal_path) as first, Journal(journal_path) as second:
+        game_id = first.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
+        first.record_turn(game_id, 0, observations={}, actions={}, events={}, state_digest=b"")
+        second.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
+        with pytest.raises(JournalError, match=r"cannot write to journal .*UNIQUE"):
+            first.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
+        assert verify_game(first, game_id).status == "truncated"

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v0
@@ -209,12 +211,15 @@ def test_cli(journal_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
     play_random(journal_path, 2, **{**FULL, "max_turns": 10})
     assert main([str(journal_path)]) == 0
     out = capsys.readouterr().out
-    assert "2 of 2 game(s) verified" in out and "game 1: ok, 11 turns verified" in out
+    assert "2 of 2 game(s) verified" in out
+    assert re.search(r"^ +1 +1 +11  ok, 11 turns verified$", out, re.MULTILINE), out
     _edit_row(journal_path, 2, 4, "observations", _set_notebook)
     assert main([str(journal_path), "--game", "1"]) == 0
     assert main([str(journal_path)]) == 1
     out = capsys.readouterr().out
-    assert "game 2: FAILED at turn 4" in out and "1 of 2 game(s) verified" in out
+    assert "1 of 2 game(s) verified" in out
+    failed = r"^ +2 +2 +11  FAILED at turn 4 \(mismatch\): observation differs: 'B'"
+    assert re.search(failed, out, re.MULTILINE), out
     assert main([str(journal_path), "--game", "9"]) == 2
     not_journal = tmp_path / "x.txt"
     not_journal.write_text("no database here" * 64)
@@ -236,26 +241,23 @@ SPLICE = st.fixed_dictionaries(
 ACTION = st.fixed_dictionaries({"move": st.integers(0, 4), "notebook": SPLICE, "radio": TEXT})
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 2**32),
     turns=st.lists(st.tuples(ACTION, ACTION, ACTION), min_size=1, max_size=25),
     preset=st.sampled_from(["sparse", "navigator", "full"]),
 )
-def test_any_action_sequence_verifies(
-    tmp_path: Path, seed: int, turns: list[tuple[Any, ...]], preset: str
-) -> None:
-    path = tmp_path / f"{seed}-{len(turns)}-{preset}.sqlite"
-    env = maze_escape_v0.parallel_env(
-        preset=preset, width=5, height=5, max_turns=30, notebook_mode="splice", journal=path
-    )
-    env.reset(seed=seed)
-    for actions in turns:
-        if not env.agents:
-            break
-        env.step(dict(zip(env.agents, actions, strict=True)))
-    env.close()
-    (report,) = verify_journal(path)
+def test_any_action_sequence_verifies(seed: int, turns: list[tuple[Any, ...]], preset: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "games.sqlite"
+        env = maze_escape_v0.parallel_env(
+            preset=preset, width=5, height=5, max_turns=30, notebook_mode="splice", journal=path
+        )
+        env.reset(seed=seed)
+        for actions in turns:
+            if not env.agents:
+                break
+            env.step(dict(zip(env.agents, actions, strict=True)))
+        env.close()
+        (report,) = verify_journal(path)
     assert report.ok, report.describe()

@@ -165,6 +165,15 @@ def test_typed_actions_are_accepted_and_round_trip() -> None:
         action_from_model(typed, rolling)
     with pytest.raises(ValueError, match="splice edits"):
         action_from_model(appended, config)
+    assert Action.from_space(typed.to_space(config), config) == typed
+
+
+def test_model_methods_match_the_conversion_functions() -> None:
+    env = maze_escape_v0.parallel_env(**FULL)
+    obs, _ = env.reset(seed=4)
+    model = Observation.from_space(obs["B"], env.config, "B")
+    assert model == observation_to_model(obs["B"], env.config, "B")
+    assert _same(model.to_space(env.config, "B"), obs["B"])
 
 
 @pytest.mark.parametrize("preset", ["sparse", "navigator", "shared_frame", "full"])

@@ -197,7 +197,7 @@ _TRAINING: Final[dict[str, tuple[str, dict[str, object]]]] = {
             "loops": 0,
             "exit_key": True,
             "rivers": RiverSpec(count=1, arrows=(6, 8)),
-            "optimal_steps": (17, 99),
+            "optimal_steps": (20, 99),
         },
     ),
     "S1-rivers/STAGE-06": (
@@ -206,7 +206,7 @@ _TRAINING: Final[dict[str, tuple[str, dict[str, object]]]] = {
             "loops": 0,
             "exit_key": True,
             "rivers": RiverSpec(count=2, arrows=(2, 4)),
-            "optimal_steps": (24, 99),
+            "optimal_steps": (22, 99),
         },
     ),
     "S2-pits/STAGE-01": (
@@ -293,7 +293,7 @@ _TRAINING: Final[dict[str, tuple[str, dict[str, object]]]] = {
             "exit_key": True,
             "rivers": RiverSpec(count=2),
             "pits": PitSpec(cycles=2),
-            "optimal_steps": (21, 99),
+            "optimal_steps": (26, 99),
         },
     ),
 }

@@ -1,0 +1,7 @@
+"""``python -m maze_envs.view JOURNAL [--game N] [--out FILE]``."""
+
+import sys
+
+from maze_envs.view.escape_page import main
+
+raise SystemExit(main(sys.argv[1:]))
