@@ -484,8 +484,7 @@ def _scan(journal: Journal, game_id: int) -> Iterator[tuple[TurnRecord, bool] | 
     """Rows in order as (record, intact); stops after the first unreadable or missing one.
 
     ``intact`` is False when the record-hash chain does not match the stored text, i.e. the row
-    (or an earlier one) was changed after it was recorded. The chain continues from the stored
-    hash so that only the first edited row is flagged.
+    (or an earlier one) was changed after it was recorded; callers stop at the first such row.
     """
     expected = 0
     previous = GENESIS_HASH

@@ -116,7 +116,8 @@ def render_map(
 
     ``state`` places the player (default: on the start) and opens blown walls; after a win the
     player is outside and not drawn. ``reveal=False`` draws the public map of a hidden labyrinth:
-    the frame with its gap and the player only. ``static_items=False`` removes collected items.
+    the closed frame and the player only. The exit gap is hidden too: the public map shows only
+    what the start text already says (board size and position), as in the EnvTraverse setup. ``static_items=False`` removes collected items.
     """
     rows, cols = lab.rows, lab.cols
     player = lab.start if state is None else state.pos
@@ -128,6 +129,8 @@ def render_map(
                 opened.add((min(cell, nb), EAST if cell[0] == nb[0] else SOUTH))
     glyphs = _glyphs(lab, state, static_items) if reveal else {}
     (gap_r, gap_c), gap_side = lab.exit.cell, lab.exit.side
+    if not reveal:
+        gap_r = gap_c = -1  # no frame cell matches: the frame is drawn closed
 
     def interior_open(cell: Pos, bit: int) -> bool:
         if not reveal:

@@ -134,7 +134,7 @@ class StartResponse(BaseModel):
     task_meta: TaskMeta
     text: str
     formal: Formal
-    map: str = Field(description="open map (TUTORIAL) or public map: frame, exit gap and player")
+    map: str = Field(description="open map (TUTORIAL) or public map: closed frame and player")
     inventory: dict[str, bool | int]
     info: dict[str, Any] = Field(default_factory=dict, description="rivers, pits, exit key")
 

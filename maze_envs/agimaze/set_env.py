@@ -49,16 +49,16 @@ TUTORIAL_PATHS: Final = tuple(f"TUTORIAL/STAGE-{i:02d}/0000.json" for i in range
 #: 0009 bundles of CLASSIC and EXTENDED).
 DEFAULT_TARGET: Final = "CLASSIC/MEDIUM/keys/6x6/0005.json"
 
-# --- Protocol text of the EnvTraverse labyrinth-set environment (exact; do not edit) ----------
-#: Set description shown to the agent before the first labyrinth.
+#: Set description shown to the agent before the first labyrinth. Written in our own words: the
+#: EnvTraverse wording is a prompt, not protocol data; only the transition messages below are.
 SET_DESCRIPTION: Final = (
-    "You are playing a series of labyrinths. Your task is to solve all labyrinths using the "
-    "minimal number of moves. You will be given a description of each labyrinth. Please read "
-    "each description carefully. For the first few labyrinths, you will be given an open map "
-    "with your position shown on it. These are tutorial labyrinths designed to help you "
-    "understand the mechanics. For the remaining labyrinths, the map will be hidden. You will "
-    "only be given your initial position in the labyrinth description."
+    "This is a sequence of labyrinths. Solve every one of them in as few moves as you can. Each "
+    "labyrinth comes with its own description; read it before you move. The first labyrinths "
+    "are tutorials: their map is open and shows where you stand, so you can learn how the "
+    "labyrinths work. After them the map is hidden, and the description tells you only where "
+    "you start."
 )
+# --- Transition messages of the EnvTraverse labyrinth-set environment (exact; do not edit) ----
 _START_PROMPT: Final = 'by sending the {"id":"start"} action. Available actions: {"id":"start"}'
 #: Before the first labyrinth.
 INITIAL_MESSAGE: Final = f"Please start the first labyrinth {_START_PROMPT}"

@@ -117,11 +117,12 @@ def test_items_are_drawn_statically_unless_asked() -> None:
     assert live[1] == "|       |   |" and live[3] == "| S         |"
 
 
-def test_public_map_shows_only_the_frame_its_gap_and_the_player() -> None:
+def test_public_map_shows_only_the_closed_frame_and_the_player() -> None:
     lab = parse_map(KEYS).labyrinth
+    assert lab.exit.side == "up"  # the gap exists, but the public map must not give it away
     assert render_map(lab, reveal=False) == "\n".join(
         [
-            "+---+---+   +",
+            "+---+---+---+",
             "| S         |",
             "+   +   +   +",
             "|           |",

@@ -112,8 +112,8 @@ def test_start_reply_has_the_public_fields(client: TestClient) -> None:
         "details": {},
     }
     assert body["inventory"] == {}
-    # a hidden labyrinth shows the public map (frame, gap and player), a tutorial the full map
-    assert body["map"] == "+---+---+---+\n| S          \n+---+---+---+"
+    # a hidden labyrinth shows the public map (closed frame and player), a tutorial the full map
+    assert body["map"] == "+---+---+---+\n| S         |\n+---+---+---+"
     assert (
         start(client, "TEST/tutorial.json")["map"] == "+---+---+---+\n| S   K   T  \n+---+---+---+"
     )

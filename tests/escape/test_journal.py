@@ -404,3 +404,24 @@ def test_a_conflicting_writer_gets_a_clear_error(journal_path: Path) -> None:
         with pytest.raises(JournalError, match=r"cannot write to journal .*UNIQUE"):
             first.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
         assert verify_game(first, game_id).status == "truncated"
+
+
+def test_garbage_hashes_and_types_are_reported(journal_path: Path) -> None:
+    with Journal(journal_path) as journal:
+        games = [play(journal, 3, MOVES) for _ in range(3)]
+    _tamper(
+        journal_path, "UPDATE turns SET record_hash = 'zz' WHERE game_id = ? AND turn = 1", games[0]
+    )
+    _tamper(
+        journal_path, "UPDATE turns SET state_hash = 7 WHERE game_id = ? AND turn = 2", games[1]
+    )
+    _tamper(
+        journal_path, "UPDATE turns SET events = '[1]' WHERE game_id = ? AND turn = 4", games[2]
+    )
+    with Journal(journal_path) as journal:
+        problems = [verify_game(journal, g, ToyReplayer).problem for g in games]
+    assert [(p.turn, p.kind) for p in problems if p] == [
+        (1, "edited"),
+        (2, "mismatch"),  # the column is TEXT: 7 is stored as '7', which is not the hash
+        (4, "unreadable"),
+    ]
