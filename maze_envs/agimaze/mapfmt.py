@@ -117,7 +117,8 @@ def render_map(
     ``state`` places the player (default: on the start) and opens blown walls; after a win the
     player is outside and not drawn. ``reveal=False`` draws the public map of a hidden labyrinth:
     the closed frame and the player only. The exit gap is hidden too: the public map shows only
-    what the start text already says (board size and position), as in the EnvTraverse setup. ``static_items=False`` removes collected items.
+    what the start text already says (board size and position), as in the EnvTraverse setup.
+    ``static_items=False`` removes collected items.
     """
     rows, cols = lab.rows, lab.cols
     player = lab.start if state is None else state.pos
