@@ -238,20 +238,26 @@ SPLICE = st.fixed_dictionaries(
         "text": TEXT,
     }
 )
-ACTION = st.fixed_dictionaries({"move": st.integers(0, 4), "notebook": SPLICE, "radio": TEXT})
+APPEND = st.fixed_dictionaries({"append": TEXT})
+MODES = {"splice": SPLICE, "rolling_log": APPEND}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 2**32),
-    turns=st.lists(st.tuples(ACTION, ACTION, ACTION), min_size=1, max_size=25),
     preset=st.sampled_from(["sparse", "navigator", "full"]),
+    mode=st.sampled_from(sorted(MODES)),
+    data=st.data(),
 )
-def test_any_action_sequence_verifies(seed: int, turns: list[tuple[Any, ...]], preset: str) -> None:
+def test_any_action_sequence_verifies(seed: int, preset: str, mode: str, data: Any) -> None:
+    action = st.fixed_dictionaries(
+        {"move": st.integers(0, 4), "notebook": MODES[mode], "radio": TEXT}
+    )
+    turns = data.draw(st.lists(st.tuples(action, action, action), min_size=1, max_size=25))
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "games.sqlite"
         env = maze_escape_v0.parallel_env(
-            preset=preset, width=5, height=5, max_turns=30, notebook_mode="splice", journal=path
+            preset=preset, width=5, height=5, max_turns=30, notebook_mode=mode, journal=path
         )
         env.reset(seed=seed)
         for actions in turns:
