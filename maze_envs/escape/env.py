@@ -6,7 +6,10 @@ Description:
     Named landmarks (tree, picture, piano, ...) sit on distinct cells. Every agent must visit the
     exit at least once; visiting does not remove an agent, so one that has found the exit can go
     back and help. Each agent keeps a notebook, its only memory, and may radio its teammates;
-    agents on the same cell read each other's notebooks. All agents act at the same time.
+    agents on the same cell read each other's notebooks. All agents act at the same time and may
+    share cells. A move into an interior wall or the outer brick leaves the agent where it is,
+    tells it so next turn and is counted; a move out through the doorway keeps it on the exit.
+    The full rules are in :mod:`maze_envs.escape.engine`.
 
 Action Space:
     A ``Dict`` per agent: ``move`` in ``Discrete(5)`` (0..4 = N, E, S, W, STAY), a ``notebook``

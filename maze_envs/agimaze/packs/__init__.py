@@ -4,10 +4,12 @@ Packs are addressed like the real server's paths: ``TUTORIAL/STAGE-01/0000.json`
 ``TRAINING/S0-keys/STAGE-01/0005.json``, ``CLASSIC/EASY/pits/4x4/0000.json``,
 ``EXTENDED/boat/STAGE-01-4x4`` ... A path names either one bundle file or a directory; a
 directory stands for every bundle below it, and one of them is drawn with the caller's numpy
-Generator. Paths come from users and HTTP clients, so anything that could reach outside
-:data:`PACK_ROOT` (``..``, absolute paths, backslashes, symbolic links) is refused with a
-:class:`PackPathError`. The stage table behind the packs is :mod:`.catalog`; ``maze-envs agimaze
-build-packs`` (:mod:`.build`) regenerates them.
+Generator. Paths come from users and HTTP clients, so anything that could reach outside the
+pack root (``..``, absolute paths, backslashes, symbolic links) is refused with a
+:class:`PackPathError`. The pack root is :data:`PACK_ROOT` unless a function is given another
+``root`` (a bundle tree of the same layout, e.g. ``maze-envs agimaze serve --pack-root``). The
+stage table behind the packs is :mod:`.catalog`; ``maze-envs agimaze build-packs``
+(:mod:`.build`) regenerates them.
 
 Example:
     >>> import numpy as np
@@ -44,12 +46,25 @@ class PackPathError(ValueError):
     """A pack path that is malformed, unknown, or would leave the pack root."""
 
 
-def _split(path: str) -> list[str]:
+def pack_root(root: Path | None = None) -> Path:
+    """The resolved pack root: :data:`PACK_ROOT` for None, else ``root`` if it is a directory.
+
+    Raises :class:`PackPathError` when ``root`` is given and is not a directory.
+    """
+    if root is None:
+        return PACK_ROOT
+    resolved = Path(root).resolve()
+    if not resolved.is_dir():
+        raise PackPathError(f"pack root {str(root)!r} is not a directory")
+    return resolved
+
+
+def _split(path: str, root: Path) -> list[str]:
     """Validate the spelling of a pack path and return its components."""
     if not isinstance(path, str):
         raise PackPathError(f"a pack path is a string, got {type(path).__name__}")
     if not path:
-        raise PackPathError(f"empty pack path; {_choices_text(PACK_ROOT)}")
+        raise PackPathError(f"empty pack path; {_choices_text(root, root)}")
     if len(path) > MAX_PATH_LENGTH:
         raise PackPathError(f"pack path longer than {MAX_PATH_LENGTH} characters")
     if "\\" in path:
@@ -84,8 +99,8 @@ def _visible_children(directory: Path) -> list[str]:
     return out
 
 
-def _choices_text(directory: Path, wanted: str = "", limit: int = 12) -> str:
-    rel = directory.relative_to(PACK_ROOT).as_posix()
+def _choices_text(directory: Path, root: Path, wanted: str = "", limit: int = 12) -> str:
+    rel = directory.relative_to(root).as_posix()
     where = "the pack root" if rel == "." else f"'{rel}/'"
     children = _visible_children(directory)
     if not children:
@@ -98,27 +113,32 @@ def _choices_text(directory: Path, wanted: str = "", limit: int = 12) -> str:
     return f"{hint}{where} holds: {shown}{more}"
 
 
-def _locate(path: str) -> Path:
-    """The file or directory ``path`` names under PACK_ROOT, refusing any escape."""
-    current = PACK_ROOT
-    for part in _split(path):
+def _locate(path: str, root: Path) -> Path:
+    """The file or directory ``path`` names under ``root``, refusing any escape."""
+    if not root.is_dir():
+        raise PackPathError(
+            f"no pack entry {path!r}: the pack root {str(root)!r} is missing; "
+            "build it with 'maze-envs agimaze build-packs'"
+        )
+    current = root
+    for part in _split(path, root):
         if not current.is_dir():
             raise PackPathError(f"pack path {path!r} continues below a file")
         candidate = current / part
         if candidate.is_symlink():
             raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
         if not candidate.exists():
-            raise PackPathError(f"no pack entry {path!r}: {_choices_text(current, part)}")
+            raise PackPathError(f"no pack entry {path!r}: {_choices_text(current, root, part)}")
         current = candidate
     resolved = current.resolve()
-    if not resolved.is_relative_to(PACK_ROOT):
+    if not resolved.is_relative_to(root):
         raise PackPathError(f"pack path {path!r} leaves the pack root; refused")
     return current
 
 
-def _bundle_names(directory: Path) -> list[str]:
-    """Pack-relative names of the bundle files below ``directory`` (links skipped), sorted."""
-    base = directory.relative_to(PACK_ROOT).as_posix()
+def _bundle_names(directory: Path, root: Path) -> list[str]:
+    """Root-relative names of the bundle files below ``directory`` (links skipped), sorted."""
+    base = directory.relative_to(root).as_posix()
     prefix = "" if base == "." else base + "/"
     out: list[str] = []
     for folder, subfolders, files in os.walk(directory):
@@ -139,41 +159,49 @@ def _bundle_names(directory: Path) -> list[str]:
     return sorted(out)
 
 
-def resolve_pack_path(path: str, rng: np.random.Generator | None = None) -> tuple[str, Bundle]:
+def resolve_pack_path(
+    path: str, rng: np.random.Generator | None = None, root: Path | None = None
+) -> tuple[str, Bundle]:
     """Load the bundle ``path`` names: a ``.json`` file, or one bundle drawn from a directory.
 
     A directory stands for every bundle below it (in sorted order); ``rng`` draws one of them
-    uniformly, and ``rng=None`` takes the first. Returns the pack-relative path of the bundle
-    chosen and the bundle. Raises :class:`PackPathError` for malformed, unknown or escaping paths
-    (the message lists the valid entries nearby) and for a bundle file that does not load.
+    uniformly, and ``rng=None`` takes the first. ``path`` is relative to ``root`` (default
+    :data:`PACK_ROOT`). Returns the root-relative path of the bundle chosen and the bundle.
+    Raises :class:`PackPathError` for malformed, unknown or escaping paths (the message lists
+    the valid entries nearby), for a bundle file that does not load and for a ``root`` that is
+    not a directory.
     """
-    target = _locate(path)
+    base = pack_root(root)
+    target = _locate(path, base)
     if target.is_dir():
-        names = _bundle_names(target)
+        names = _bundle_names(target, base)
         if not names:
             raise PackPathError(f"pack directory {path!r} holds no bundles")
         index = 0 if rng is None else int(rng.integers(len(names)))
-        target = PACK_ROOT / names[index]
+        target = base / names[index]
     elif target.suffix != _BUNDLE_SUFFIX:
         raise PackPathError(f"pack path {path!r} is not a {_BUNDLE_SUFFIX} bundle")
-    name = target.relative_to(PACK_ROOT).as_posix()
+    name = target.relative_to(base).as_posix()
     try:
         return name, load_bundle(target)
     except BundleError as exc:
         raise PackPathError(f"pack bundle {name!r} is damaged: {exc}") from None
 
 
-def list_bundles(prefix: str = "") -> list[str]:
-    """Pack-relative paths of every shipped bundle whose path starts with ``prefix``, sorted.
+def list_bundles(prefix: str = "", root: Path | None = None) -> list[str]:
+    """Root-relative paths of every bundle under ``root`` whose path starts with ``prefix``.
 
-    ``prefix`` is a plain string prefix: ``"TRAINING/S0-keys/STAGE-01/"`` gives that stage's ten
-    bundles and ``"TRAINING/S1"`` every S1-rivers bundle.
+    ``root`` defaults to the shipped packs (:data:`PACK_ROOT`; an empty list before they are
+    built); another ``root`` must be a directory. ``prefix`` is a plain string prefix:
+    ``"TRAINING/S0-keys/STAGE-01/"`` gives that stage's ten bundles and ``"TRAINING/S1"`` every
+    S1-rivers bundle. The result is sorted.
     """
     if not isinstance(prefix, str):
         raise PackPathError(f"a pack path prefix is a string, got {type(prefix).__name__}")
-    if not PACK_ROOT.is_dir():
+    base = pack_root(root)
+    if not base.is_dir():
         return []
-    return [n for n in _bundle_names(PACK_ROOT) if n.startswith(prefix)]
+    return [n for n in _bundle_names(base, base) if n.startswith(prefix)]
 
 
-__all__ = ["PACK_ROOT", "PackPathError", "list_bundles", "resolve_pack_path"]
+__all__ = ["PACK_ROOT", "PackPathError", "list_bundles", "pack_root", "resolve_pack_path"]
