@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 import gymnasium as gym
@@ -33,7 +34,7 @@ from maze_envs.agimaze.engine import (
 from maze_envs.agimaze.formal import inventory, start_formal
 from maze_envs.agimaze.mapfmt import render_map
 from maze_envs.agimaze.narration import START as START_TEXT
-from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
+from maze_envs.agimaze.packs import list_bundles, pack_root, resolve_pack_path
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
@@ -127,24 +128,36 @@ class LocalBackend:
     """Runs labyrinths on the embedded engine.
 
     ``source`` is a pack path (a bundle, or a directory from which each start draws one bundle
-    with ``numpy.random.default_rng(seed)``, the same draw as ``maze-envs agimaze serve``) or a
-    labyrinth object.
+    with ``numpy.random.default_rng(seed)``, the same draw as ``maze-envs agimaze serve``) under
+    ``root`` (default: the shipped packs), or a labyrinth object.
     """
 
-    def __init__(self, source: str | Labyrinth | Bundle, max_steps: int | None = None) -> None:
+    def __init__(
+        self,
+        source: str | Labyrinth | Bundle,
+        max_steps: int | None = None,
+        root: str | Path | None = None,
+    ) -> None:
         self._max_steps_override = max_steps
         self._directory: str | None = None
+        self._root = None if root is None else pack_root(Path(root))
         #: pack name -> (compiled labyrinth, reference budget); compiled once per bundle
         self._compiled_cache: dict[str, tuple[CompiledLabyrinth, int | None]] = {}
         if isinstance(source, str):
-            name, bundle = resolve_pack_path(source)  # validates the path, loads the first
+            # validates the path and loads the first bundle
+            name, bundle = resolve_pack_path(source, root=self._root)
             if name == source:  # a bundle file; a directory resolves to a file below it
                 self.candidates = [bundle]
             else:
                 self._directory = source
                 prefix = source.removesuffix("/") + "/"
-                self.candidates = [resolve_pack_path(n)[1] for n in list_bundles(prefix)]
+                self.candidates = [
+                    resolve_pack_path(n, root=self._root)[1]
+                    for n in list_bundles(prefix, root=self._root)
+                ]
         else:
+            if root is not None:
+                raise ValueError("a pack root goes with a pack path, not with a labyrinth object")
             name = "<labyrinth>"
             bundle = source if isinstance(source, Bundle) else Bundle(labyrinth=source)
             self.candidates = [bundle]
@@ -175,7 +188,8 @@ class LocalBackend:
             name, (compiled, max_steps) = self._fixed
         else:
             assert self._directory is not None
-            name, bundle = resolve_pack_path(self._directory, np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            name, bundle = resolve_pack_path(self._directory, rng, root=self._root)
             compiled, max_steps = self._compile(name, bundle)
         lab = compiled.labyrinth
         self._compiled = compiled
@@ -265,6 +279,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
 
     * ``path``: pack path (``TRAINING/S0-keys/STAGE-01/0005.json`` or a directory), or
     * ``labyrinth``: a :class:`~maze_envs.agimaze.types.Labyrinth` or ``Bundle`` (local only);
+    * ``pack_root`` (local only): the bundle tree ``path`` is relative to, instead of the shipped
+      packs (the local twin of ``maze-envs agimaze serve --pack-root``);
     * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
       ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it);
     * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout``, ``retries``
@@ -295,6 +311,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         agent: str = "maze-envs",
         timeout: float = 30.0,
         retries: int = 3,
+        pack_root: str | Path | None = None,
     ) -> None:
         if (path is None) == (labyrinth is None):
             raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
@@ -314,7 +331,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         if backend == "local":
             source = path if path is not None else labyrinth
             assert source is not None  # checked above: exactly one is given
-            local = LocalBackend(source, max_steps=max_steps)
+            local = LocalBackend(source, max_steps=max_steps, root=pack_root)
             actions = ordered_actions(a for b in local.candidates for a in b.labyrinth.actions)
             show_map = any(b.labyrinth.open_map for b in local.candidates)
             self._backend = local
@@ -323,6 +340,11 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
 
             if path is None or base_url is None:
                 raise ValueError('backend="http" needs path= (a pack path) and base_url=')
+            if pack_root is not None:
+                raise ValueError(
+                    'pack_root= is for backend="local"; a server chooses its own pack root '
+                    "(maze-envs agimaze serve --pack-root)"
+                )
             remote = HttpBackend(base_url, path, agent=agent, timeout=timeout, retries=retries)
             actions, show_map = remote.probe()
             self._backend = remote

@@ -70,6 +70,9 @@ from maze_envs.grid import (
     neighbours,
 )
 
+#: Version of :class:`LabyrinthGenerator`'s drawing algorithm: bumped by any change that draws
+#: a different labyrinth from the same configuration and rng (stored in bundle metadata).
+GENERATOR_VERSION: Final = "1"
 #: Items whose necessity a generator can demand (``GeneratorConfig.requires``).
 RequiredItem = Literal["boat", "grenades", "flashlight"]
 #: Cells an extension layout seals with walls.

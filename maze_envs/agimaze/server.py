@@ -47,12 +47,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from maze_envs.agimaze import protocol
-from maze_envs.agimaze.bundle import BundleError, load_bundle
 from maze_envs.agimaze.engine import AgiMazeEngine
 from maze_envs.agimaze.env import reference_max_steps
 from maze_envs.agimaze.formal import inventory
 from maze_envs.agimaze.mapfmt import render_map
-from maze_envs.agimaze.packs import PackPathError, resolve_pack_path
+from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
 from maze_envs.agimaze.sessions import (
     Reply,
     SeqReplay,
@@ -99,45 +98,14 @@ class GameSession:
 def root_resolver(root: str | Path) -> Resolver:
     """A resolver over the bundle tree at ``root`` (``--pack-root``), as safe as the shipped one.
 
-    Paths are relative, '/'-separated, without empty, '.' or '..' parts, backslashes or hidden
-    parts; nothing under a symbolic link is served and the resolved target must lie inside
-    ``root``. A directory draws one of the ``.json`` bundles below it (sorted) with ``rng``.
+    The same :func:`~maze_envs.agimaze.packs.resolve_pack_path` with another root; raises
+    :class:`~maze_envs.agimaze.packs.PackPathError` (a ValueError) when ``root`` is not a
+    directory.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        raise ValueError(f"pack root {str(root)!r} is not a directory")
+    base = pack_root(Path(root))
 
     def resolve(path: str, rng: np.random.Generator | None) -> tuple[str, Bundle]:
-        parts = path.removesuffix("/").split("/")
-        if (
-            "\\" in path
-            or path.startswith("/")
-            or any(p in {"", ".", ".."} or p.startswith(".") for p in parts)
-        ):
-            raise PackPathError(
-                f"pack path {path!r} must be relative to the pack root, '/'-separated, "
-                "without empty, '.', '..' or hidden parts"
-            )
-        target = base
-        for part in parts:
-            target = target / part
-            if target.is_symlink():
-                raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
-        if not target.resolve().is_relative_to(base) or not target.exists():
-            raise PackPathError(f"no pack entry {path!r} under the pack root")
-        if target.is_dir():
-            files = sorted(
-                (f for f in target.rglob("*.json") if f.is_file() and not f.is_symlink()),
-                key=lambda f: f.relative_to(base).as_posix(),
-            )
-            if not files:
-                raise PackPathError(f"pack directory {path!r} holds no bundles")
-            target = files[0 if rng is None else int(rng.integers(len(files)))]
-        name = target.relative_to(base).as_posix()
-        try:
-            return name, load_bundle(target)
-        except BundleError as exc:
-            raise PackPathError(f"pack bundle {name!r} does not load: {exc}") from None
+        return resolve_pack_path(path, rng, root=base)
 
     return resolve
 

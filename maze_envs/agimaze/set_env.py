@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import gymnasium as gym
@@ -166,6 +167,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     * ``paths``: the full ordered list of pack paths (default: tutorials + ``target``);
     * ``target``: the final labyrinth of the default set (:data:`DEFAULT_TARGET`);
     * ``labyrinths``: labyrinth objects instead of paths;
+    * ``pack_root``: the bundle tree the paths are relative to (default: the shipped packs);
     * ``budget_factor`` (5.0), ``reward_shaping`` (False), ``render_mode`` (``"ansi"``: the full
       map of the running labyrinth).
 
@@ -185,6 +187,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         budget_factor: float = DEFAULT_BUDGET_FACTOR,
         reward_shaping: bool = False,
         render_mode: str | None = None,
+        pack_root: str | Path | None = None,
     ) -> None:
         if paths is not None and labyrinths is not None:
             raise ValueError("give paths= or labyrinths=, not both")
@@ -206,6 +209,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
                 budget_factor=budget_factor,
                 reward_shaping=reward_shaping,
                 render_mode="ansi" if render_mode is not None else None,
+                pack_root=pack_root if isinstance(s, str) else None,
             )
             for s in sources
         ]

@@ -240,8 +240,13 @@ class BundleMeta(_Model):
     family: str = ""
     stage: str = ""
     seed: int | None = None
-    generator: str = ""
-    generator_version: str = ""
+    generator: str = Field(default="", description="dotted name of the generator class")
+    generator_version: str = Field(
+        default="", description="version of the generator's drawing algorithm"
+    )
+    pack_version: str = Field(
+        default="", description="version of the pack the bundle ships in; empty if hand-made"
+    )
     optimal_steps: int | None = Field(default=None, ge=0)
     soft_good_steps: int | None = Field(default=None, ge=1)
     hard_max_steps: int | None = Field(default=None, ge=1)

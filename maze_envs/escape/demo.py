@@ -119,6 +119,16 @@ def summary_table(games: list[GameSummary], reports: dict[int, VerifyReport]) ->
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number >= 0, got {text!r}")
+    return seed
+
+
 def main(argv: list[str]) -> int:
     """Play, journal, render and verify the demo games; exit 0 when every game verifies."""
     parser = argparse.ArgumentParser(
@@ -128,7 +138,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--out", default="out", help="output folder (default: out)")
     parser.add_argument(
-        "--seeds", type=int, nargs="+", default=[0, 1, 2], help="one game per seed (default: 0 1 2)"
+        "--seeds",
+        type=_seed,
+        nargs="+",
+        default=[0, 1, 2],
+        help="one game per seed (default: 0 1 2)",
     )
     parser.add_argument(
         "--policy",
@@ -141,7 +155,11 @@ def main(argv: list[str]) -> int:
     say = (lambda *_: None) if args.quiet else print
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"maze-envs demo: cannot use {out} as the output folder: {exc}")
+        return 2
     path = out / "demo.sqlite"
     for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         stale.unlink(missing_ok=True)  # each run writes a fresh journal

@@ -35,7 +35,6 @@ from maze_envs.journal import (
     GameInfo,
     Journal,
     JournalError,
-    Problem,
     ReplayStep,
     VerifyReport,
     verify_game,
@@ -181,4 +180,4 @@ def main(argv: list[str]) -> int:
     return 0 if good == len(reports) else 1
 
 
-__all__ = ["EscapeReplayer", "Problem", "main", "stored_action", "verify_journal"]
+__all__ = ["EscapeReplayer", "main", "stored_action", "verify_journal"]

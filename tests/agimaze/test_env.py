@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 import maze_envs  # noqa: F401  (registers the environments)
+from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.agimaze.generator import GeneratorConfig, LabyrinthGenerator, PitSpec, RiverSpec
 from maze_envs.agimaze.packs import PackPathError, list_bundles
 from maze_envs.agimaze.spaces import EVENT_KINDS, OBSERVE_KINDS
-from maze_envs.agimaze.types import ExitGap, Labyrinth
+from maze_envs.agimaze.types import Bundle, ExitGap, Labyrinth
 
 
 def corridor(max_steps: int | None = 4, open_map: bool = False) -> Labyrinth:
@@ -239,6 +242,30 @@ def test_unknown_or_escaping_pack_paths_are_refused() -> None:
     for path in ("../../etc/passwd", "/etc/passwd", "NOPE/STAGE-01"):
         with pytest.raises(PackPathError):
             AgiMazeEnv(path=path)
+
+
+def test_pack_root_serves_a_bundle_tree_of_ones_own(tmp_path: Path) -> None:
+    stage = tmp_path / "MINE" / "STAGE-01"
+    save_bundle(Bundle(labyrinth=corridor()), stage / "0000.json")
+    save_bundle(Bundle(labyrinth=generated(4)), stage / "0001.json")
+    env = AgiMazeEnv(path="MINE/STAGE-01/0000.json", pack_root=tmp_path)
+    assert env.reset(seed=0)[1]["name"] == "MINE/STAGE-01/0000.json"
+    for _ in range(3):
+        _, reward, terminated, truncated, info = env.step_name("right")
+    assert terminated and not truncated and reward == 1.0 and info["steps"] == 3
+    drawn = AgiMazeEnv(path="MINE/STAGE-01", pack_root=str(tmp_path))
+    names = {drawn.reset(seed=s)[1]["name"] for s in range(12)}
+    assert names == {"MINE/STAGE-01/0000.json", "MINE/STAGE-01/0001.json"}
+    (tmp_path / "LINK").symlink_to(stage)
+    for path in ("LINK/0000.json", "../MINE/STAGE-01/0000.json", "TRAINING/S0-keys/STAGE-01"):
+        with pytest.raises(PackPathError):
+            AgiMazeEnv(path=path, pack_root=tmp_path)
+    with pytest.raises(PackPathError, match="not a directory"):
+        AgiMazeEnv(path="MINE/STAGE-01", pack_root=tmp_path / "missing")
+    with pytest.raises(ValueError, match="pack root goes with a pack path"):
+        AgiMazeEnv(labyrinth=corridor(), pack_root=tmp_path)
+    with pytest.raises(ValueError, match='pack_root= is for backend="local"'):
+        AgiMazeEnv(path="MINE", backend="http", base_url="http://x", pack_root=tmp_path)
 
 
 @needs_packs

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from maze_envs.agimaze.bundle import load_bundle
-from maze_envs.agimaze.generator import RequiredItem, plan_events, without_item
+from maze_envs.agimaze.generator import GENERATOR_VERSION, RequiredItem, plan_events, without_item
 from maze_envs.agimaze.packs import PACK_ROOT, list_bundles
 from maze_envs.agimaze.packs.build import (
     build_stage,
@@ -78,7 +78,9 @@ def test_bundles_are_valid_solvable_and_budgeted(stage: StageSpec) -> None:
         assert (lab.rows, lab.cols) == (stage.generator.rows, stage.generator.cols)
         assert lab.open_map == (stage.group == "TUTORIAL")
         assert meta.path == name and meta.group == stage.group
-        assert meta.generator_version == PACK_VERSION
+        assert meta.pack_version == PACK_VERSION
+        assert meta.generator_version == GENERATOR_VERSION
+        assert meta.generator == "maze_envs.agimaze.generator.LabyrinthGenerator"
         optimal = optimal_length(lab)
         assert optimal is not None, f"{name} cannot be won"
         assert meta.optimal_steps == optimal

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,13 @@ import pytest
 
 import maze_envs.agimaze.packs as packs
 from maze_envs.agimaze.bundle import load_bundle
-from maze_envs.agimaze.packs import PACK_ROOT, PackPathError, list_bundles, resolve_pack_path
+from maze_envs.agimaze.packs import (
+    PACK_ROOT,
+    PackPathError,
+    list_bundles,
+    pack_root,
+    resolve_pack_path,
+)
 
 STAGE = "TRAINING/S0-keys/STAGE-01"
 
@@ -81,7 +88,8 @@ def test_unknown_paths_list_the_nearby_choices() -> None:
 
 
 @pytest.fixture
-def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def bundle_tree(tmp_path: Path) -> Path:
+    """A small pack tree with a good, a linked, an empty and a broken folder."""
     root = (tmp_path / "packs").resolve()
     (root / "GOOD").mkdir(parents=True)
     source = PACK_ROOT / f"{STAGE}/0000.json"
@@ -94,8 +102,13 @@ def fake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "EMPTY").mkdir()
     (root / "BROKEN").mkdir()
     (root / "BROKEN" / "0000.json").write_text('{"format_version": 1}')
-    monkeypatch.setattr(packs, "PACK_ROOT", root)
     return root
+
+
+@pytest.fixture
+def fake_root(bundle_tree: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(packs, "PACK_ROOT", bundle_tree)
+    return bundle_tree
 
 
 def test_symbolic_links_are_refused(fake_root: Path) -> None:
@@ -115,3 +128,55 @@ def test_empty_and_damaged_packs_give_clear_errors(fake_root: Path) -> None:
         resolve_pack_path("EMPTY")
     with pytest.raises(PackPathError, match="damaged"):
         resolve_pack_path("BROKEN/0000.json")
+
+
+def test_another_root_gets_the_same_checks(bundle_tree: Path, tmp_path: Path) -> None:
+    root = tmp_path / "packs"  # unresolved spelling of the same tree
+    name, bundle = resolve_pack_path("GOOD/0000.json", root=root)
+    assert name == "GOOD/0000.json" and bundle == load_bundle(bundle_tree / name)
+    assert list_bundles(root=root) == ["BROKEN/0000.json", "GOOD/0000.json"]
+    assert list_bundles("GOOD", root=root) == ["GOOD/0000.json"]
+    draws = {resolve_pack_path("GOOD", np.random.default_rng(s), root=root)[0] for s in range(20)}
+    assert draws == {"GOOD/0000.json"}
+    (tmp_path / "secret.json").write_bytes((bundle_tree / "GOOD" / "0000.json").read_bytes())
+    refused = {
+        "../secret.json": "'..'",
+        "GOOD/../../secret.json": "'..'",
+        str(tmp_path / "secret.json"): "absolute",
+        "GOOD\\0000.json": "backslash",
+        ".hidden": "invalid part",
+        "LINKED/0000.json": "symbolic link",
+        "GOOD/0001.json": "symbolic link",
+        "EMPTY": "holds no bundles",
+        "BROKEN/0000.json": "damaged",
+        "NOPE": "the pack root holds: BROKEN/, EMPTY/, GOOD/",
+        "": "empty pack path",
+    }
+    for path, message in refused.items():
+        with pytest.raises(PackPathError, match=re.escape(message)):
+            resolve_pack_path(path, root=root)
+    # the shipped packs are untouched by another root
+    assert resolve_pack_path(f"{STAGE}/0005.json")[0] == f"{STAGE}/0005.json"
+    with pytest.raises(PackPathError, match="no pack entry"):
+        resolve_pack_path(f"{STAGE}/0005.json", root=root)
+
+
+def test_a_root_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
+    for root in (tmp_path / "missing", PACK_ROOT / "MANIFEST.txt"):
+        with pytest.raises(PackPathError, match="is not a directory"):
+            resolve_pack_path("GOOD/0000.json", root=root)
+        with pytest.raises(PackPathError, match="is not a directory"):
+            list_bundles(root=root)
+        with pytest.raises(PackPathError, match="is not a directory"):
+            pack_root(root)
+    assert pack_root() == PACK_ROOT and pack_root(tmp_path) == tmp_path.resolve()
+
+
+def test_missing_shipped_packs_give_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(packs, "PACK_ROOT", tmp_path / "not-built")
+    assert list_bundles() == []
+    for path in (f"{STAGE}/0005.json", ""):
+        with pytest.raises(PackPathError, match="build-packs"):
+            resolve_pack_path(path)

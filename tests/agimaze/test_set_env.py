@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 import maze_envs  # noqa: F401  (registers the environments)
+from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.set_env import (
     DEFAULT_TARGET,
     FAILED_FINAL_MESSAGE,
@@ -19,6 +22,7 @@ from maze_envs.agimaze.set_env import (
     TUTORIAL_PATHS,
     AgiMazeSetEnv,
 )
+from maze_envs.agimaze.types import Bundle
 from tests.agimaze.test_env import corridor, generated, needs_packs
 
 
@@ -172,6 +176,20 @@ def test_validation() -> None:
         AgiMazeSetEnv(labyrinths=[])
     with pytest.raises(ValueError, match="unknown action"):
         three_corridors().step_name("jump")
+
+
+def test_paths_under_a_pack_root(tmp_path: Path) -> None:
+    for name in ("0000.json", "0001.json"):
+        save_bundle(Bundle(labyrinth=corridor()), tmp_path / "MINE" / name)
+    paths = ["MINE/0000.json", "MINE/0001.json"]
+    env = AgiMazeSetEnv(paths=paths, pack_root=tmp_path)
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step_name("start")
+        for _ in range(3):
+            _, _, terminated, _, info = env.step_name("right")
+    assert terminated and [r["name"] for r in info["results"]] == paths
+    assert all(r["solved"] for r in info["results"])
 
 
 @needs_packs

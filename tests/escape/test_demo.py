@@ -53,3 +53,16 @@ def test_a_second_run_replaces_the_journal(tmp_path: Path) -> None:
     assert main(["--out", str(tmp_path), "--seeds", "8", "9", "--policy", "random", "--quiet"]) == 0
     with Journal(tmp_path / "demo.sqlite", create=False) as journal:
         assert [g.seed for g in journal.games()] == [8, 9]
+
+
+def test_bad_arguments_are_refused_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--out", str(tmp_path), "--seeds", "-3"])
+    assert exited.value.code == 2
+    assert "a seed is a whole number >= 0, got '-3'" in capsys.readouterr().err
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    assert main(["--out", str(a_file)]) == 2
+    assert "cannot use" in capsys.readouterr().out

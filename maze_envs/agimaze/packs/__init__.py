@@ -117,8 +117,8 @@ def _locate(path: str, root: Path) -> Path:
     """The file or directory ``path`` names under ``root``, refusing any escape."""
     if not root.is_dir():
         raise PackPathError(
-            f"no pack entry {path!r}: the pack root {str(root)!r} is missing; "
-            "build it with 'maze-envs agimaze build-packs'"
+            f"no pack entry {path!r}: the pack root is missing (the shipped packs are built "
+            "by 'maze-envs agimaze build-packs')"
         )
     current = root
     for part in _split(path, root):

@@ -7,8 +7,9 @@ version, the stage path and the bundle number, so any bundle can be rebuilt alon
 back. (A draw that repeats an earlier bundle of the same stage is replaced by the draw of the
 next seed in the same hash sequence.) Each bundle is checked before it is written: the exact
 planner wins it, ``max_steps`` (= ``hard_max_steps``) is at least the optimal length, and the
-optimal length is stored in ``meta.optimal_steps``. ``meta.generator_version`` holds
-:data:`~.catalog.PACK_VERSION`.
+optimal length is stored in ``meta.optimal_steps``. ``meta.pack_version`` holds
+:data:`~.catalog.PACK_VERSION` and ``meta.generator_version`` the generator's
+:data:`~maze_envs.agimaze.generator.GENERATOR_VERSION`.
 
 ``MANIFEST.txt`` beside the packs lists the SHA-256 of every bundle file (a build with
 ``--only`` replaces the entries of the stages it rebuilt); ``--check`` rebuilds in memory and
@@ -33,7 +34,7 @@ from typing import Final
 import numpy as np
 
 from maze_envs.agimaze.bundle import dump_bundle
-from maze_envs.agimaze.generator import LabyrinthGenerator
+from maze_envs.agimaze.generator import GENERATOR_VERSION, LabyrinthGenerator
 from maze_envs.agimaze.packs import PACK_ROOT
 from maze_envs.agimaze.packs.catalog import PACK_VERSION, STAGES, StageSpec
 from maze_envs.agimaze.planner import optimal_length
@@ -90,7 +91,8 @@ def _bundle(stage: StageSpec, name: str, seed: int, lab: Labyrinth) -> Bundle:
         stage=stage.stage,
         seed=seed,
         generator=_GENERATOR_NAME,
-        generator_version=PACK_VERSION,
+        generator_version=GENERATOR_VERSION,
+        pack_version=PACK_VERSION,
         optimal_steps=optimal,
         soft_good_steps=soft,
         hard_max_steps=hard,
