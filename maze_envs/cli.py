@@ -22,6 +22,11 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str, str]] = {
         "main",
         "replay every game in a journal and check its state hashes",
     ),
+    ("view",): (
+        "maze_envs.view.escape_page",
+        "main",
+        "write a self-contained HTML page of a journaled game (maze + what each agent saw)",
+    ),
     ("agimaze", "serve"): (
         "maze_envs.agimaze.server",
         "main",
