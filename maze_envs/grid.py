@@ -72,31 +72,40 @@ def carve(maze: Maze, cell: Cell, direction: int) -> None:
 
 def wilson_maze(width: int, height: int, rng: np.random.Generator) -> Maze:
     """Uniform spanning tree by Wilson's loop-erased random walks."""
-    maze = empty_grid(width, height)
-    in_tree = np.zeros((height, width), dtype=bool)
-    order = rng.permutation(width * height)
-    first = divmod(int(order[0]), width)
-    in_tree[first] = True
-    for flat in order[1:]:
-        start = divmod(int(flat), width)
+    cells = width * height
+    # Neighbour lists over flat cell indices, and random numbers drawn in blocks: a call into
+    # numpy per walk step would cost more than the whole rest of the walk.
+    options = [
+        [(bit, nr * width + nc) for bit, (nr, nc) in neighbours(divmod(f, width), width, height)]
+        for f in range(cells)
+    ]
+    open_bits = [0] * cells
+    in_tree = [False] * cells
+    order: list[int] = rng.permutation(cells).tolist()
+    in_tree[order[0]] = True
+    draws: list[float] = []
+    used = 0
+    for start in order[1:]:
         if in_tree[start]:
             continue
         # Walk until the tree is hit; remembering only the last exit of each cell erases loops.
-        exit_dir: dict[Cell, int] = {}
+        exit_to: dict[int, tuple[int, int]] = {}
         cell = start
         while not in_tree[cell]:
-            options = neighbours(cell, width, height)
-            bit, nxt = options[int(rng.integers(len(options)))]
-            exit_dir[cell] = bit
-            cell = nxt
+            if used == len(draws):
+                draws, used = rng.random(1024).tolist(), 0
+            choices = options[cell]
+            exit_to[cell] = step = choices[int(draws[used] * len(choices))]
+            used += 1
+            cell = step[1]
         cell = start
         while not in_tree[cell]:
-            bit = exit_dir[cell]
-            carve(maze, cell, bit)
+            bit, nxt = exit_to[cell]
+            open_bits[cell] |= bit
+            open_bits[nxt] |= OPPOSITE[bit]
             in_tree[cell] = True
-            dr, dc = DELTAS[bit]
-            cell = (cell[0] + dr, cell[1] + dc)
-    return maze
+            cell = nxt
+    return np.array(open_bits, dtype=np.uint8).reshape(height, width)
 
 
 def backtracker_maze(width: int, height: int, rng: np.random.Generator) -> Maze:

@@ -72,3 +72,17 @@ def test_unknown_algorithm_and_bad_size_are_clear_errors() -> None:
         generate_perfect_maze("kruskal", 5, 5, rng)
     with pytest.raises(ValueError, match="must be positive"):
         generate_perfect_maze("wilson", 0, 5, rng)
+
+
+def test_wilson_samples_spanning_trees_uniformly() -> None:
+    # A 3x2 grid has 15 spanning trees; Wilson's algorithm must hit each about equally often.
+    rng = np.random.default_rng(2024)
+    counts: dict[bytes, int] = {}
+    samples = 6000
+    for _ in range(samples):
+        tree = generate_perfect_maze("wilson", 3, 2, rng).tobytes()
+        counts[tree] = counts.get(tree, 0) + 1
+    assert len(counts) == 15
+    expected = samples / 15
+    chi_square = sum((n - expected) ** 2 / expected for n in counts.values())
+    assert chi_square < 36.1  # 99.9th percentile of chi-square with 14 degrees of freedom
