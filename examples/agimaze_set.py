@@ -21,7 +21,7 @@ def main() -> None:
     terminated = False
     while not terminated:
         obs, _, terminated, _, info = set_env.step_name("start")
-        labyrinth = set_env.labyrinth_envs[info["index"]].backend.labyrinth
+        labyrinth = set_env.labyrinth
         plan = solve(labyrinth) or []
         for action in plan:
             obs, _, terminated, _, info = set_env.step_name(action)

@@ -87,8 +87,10 @@ class AgiMazeClient:
             )
         if not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-        if retries < 0:
-            raise ValueError(f"retries must be >= 0, got {retries}")
+        if not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an int >= 0, got {retries!r}")
+        if not backoff >= 0:
+            raise ValueError(f"backoff must be >= 0 seconds, got {backoff}")
         self.base_url = base_url.rstrip("/")
         self._scheme = parsed.scheme
         self._host = parsed.hostname
@@ -248,7 +250,12 @@ class HttpBackend:
     def probe(self) -> tuple[list[str], bool]:
         """Start a throw-away session to learn the action list; returns (actions, open_map)."""
         body = self.client.start(self.path, None, self.agent)
-        return ordered_actions(_str_list(body.get("actions"))), self.open_map
+        actions = ordered_actions(_str_list(body.get("actions")))
+        if not actions:
+            raise AgiMazeProtocolError(
+                f"/api/start reply for {self.path!r} lists no action names: {body.get('actions')!r}"
+            )
+        return actions, self.open_map
 
     def start(self, seed: int) -> EpisodeStart:
         body = self.client.start(self.path, seed, self.agent)

@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
@@ -38,6 +38,7 @@ from maze_envs.agimaze.packs import list_bundles, pack_root, resolve_pack_path
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
+    clean_text,
     encode_formal,
     encode_inventory,
     formal_space,
@@ -67,6 +68,32 @@ def ordered_actions(names: Iterable[str]) -> list[str]:
     seen = list(dict.fromkeys(names))
     known = [a for a in _CANONICAL_ACTIONS if a in seen]
     return known + [a for a in seen if a not in _CANONICAL_ACTIONS]
+
+
+def action_name(names: Sequence[str], action: Any) -> str:
+    """The name of ``action``, an element of ``Discrete(len(names))`` (an index into ``names``).
+
+    Accepts what ``Discrete.contains`` accepts (Python and numpy integers, 0-d integer arrays);
+    raises ValueError for anything else (out of range, a float, a string), never rounding.
+    """
+    if isinstance(action, (int, np.integer)) or (
+        isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"
+    ):
+        index = int(action)
+        if 0 <= index < len(names):
+            return names[index]
+    raise ValueError(
+        f"action {action!r} is outside Discrete({len(names)}); give an integer index of "
+        f"{', '.join(names)}"
+    )
+
+
+def action_index(names: Sequence[str], name: str) -> int:
+    """The index of action ``name`` in ``names``; ValueError listing the names otherwise."""
+    try:
+        return names.index(name)
+    except ValueError:
+        raise ValueError(f"unknown action {name!r}; the actions are {', '.join(names)}") from None
 
 
 def reference_max_steps(bundle: Bundle) -> int | None:
@@ -107,7 +134,8 @@ def rejected_action(action: str, allowed: list[str], held: dict[str, Any]) -> St
         "inventory": held,
         "details": {},
     }
-    text = f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}."
+    # a remote server chooses the names: keep the text inside the observation space
+    text = clean_text(f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}.")
     error = {"error": "bad_action", "action": action, "allowed": list(allowed)}
     return StepOutcome(text, formal, False, None, error)
 
@@ -315,8 +343,18 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     ) -> None:
         if (path is None) == (labyrinth is None):
             raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
-        if not (isinstance(budget_factor, (int, float)) and budget_factor > 0):
-            raise ValueError(f"budget_factor must be a number > 0, got {budget_factor!r}")
+        if path is not None and not isinstance(path, str):
+            raise ValueError(f"path= is a pack path string, got {type(path).__name__}")
+        if labyrinth is not None and not isinstance(labyrinth, (Labyrinth, Bundle)):
+            raise ValueError(
+                f"labyrinth= is a Labyrinth or a Bundle, got {type(labyrinth).__name__}"
+            )
+        if not (
+            isinstance(budget_factor, (int, float))
+            and math.isfinite(budget_factor)
+            and budget_factor > 0
+        ):
+            raise ValueError(f"budget_factor must be a finite number > 0, got {budget_factor!r}")
         if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
             raise ValueError(f"max_steps must be a positive int or None, got {max_steps!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -362,7 +400,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
             fields["map"] = text_space(MAP_MAX_LENGTH)
         self.observation_space = spaces.Dict(fields)
         self.action_space = spaces.Discrete(len(actions))
-        self._episode: EpisodeStart | None = None
+        self._name = ""
         self._steps = 0
         self._limit = 0
         self._max_steps = 0
@@ -378,13 +416,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
 
     def action_index(self, name: str) -> int:
         """The action index of ``name``; ValueError listing the names otherwise."""
-        try:
-            return self._action_names.index(name)
-        except ValueError:
-            raise ValueError(
-                f"unknown action {name!r}; this environment's actions are "
-                f"{', '.join(self._action_names)}"
-            ) from None
+        return action_index(self._action_names, name)
 
     def step_name(self, name: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """``step`` by action name, e.g. ``env.unwrapped.step_name("up")``."""
@@ -402,8 +434,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         start = self._backend.start(int(self.np_random.integers(2**31 - 1)))
-        self._episode = start
-        reference = start.max_steps or self._max_steps_override or FALLBACK_MAX_STEPS
+        self._name = start.name
+        # the caller's max_steps wins over the labyrinth's (or the server's) reference budget
+        reference = self._max_steps_override or start.max_steps or FALLBACK_MAX_STEPS
         self._max_steps = reference
         self._limit = max(1, math.floor(self.budget_factor * reference))
         self._steps = 0
@@ -422,13 +455,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
             raise RuntimeError(
                 "the episode is over (or reset() was never called); call reset() first"
             )
-        index = int(action)
-        if not 0 <= index < len(self._action_names):
-            raise ValueError(
-                f"action {action!r} is outside Discrete({len(self._action_names)}); actions are "
-                f"{', '.join(self._action_names)}"
-            )
-        outcome = self._backend.step(self._action_names[index])
+        outcome = self._backend.step(action_name(self._action_names, action))
         if outcome.error is None:
             self._steps += 1
         formal = outcome.formal
@@ -474,9 +501,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         return obs
 
     def _info(self, formal: dict[str, Any], error: dict[str, Any] | None) -> dict[str, Any]:
-        assert self._episode is not None
         info = {
-            "name": self._episode.name,
+            "name": self._name,
             "steps": self._steps,
             "max_steps": self._max_steps,
             "solved": self._solved,

@@ -72,7 +72,8 @@ from maze_envs.grid import (
 
 #: Version of :class:`LabyrinthGenerator`'s drawing algorithm: bumped by any change that draws
 #: a different labyrinth from the same configuration and rng (stored in bundle metadata).
-GENERATOR_VERSION: Final = "1"
+#: 2: the faster Wilson sampler of :mod:`maze_envs.grid` draws other spanning trees.
+GENERATOR_VERSION: Final = "2"
 #: Items whose necessity a generator can demand (``GeneratorConfig.requires``).
 RequiredItem = Literal["boat", "grenades", "flashlight"]
 #: Cells an extension layout seals with walls.

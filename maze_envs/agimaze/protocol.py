@@ -60,6 +60,12 @@ API_DESCRIPTION: Final = (
 )
 
 
+#: Longest session id a request may carry (ours are 32 hex digits).
+MAX_SESSION_ID_LENGTH: Final = 128
+#: Longest action a step request may carry (real ones are a dozen characters at most).
+MAX_ACTION_LENGTH: Final = 64
+
+
 class _Request(BaseModel):
     # Agents may send extra fields (the public client does); ignore them rather than fail.
     model_config = ConfigDict(extra="ignore")
@@ -75,7 +81,9 @@ class StartRequest(_Request):
         "(then one bundle is drawn from the seed), e.g. TRAINING/S0-keys/STAGE-01/0005.json",
     )
     seed: StrictInt | None = Field(
-        default=None, description="seed for drawing from a directory; null draws freshly"
+        default=None,
+        ge=0,
+        description="seed (>= 0) for drawing from a directory; null draws freshly",
     )
     client: StrictStr = Field(default="api", description='client kind; agents send "api"')
     agent: StrictStr | None = Field(
@@ -92,8 +100,12 @@ class StartRequest(_Request):
 class StepRequest(_Request):
     """Body of ``POST /api/step``."""
 
-    id: StrictStr = Field(min_length=1, max_length=128, description="session id from /api/start")
-    action: StrictStr = Field(description="one of the session's actions")
+    id: StrictStr = Field(
+        min_length=1, max_length=MAX_SESSION_ID_LENGTH, description="session id from /api/start"
+    )
+    action: StrictStr = Field(
+        max_length=MAX_ACTION_LENGTH, description="one of the session's actions"
+    )
     seq: StrictInt | None = Field(
         default=None,
         ge=0,

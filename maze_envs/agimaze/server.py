@@ -13,7 +13,7 @@ Behaviour where the public service is silent (our choices):
   (404), a step after the win ``game_over`` (409), a seq too old to replay ``stale_seq`` (409).
 * ``seq``: a repeated seq returns the stored reply without stepping (also for error replies);
   the last 64 replies of a session are kept (:class:`~maze_envs.agimaze.sessions.SeqReplay`).
-* ``seed`` null on a directory draws a bundle from fresh OS entropy; an int draws with
+* ``seed`` null on a directory draws a bundle from fresh OS entropy; an int >= 0 draws with
   ``numpy.random.default_rng(seed)`` (the env's local backend makes the same draw).
 * The server does not enforce ``max_steps``; harnesses do (``AgiMazeEnv`` truncates at 5×).
 * ``map``: the full map with the player for open-map (TUTORIAL) labyrinths, the public map
@@ -77,12 +77,12 @@ class GameSession:
     engine: AgiMazeEngine
     lock: threading.Lock = field(default_factory=threading.Lock)
     replay: SeqReplay = field(default_factory=SeqReplay)
+    #: public map text by player cell (it only changes with the cell)
+    public_maps: dict[tuple[int, int], str] = field(default_factory=dict)
 
     @property
     def max_steps(self) -> int | None:
         return reference_max_steps(self.bundle)
-
-    public_maps: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def map_text(self) -> str:
         lab, state = self.bundle.labyrinth, self.engine.state
@@ -192,6 +192,9 @@ class AgiMazeService:
     def snapshot(self, session_id: str | None) -> Reply:
         if not session_id:
             return _error("bad_request", "query parameter 'id' is required: /api/session?id=...")
+        if len(session_id) > protocol.MAX_SESSION_ID_LENGTH:
+            limit = protocol.MAX_SESSION_ID_LENGTH
+            return _error("bad_request", f"query parameter 'id' is longer than {limit} characters")
         try:
             session = self.sessions.get(session_id)
         except UnknownSessionError as exc:
@@ -236,7 +239,7 @@ class AgiMazeService:
             return _error("bad_request", f"request body over {MAX_BODY_BYTES} bytes")
         try:
             data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, huge ints, deep nesting
             return _error("bad_request", f"request body is not valid JSON: {exc}")
         if not isinstance(data, dict):
             return _error("bad_request", "request body must be a JSON object")

@@ -15,7 +15,7 @@ Example:
     >>> a = store.add("first"); b = store.add("second"); c = store.add("third")
     >>> len(store), store.get(c)
     (2, 'third')
-    >>> store.get(a)
+    >>> store.get(a)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     maze_envs.agimaze.sessions.UnknownSessionError: unknown session id ...
@@ -29,6 +29,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
+
+import orjson
 
 T = TypeVar("T")
 
@@ -125,10 +127,11 @@ class SeqReplay:
             raise ValueError(f"window must be >= 1, got {window}")
         self.window = window
         self.highest = -1
-        self._replies: OrderedDict[int, Reply] = OrderedDict()
+        # seq -> (status, JSON bytes): a replay is rebuilt from them, so no caller can alter it
+        self._replies: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
 
     def handle(self, seq: int | None, compute: Callable[[], Reply]) -> Reply:
-        """Answer ``seq``: the stored reply, a fresh ``compute()`` reply, or StaleSeqError.
+        """Answer ``seq``: (a fresh copy of) the stored reply, ``compute()``, or StaleSeqError.
 
         Not thread-safe by itself: the caller holds the session's lock.
         """
@@ -136,12 +139,12 @@ class SeqReplay:
             return compute()
         stored = self._replies.get(seq)
         if stored is not None:
-            return stored
+            return stored[0], orjson.loads(stored[1])
         if seq < self.highest:
             raise StaleSeqError(seq, self.highest)
         reply = compute()
         self.highest = seq
-        self._replies[seq] = reply
+        self._replies[seq] = (reply[0], orjson.dumps(reply[1]))
         while len(self._replies) > self.window:
             self._replies.popitem(last=False)
         return reply

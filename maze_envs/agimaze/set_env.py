@@ -31,6 +31,9 @@ from maze_envs.agimaze.env import (
     DEFAULT_BUDGET_FACTOR,
     RENDER_METADATA,
     AgiMazeEnv,
+    LocalBackend,
+    action_index,
+    action_name,
     ordered_actions,
 )
 from maze_envs.agimaze.spaces import (
@@ -159,8 +162,9 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
 
     Terminated when the final labyrinth is solved or exhausts its budget. ``info`` has
     ``index``, ``count``, ``waiting`` and ``results`` (one dict per finished labyrinth: ``name``,
-    ``steps``, ``max_steps``, ``budget``, ``solved``, ``rhae``); while a labyrinth runs it adds
-    that labyrinth's ``steps``, ``max_steps``, ``solved`` and ``events``.
+    ``steps``, ``max_steps``, ``budget``, ``solved``, ``rhae``); an action played in a running
+    labyrinth adds that labyrinth's ``name``, ``steps``, ``max_steps``, ``solved`` and
+    ``events`` (an action that is not played adds nothing).
 
     ## Arguments
 
@@ -191,6 +195,8 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     ) -> None:
         if paths is not None and labyrinths is not None:
             raise ValueError("give paths= or labyrinths=, not both")
+        if isinstance(paths, str):
+            raise ValueError(f"paths= is a list of pack paths, got the single string {paths!r}")
         sources: list[str | Labyrinth | Bundle]
         if labyrinths is not None:
             sources = list(labyrinths)
@@ -201,7 +207,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         if not sources:
             raise ValueError("a labyrinth set needs at least one labyrinth")
         self.render_mode = render_mode
-        self.budget_factor = float(budget_factor)
+        self._paths = [s if isinstance(s, str) else None for s in sources]
         self._envs = [
             AgiMazeEnv(
                 path=s if isinstance(s, str) else None,
@@ -213,6 +219,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
             )
             for s in sources
         ]
+        self.budget_factor = float(budget_factor)  # validated by AgiMazeEnv
         names = ordered_actions(a for env in self._envs for a in env.action_names)
         self._action_names = [START_ACTION, *names]
         self.action_space = spaces.Discrete(len(self._action_names))
@@ -242,19 +249,22 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         return list(self._action_names)
 
     @property
-    def labyrinth_envs(self) -> list[AgiMazeEnv]:
-        """The per-labyrinth environments, in set order."""
-        return list(self._envs)
+    def labyrinth(self) -> Labyrinth | None:
+        """The labyrinth being played (immutable); None while the set waits or is over."""
+        if self._waiting or self._finished:
+            return None
+        backend = self._envs[self._index].backend
+        assert isinstance(backend, LocalBackend)  # a set always plays on the embedded engine
+        return backend.labyrinth
+
+    @property
+    def labyrinth_paths(self) -> list[str | None]:
+        """The pack path of each labyrinth, in set order (None for a labyrinth object)."""
+        return list(self._paths)
 
     def step_name(self, name: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """``step`` by action name (``"start"``, ``"up"``, ...)."""
-        try:
-            index = self._action_names.index(name)
-        except ValueError:
-            raise ValueError(
-                f"unknown action {name!r}; this set's actions are {', '.join(self._action_names)}"
-            ) from None
-        return self.step(np.int64(index))
+        return self.step(np.int64(action_index(self._action_names, name)))
 
     # -- Gymnasium API --------------------------------------------------------------------------
 
@@ -277,13 +287,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._finished:
             raise RuntimeError("the labyrinth set is complete (or never reset); call reset()")
-        index = int(action)
-        if not 0 <= index < len(self._action_names):
-            raise ValueError(
-                f"action {action!r} is outside Discrete({len(self._action_names)}); actions are "
-                f"{', '.join(self._action_names)}"
-            )
-        name = self._action_names[index]
+        name = action_name(self._action_names, action)
         env = self._envs[self._index]
         if self._waiting:
             if name != START_ACTION:
@@ -369,6 +373,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
             "results": [dict(r) for r in self._results],
         }
         if inner is not None:
-            for key in ("steps", "max_steps", "solved", "events"):
+            for key in ("name", "steps", "max_steps", "solved", "events"):
                 info[key] = inner[key]
         return info

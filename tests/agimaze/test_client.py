@@ -247,6 +247,50 @@ def test_client_argument_validation() -> None:
         AgiMazeClient("ftp://x")
     with pytest.raises(ValueError, match="timeout"):
         AgiMazeClient("http://x", timeout=0)
+    with pytest.raises(ValueError, match="retries"):
+        AgiMazeClient("http://x", retries=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="backoff"):
+        AgiMazeClient("http://x", backoff=-1.0)
+
+
+def test_a_hostile_server_cannot_push_observations_out_of_their_spaces(
+    scripted: tuple[str, type[_Scripted]],
+) -> None:
+    url, handler = scripted
+    started = {"id": "s", "actions": ["up", "down", "\u00fcber"], "text": "Game has started."}
+    refused = {"error": "bad_action", "action": "up", "allowed": ["\u00fcber" * 2000]}
+    handler.replies = [
+        (200, json.dumps(started).encode()),  # the probe
+        (200, json.dumps(started).encode()),  # the episode
+        (400, json.dumps(refused).encode()),
+    ]
+    env = AgiMazeEnv(path="X", backend="http", base_url=url)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    obs, _, _, _, info = env.step_name("up")
+    assert info["error"]["allowed"] == refused["allowed"]
+    assert "Invalid action 'up'" in obs["text"] and env.observation_space.contains(obs)
+
+
+def test_a_server_without_actions_is_a_protocol_error(
+    scripted: tuple[str, type[_Scripted]],
+) -> None:
+    url, handler = scripted
+    handler.replies = [(200, b'{"id": "s", "actions": [], "text": "Game has started."}')]
+    with pytest.raises(AgiMazeProtocolError, match="no action names"):
+        AgiMazeEnv(path="X", backend="http", base_url=url)
+
+
+def test_max_steps_overrides_the_servers_budget(base_url: str) -> None:
+    remote = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url, max_steps=7)
+    local = AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], max_steps=7)
+    for env in (remote, local):
+        assert env.reset(seed=0)[1]["max_steps"] == 7
+        for _ in range(34):
+            *_, truncated, info = env.step_name("left")
+        assert not truncated
+        *_, truncated, info = env.step_name("left")
+        assert truncated and info["budget"] == 35
 
 
 # -- the env's HTTP backend -----------------------------------------------------------------

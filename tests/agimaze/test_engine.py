@@ -232,7 +232,24 @@ def test_transition_is_pure_and_results_are_fresh() -> None:
     }
 
 
-@pytest.mark.parametrize("module", ["types", "bundle", "engine", "mapfmt"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "types",
+        "bundle",
+        "engine",
+        "mapfmt",
+        "generator",
+        "planner",
+        "scoring",
+        "packs",
+        "packs.catalog",
+        "env",
+        "set_env",
+        "sessions",
+        "server",
+    ],
+)
 def test_docstring_examples_run(module: str) -> None:
     import doctest
     import importlib

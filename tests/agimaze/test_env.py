@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import maze_envs  # noqa: F401  (registers the environments)
 from maze_envs.agimaze.bundle import save_bundle
-from maze_envs.agimaze.env import AgiMazeEnv
+from maze_envs.agimaze.env import AgiMazeEnv, action_name
 from maze_envs.agimaze.generator import GeneratorConfig, LabyrinthGenerator, PitSpec, RiverSpec
 from maze_envs.agimaze.packs import PackPathError, list_bundles
 from maze_envs.agimaze.spaces import EVENT_KINDS, OBSERVE_KINDS
@@ -190,6 +190,23 @@ def test_step_by_name_and_bad_names() -> None:
         env.step(7)
     with pytest.raises(ValueError, match="outside Discrete"):
         env.step(-1)
+    for not_an_index in (1.7, 3.0, "3", np.array([3])):  # never rounded or parsed into a move
+        with pytest.raises(ValueError, match="outside Discrete"):
+            env.step(not_an_index)  # type: ignore[arg-type]
+    assert env.step(np.int64(3))[4]["steps"] == 1 and env.step(np.array(3))[4]["steps"] == 2
+
+
+def test_action_names_accept_exactly_the_action_space() -> None:
+    names = ["up", "down", "left", "right"]
+    space = gym.spaces.Discrete(len(names))
+    candidates = [0, 3, 4, -1, True, np.int64(2), np.uint8(1), np.array(2), np.array([2])]
+    candidates += [1.0, 1.7, "1", np.float64(1), np.bool_(True), np.array(1.0), None]
+    for action in candidates:
+        if space.contains(action):
+            assert action_name(names, action) == names[int(action)]
+        else:
+            with pytest.raises(ValueError, match="outside Discrete"):
+                action_name(names, action)
 
 
 def test_observations_are_fresh_objects() -> None:
@@ -227,6 +244,9 @@ def test_tutorial_observation_has_the_open_map() -> None:
         ({}, "exactly one of path"),
         ({"path": "x", "labyrinth": corridor()}, "exactly one of path"),
         ({"labyrinth": corridor(), "budget_factor": 0}, "budget_factor"),
+        ({"labyrinth": corridor(), "budget_factor": float("inf")}, "finite"),
+        ({"path": 5}, "pack path string, got int"),
+        ({"labyrinth": "TRAINING/S0-keys"}, "Labyrinth or a Bundle, got str"),
         ({"labyrinth": corridor(), "max_steps": 0}, "max_steps"),
         ({"labyrinth": corridor(), "render_mode": "rgb_array"}, "render_mode"),
         ({"labyrinth": corridor(), "backend": "ftp"}, "backend"),
@@ -290,22 +310,6 @@ def test_pack_directory_draws_a_bundle_from_the_seed() -> None:
         AgiMazeEnv(path="TRAINING/S0-keys/STAGE-01").reset(seed=s)[1]["name"] for s in range(10)
     ]
     assert first == again
-
-
-@needs_packs
-def test_check_env_on_tutorial_and_extended_packs() -> None:
-    prefixes = (
-        "TUTORIAL/STAGE-01/",
-        "EXTENDED/boat/",
-        "EXTENDED/flashlight/",
-        "EXTENDED/grenades/",
-    )
-    for prefix in prefixes:
-        names = list_bundles(prefix)
-        assert names, prefix
-        env = gym.make("maze_envs/AgiMaze-v0", path=names[0], render_mode="ansi").unwrapped
-        check_env(env)
-        random_rollout(env, seed=1, steps=200)
 
 
 def test_an_action_the_labyrinth_lacks_is_reported_not_played() -> None:

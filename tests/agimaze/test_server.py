@@ -160,6 +160,9 @@ def test_bad_action_is_the_public_error_and_costs_no_step(client: TestClient) ->
         (json.dumps({"path": CORRIDOR, "seed": "x", "agent": "a"}).encode(), "seed"),
         (json.dumps({"path": 5, "agent": "a"}).encode(), "path"),
         (b'{"path": "' + b"x" * 20000 + b'"}', "bytes"),
+        (json.dumps({"path": CORRIDOR, "seed": -1, "agent": "a"}).encode(), "seed"),
+        (b'{"path": "x", "agent": "a", "seed": ' + b"1" * 5000 + b"}", "not valid JSON"),
+        (b"[" * 5000 + b"]" * 5000, "not valid JSON"),
     ],
 )
 def test_malformed_start_requests(client: TestClient, raw: bytes, fragment: str) -> None:
@@ -176,6 +179,8 @@ def test_malformed_start_requests(client: TestClient, raw: bytes, fragment: str)
         {"id": "x"},
         {"id": "x", "action": 3},
         {"id": "x", "action": "up", "seq": "1"},
+        {"id": "x" * 129, "action": "up"},
+        {"id": "x", "action": "x" * 65},
     ],
 )
 def test_malformed_step_requests(client: TestClient, payload: dict) -> None:
@@ -191,6 +196,28 @@ def test_unknown_session_ids(client: TestClient) -> None:
     assert reply.status_code == 404 and reply.json()["error"] == "unknown_session"
     reply = client.get("/api/session")
     assert reply.status_code == 400 and "id" in reply.json()["detail"]
+    reply = client.get("/api/session", params={"id": "x" * 5000})  # not echoed back
+    assert reply.status_code == 400 and "longer than 128" in reply.json()["detail"]
+    assert len(reply.text) < 200
+
+
+def test_an_action_that_is_not_unicode_is_a_bad_request(client: TestClient) -> None:
+    sid = start(client)["id"]
+    raw = b'{"id": "' + sid.encode() + b'", "action": "\\ud800", "seq": 1}'  # lone surrogate
+    reply = client.post("/api/step", content=raw)
+    assert reply.status_code == 400 and reply.json()["error"] == "bad_request"
+    assert step(client, sid, "right", 1) == step(client, sid, "right", 1)  # seq 1 still free
+
+
+def test_a_replayed_reply_is_unchanged_by_what_a_caller_did_to_the_first() -> None:
+    service = make_service()
+    _, started = service.start(json.dumps({"path": CORRIDOR, "agent": "a"}).encode())
+    request = json.dumps({"id": started["id"], "action": "right", "seq": 1}).encode()
+    status, first = service.step(request)
+    expected = json.loads(json.dumps(first))
+    first["text"] = "tampered"
+    first["formal"]["events"].append("tampered")
+    assert service.step(request) == (status, expected)
 
 
 @pytest.mark.parametrize(

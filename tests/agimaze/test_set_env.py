@@ -176,6 +176,30 @@ def test_validation() -> None:
         AgiMazeSetEnv(labyrinths=[])
     with pytest.raises(ValueError, match="unknown action"):
         three_corridors().step_name("jump")
+    with pytest.raises(ValueError, match="list of pack paths"):
+        AgiMazeSetEnv(paths="TUTORIAL/STAGE-01/0000.json")
+    with pytest.raises(ValueError, match="budget_factor"):
+        AgiMazeSetEnv(labyrinths=[corridor()], budget_factor=float("nan"))
+    env = three_corridors()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="outside Discrete"):
+        env.step(0.5)  # type: ignore[arg-type]
+    assert env.labyrinth_paths == [None, None, None]
+
+
+def test_the_running_labyrinth_is_exposed_read_only() -> None:
+    labs = [corridor(), generated(2)]
+    env = AgiMazeSetEnv(labyrinths=labs)
+    assert env.labyrinth is None  # before reset
+    env.reset(seed=0)
+    assert env.labyrinth is None  # waiting for start
+    env.step_name("start")
+    assert env.labyrinth == labs[0]
+    for _ in range(3):
+        env.step_name("right")
+    assert env.labyrinth is None  # solved: waiting for the next start
+    env.step_name("start")
+    assert env.labyrinth == labs[1]
 
 
 def test_paths_under_a_pack_root(tmp_path: Path) -> None:
@@ -197,8 +221,8 @@ def test_default_set_is_seven_tutorials_then_a_target() -> None:
     env = gym.make("maze_envs/AgiMazeSet-v0")
     obs, info = env.reset(seed=0)
     assert info["count"] == 8 and obs["message"] == INITIAL_MESSAGE
-    names = [e.reset(seed=0)[1]["name"] for e in env.unwrapped.labyrinth_envs]
-    assert names == [*TUTORIAL_PATHS, DEFAULT_TARGET]
-    obs, *_ = env.unwrapped.step_name("start")
+    assert env.unwrapped.labyrinth_paths == [*TUTORIAL_PATHS, DEFAULT_TARGET]
+    obs, _, _, _, info = env.unwrapped.step_name("start")
+    assert info["name"] == TUTORIAL_PATHS[0]
     assert obs["map"] != ""  # tutorials show the open map
     check_env(env.unwrapped)

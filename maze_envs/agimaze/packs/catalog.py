@@ -41,7 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from maze_envs.agimaze.generator import GeneratorConfig, PitSpec, RandomSuccessBand, RiverSpec
 
 #: Version of the pack contents; a generator or catalog change that alters any bundle bumps it.
-PACK_VERSION: Final = "agimaze-packs-1"
+#: 2: regenerated with generator version 2 (same catalog).
+PACK_VERSION: Final = "agimaze-packs-2"
 #: Budget factor (x optimal length) of open-map tutorials.
 TUTORIAL_BUDGET_FACTOR: Final = 3.0
 #: Budget factor (x optimal length) of hidden-map CLASSIC and EXTENDED labyrinths.
