@@ -22,6 +22,9 @@ subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (
    unwinnable when it is removed (extension packs); with ``random_success`` set, the exact
    probability that a uniform random agent wins within the band's horizon must lie in the band
    (difficulty curation of the TRAINING stages). Rejected drafts are redrawn from the same rng.
+   A band bounds single labyrinths only; the pack builder keeps a whole TRAINING stage's *mean*
+   success on the real rate by choosing, deterministically, among accepted draws of successive
+   seeds (rule 2 of *Random-agent calibration* in :mod:`maze_envs.agimaze.packs.catalog`).
 
 Extension layouts build the situation the item resolves: ``boat_barrier`` closes the exit cell
 off behind a river that flows away from it (the current always washes a walker back, so only the

@@ -4,12 +4,15 @@ Every bundle ``<stage>/<NNNN>.json`` of :data:`~.catalog.STAGES` is drawn by the
 :class:`~maze_envs.agimaze.generator.LabyrinthGenerator` from its own seed, a hash of the pack
 version, the stage path and the bundle number, so any bundle can be rebuilt alone and
 ``LabyrinthGenerator(stage.generator)(numpy.random.default_rng(meta.seed))`` gives its labyrinth
-back. (A draw that repeats an earlier bundle of the same stage is replaced by the draw of the
-next seed in the same hash sequence.) Each bundle is checked before it is written: the exact
-planner wins it, ``max_steps`` (= ``hard_max_steps``) is at least the optimal length, and the
-optimal length is stored in ``meta.optimal_steps``. ``meta.pack_version`` holds
-:data:`~.catalog.PACK_VERSION` and ``meta.generator_version`` the generator's
-:data:`~maze_envs.agimaze.generator.GENERATOR_VERSION`.
+back. A draw that repeats an earlier bundle of the same stage is replaced by the draw of the
+next seed in the same hash sequence (``redraw`` 1, 2, ...). TRAINING stages also keep their
+*mean* random-agent success on the real rate: a draw whose exact success would take the stage's
+running total off the target line by more than the tolerance is replaced the same way (the rule
+is :func:`on_target_line`, its constants live in :mod:`~.catalog`). Each bundle is checked
+before it is written: the exact planner wins it, ``max_steps`` (= ``hard_max_steps``) is at
+least the optimal length, and the optimal length is stored in ``meta.optimal_steps``.
+``meta.pack_version`` holds :data:`~.catalog.PACK_VERSION` and ``meta.generator_version`` the
+generator's :data:`~maze_envs.agimaze.generator.GENERATOR_VERSION`.
 
 ``MANIFEST.txt`` beside the packs lists the SHA-256 of every bundle file (a build with
 ``--only`` replaces the entries of the stages it rebuilt); ``--check`` rebuilds in memory and
@@ -36,8 +39,14 @@ import numpy as np
 from maze_envs.agimaze.bundle import dump_bundle
 from maze_envs.agimaze.generator import GENERATOR_VERSION, LabyrinthGenerator
 from maze_envs.agimaze.packs import PACK_ROOT
-from maze_envs.agimaze.packs.catalog import PACK_VERSION, STAGES, StageSpec
-from maze_envs.agimaze.planner import optimal_length
+from maze_envs.agimaze.packs.catalog import (
+    BUNDLE_DRAWS,
+    PACK_VERSION,
+    STAGE_MEAN_TOLERANCE,
+    STAGES,
+    StageSpec,
+)
+from maze_envs.agimaze.planner import optimal_length, random_agent_success
 from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 
 #: Name of the hash manifest written beside the group folders.
@@ -56,22 +65,44 @@ def bundle_seed(stage_path: str, index: int, redraw: int = 0) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
+def on_target_line(total: float, count: int, stage_bundles: int, target: float) -> bool:
+    """Whether the running total of ``count`` bundles' exact random success stays on target.
+
+    The rule of the TRAINING stages: after every bundle ``i`` (1-based) of a stage of ``n``
+    bundles, ``|success_1 + ... + success_i - i * target| <= STAGE_MEAN_TOLERANCE * n * target``.
+    At ``i = n`` this puts the stage mean within ``STAGE_MEAN_TOLERANCE`` (relative) of the
+    target; earlier bundles keep the full spread of the generator's per-bundle band.
+    """
+    return abs(total - count * target) <= STAGE_MEAN_TOLERANCE * stage_bundles * target
+
+
 def build_stage(stage: StageSpec) -> list[tuple[str, str]]:
     """The bundles of ``stage`` as ``(pack-relative path, canonical JSON text)`` pairs."""
     generator = LabyrinthGenerator(stage.generator)
+    real = stage.real  # TRAINING stages: the real calibration row the stage mean must match
     seen: set[str] = set()
+    total = 0.0
     out: list[tuple[str, str]] = []
     for index in range(stage.bundles):
-        redraw = 0
-        while True:
+        name = f"{stage.path}/{index:04d}.json"
+        for redraw in range(BUNDLE_DRAWS):
             seed = bundle_seed(stage.path, index, redraw)
             lab = generator(np.random.default_rng(seed))
             fingerprint = lab.model_dump_json()
-            if fingerprint not in seen:
+            if fingerprint in seen:
+                continue
+            if real is None:
                 break
-            redraw += 1
+            (success,) = random_agent_success(lab, [real.hard_max_steps])
+            if on_target_line(total + success, index + 1, stage.bundles, real.success / 100):
+                total += success
+                break
+        else:
+            raise PackBuildError(
+                f"{name}: none of {BUNDLE_DRAWS} draws is new"
+                + ("" if real is None else " and keeps the stage mean on the real rate")
+            )
         seen.add(fingerprint)
-        name = f"{stage.path}/{index:04d}.json"
         out.append((name, dump_bundle(_bundle(stage, name, seed, lab))))
     return out
 
@@ -200,6 +231,7 @@ __all__ = [
     "build_stage",
     "bundle_seed",
     "main",
+    "on_target_line",
     "read_manifest",
     "select_stages",
 ]

@@ -6,7 +6,7 @@ Groups, as on the real server:
 * ``TRAINING/<family>/STAGE-01..06`` -- board sizes and step budgets of the real calibration
   table (:data:`REAL_CALIBRATION`, SPEC section 5); mechanics and generator settings are ours,
   tuned so that a uniform random agent succeeds about as often as on the real stages
-  (``benchmarks/agimaze_calibration.py`` measures it).
+  (``benchmarks/agimaze_calibration.py`` measures it; see *Random-agent calibration* below).
 * ``CLASSIC/<EASY|MEDIUM|HARD>/<keys|rivers|pits>/<R>x<C>`` -- larger boards, core rules.
 * ``EXTENDED/<boat|grenades|flashlight>/STAGE-0k-<R>x<C>`` -- one extension item each; boat and
   grenade labyrinths cannot be won without their item.
@@ -22,6 +22,20 @@ with ``factor`` = :data:`TUTORIAL_BUDGET_FACTOR` for open-map tutorials and
 labyrinths' optimal lengths is 9.5). ``max_steps`` is the hard budget because the real harnesses
 treat it as hard; the API doc's example ``max_steps: 200`` on a 4x4 board matches no TRAINING 4x4
 row (160), so it must come from another group, as our rule gives for a 4x4 of optimal length 20.
+
+Random-agent calibration (TRAINING). Let ``t`` be the real success rate of a stage (as a
+probability) and ``p`` the exact probability that a uniform random agent wins a labyrinth within
+``hard_max_steps`` (``planner.random_agent_success``). Two rules, both deterministic:
+
+1. *Per bundle* (the generator's ``random_success`` band): ``t / RANDOM_BAND_FACTOR <= p <=
+   t * RANDOM_BAND_FACTOR``, so every bundle is of the stage's difficulty.
+2. *Per stage* (the pack builder): bundle ``i`` of ``n`` is the first draw of its seed sequence
+   (``build.bundle_seed(path, i, 0)``, ``(path, i, 1)``, ...; at most :data:`BUNDLE_DRAWS`)
+   that keeps the running total on the target line, ``|p_1 + ... + p_i - i * t| <=
+   STAGE_MEAN_TOLERANCE * n * t``. So the stage mean of ``p``, the rate a random agent measures
+   over equally many episodes per bundle, lies within ``STAGE_MEAN_TOLERANCE`` of ``t`` (0.1:
+   within a factor 1 / 0.9 = 1.11), far inside the goal factor of 1.5 for any Monte Carlo
+   estimate of reasonable size, while single bundles keep the spread of rule 1.
 
 Example:
     >>> stage = stage_by_path("TRAINING/S0-keys/STAGE-03")
@@ -41,7 +55,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from maze_envs.agimaze.generator import GeneratorConfig, PitSpec, RandomSuccessBand, RiverSpec
 
 #: Version of the pack contents; a generator or catalog change that alters any bundle bumps it.
-#: 2: regenerated with generator version 2 (same catalog).
+#: 2 (never released): generator version 2; TRAINING bundles chosen so that each stage's mean
+#: random-agent success lies on the real rate (``STAGE_MEAN_TOLERANCE``).
 PACK_VERSION: Final = "agimaze-packs-2"
 #: Budget factor (x optimal length) of open-map tutorials.
 TUTORIAL_BUDGET_FACTOR: Final = 3.0
@@ -50,6 +65,11 @@ HIDDEN_BUDGET_FACTOR: Final = 10.0
 #: TRAINING curation: a labyrinth's exact random-agent success within hard_max_steps must lie
 #: within this factor of its stage's real success rate.
 RANDOM_BAND_FACTOR: Final = 2.0
+#: TRAINING curation: the stage mean of the bundles' exact random-agent success lies within this
+#: relative distance of the real success rate (rule 2 of the module docstring).
+STAGE_MEAN_TOLERANCE: Final = 0.1
+#: Most draws the pack builder tries for one bundle (duplicates and rule 2 redraw).
+BUNDLE_DRAWS: Final = 64
 #: Bundles per stage directory (``0000.json`` ...).
 TRAINING_BUNDLES: Final = 10
 TUTORIAL_BUNDLES: Final = 3
@@ -540,12 +560,15 @@ def stage_by_path(path: str) -> StageSpec:
 
 
 __all__ = [
+    "BUNDLE_DRAWS",
     "CLASSIC_SIZES",
     "EXTENDED_SIZES",
     "HIDDEN_BUDGET_FACTOR",
     "PACK_VERSION",
+    "RANDOM_BAND_FACTOR",
     "REAL_CALIBRATION",
     "STAGES",
+    "STAGE_MEAN_TOLERANCE",
     "TUTORIAL_BUDGET_FACTOR",
     "TUTORIAL_LESSONS",
     "CalibrationRow",
