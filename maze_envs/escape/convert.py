@@ -2,9 +2,13 @@
 
 The JSON form of an observation is exactly ``Observation.model_dump(mode="json")``: field names
 and value names instead of indices, optional features ``None`` when switched off, only the radio
-senders and the notebooks actually shown. :func:`observation_to_json` builds it directly (the
-journal calls it every turn, so it avoids constructing models); the model functions go through
-it, so there is one mapping in each direction.
+senders and the notebooks actually shown. :func:`observation_to_json` builds it directly,
+without constructing models; the model functions go through it, so there is one mapping in each
+direction.
+
+The journal stores each observation as delivered, its arrays written as JSON lists (the
+*stored form*); :func:`observation_from_stored` turns that back into the exact observation dict,
+from which the JSON form and the model follow.
 
 Example:
     >>> from maze_envs import maze_escape_v0
@@ -21,11 +25,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from maze_envs.escape.spaces import parse_action, teammates
+from maze_envs.escape.spaces import observation_space, parse_action, teammates
 from maze_envs.escape.types import (
     DIRECTIONS,
     EDGE_KINDS,
@@ -144,6 +150,50 @@ def observation_from_json(data: Mapping[str, Any], config: Config, agent: str) -
         used = set(data["used_exits"] or ())
         obs["used_exits"] = np.array([d in used for d in DIRECTIONS], dtype=np.int8)
     return obs
+
+
+@lru_cache(maxsize=64)
+def _space(config: Config, agent: str) -> spaces.Dict:
+    return observation_space(config, agent)
+
+
+def _from_stored(value: Any, space: spaces.Space[Any], path: str) -> Any:
+    if isinstance(space, spaces.Dict):
+        if not isinstance(value, Mapping) or value.keys() != space.spaces.keys():
+            got = sorted(value) if isinstance(value, Mapping) else type(value).__name__
+            where = path or "observation"
+            raise ValueError(f"{where}: expected the keys {sorted(space.spaces)}, got {got}")
+        # the stored order is the delivered order (the space's own order may be sorted)
+        return {
+            key: _from_stored(item, space.spaces[key], f"{path}.{key}".lstrip("."))
+            for key, item in value.items()
+        }
+    if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
+        array = np.array(value, dtype=space.dtype)
+        if array.shape != space.shape:
+            raise ValueError(f"{path}: expected shape {space.shape}, got {array.shape}")
+        return array
+    return value
+
+
+def observation_from_stored(data: Mapping[str, Any], config: Config, agent: str) -> dict[str, Any]:
+    """The observation dict exactly as delivered, from its stored form (the journal's JSON).
+
+    Arrays get the dtype and shape of ``agent``'s observation space; anything that does not fit
+    the space's layout raises ``ValueError``.
+
+    Example:
+        >>> import orjson
+        >>> from maze_envs import maze_escape_v0
+        >>> env = maze_escape_v0.parallel_env(preset="full")
+        >>> obs, _ = env.reset(seed=1)
+        >>> stored = orjson.loads(orjson.dumps(obs["A"], option=orjson.OPT_SERIALIZE_NUMPY))
+        >>> back = observation_from_stored(stored, env.config, "A")
+        >>> back["trail"].dtype, env.observation_space("A").contains(back)
+        (dtype('int64'), True)
+    """
+    result: dict[str, Any] = _from_stored(data, _space(config, agent), "")
+    return result
 
 
 def observation_to_model(obs: Mapping[str, Any], config: Config, agent: str) -> Observation:

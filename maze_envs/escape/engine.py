@@ -19,14 +19,14 @@ All agents act at once. Resolving turn ``t`` (the state's turn goes from ``t - 1
 from __future__ import annotations
 
 import hashlib
-from array import array
+import struct
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from maze_envs.escape.generator import Layout, straight_line_tenths
+from maze_envs.escape.generator import Layout, tenths_table
 from maze_envs.escape.notebook import append_line, splice
 from maze_envs.escape.radio import check_message, cooldown_left
 from maze_envs.escape.types import LANDMARK_NAMES, Config, State
@@ -38,7 +38,7 @@ STAY = 4
 # Negative ``Board.step_to`` entries: why a move does not leave the cell (= MOVE_RESULTS index).
 BUMP_INTERIOR, BUMP_OUTER, DOORWAY = 3, 4, 5
 
-_DIGEST_VERSION: Final = b"maze_escape_v0/state/1"
+_DIGEST_VERSION: Final = b"maze_escape_v0/state/2"
 
 SpliceArgs = tuple[int, int, str]
 NotebookEdit = SpliceArgs | str | None  # splice args, rolling-log line, or no edit
@@ -83,6 +83,7 @@ class Board:
         step_to[exit_r * w + exit_c, k] = -DOORWAY  # the doorway reads as an open edge
         kinds[exit_r * w + exit_c, k] = 0
         xy = tuple((c, h - 1 - r) for r in range(h) for c in range(w))
+        tenths = tenths_table(max(w, h))
         ex, ey = xy[exit_r * w + exit_c]
         landmark = [0] * (h * w)
         for (r, c), name in layout.landmarks:
@@ -95,7 +96,7 @@ class Board:
             step_to=tuple(map(tuple, step_to.tolist())),
             edge_kinds=kinds,
             exit_path=tuple(bfs_distances(layout.maze, layout.exit_cell).ravel().tolist()),
-            exit_tenths=tuple(straight_line_tenths(x - ex, y - ey) for x, y in xy),
+            exit_tenths=tuple(tenths[abs(x - ex)][abs(y - ey)] for x, y in xy),
             landmark=tuple(landmark),
             xy=xy,
             cells=tuple((r, c) for r in range(h) for c in range(w)),
@@ -251,43 +252,62 @@ def resolve_turn(
     return TurnOutcome(rewards, first_visits, success, not success and turn >= config.max_turns)
 
 
-def state_digest(state: State, board: Board) -> bytes:
-    """SHA-256 of a canonical serialization of the state and its board.
+class StateDigest:
+    """SHA-256 of a canonical serialization of a game's state and board (one per game).
 
     Covers everything that affects future turns or observations: turn, positions, exit visits,
     notebooks, radio messages and cooldowns, trails, used edges, counters and last results.
-    Integers are little-endian 64-bit, texts UTF-8 with a length prefix.
+    The hashed bytes are: a version tag and the board digest; the integers as little-endian
+    64-bit (turn, success, then each per-agent field for every agent: position, exit visited,
+    first visit turn, radio ready turn, wall bumps, doorway moves, moves, move result, notebook
+    result, radio result); every agent's used-edge masks (one byte per cell); every agent's
+    notebook, radio message, notebook reason and radio reason, each as ``0x00`` + 8-byte length
+    + UTF-8 when shorter than 128 bytes, else ``0x01`` + the SHA-256 of its UTF-8; and last the
+    trail cells as little-endian 64-bit integers.
+
+    A text's part is computed once and reused while the state holds the same string object
+    (strings are immutable, so an unchanged notebook costs nothing to hash again).
     """
-    digest = hashlib.sha256(_DIGEST_VERSION)
-    digest.update(board.digest)
-    ints = array("q", [state.turn, int(state.success)])
-    for i in range(len(state.positions)):
-        ints.extend(
-            (
-                state.positions[i],
-                int(state.visited_exit[i]),
-                state.first_visit_turn[i],
-                state.radio_ready_turn[i],
-                state.wall_bumps[i],
-                state.doorway_moves[i],
-                state.moves[i],
-                state.move_result[i],
-                state.notebook_result[i],
-                state.radio_result[i],
-            )
+
+    def __init__(self, board: Board, num_agents: int) -> None:
+        self._prefix = _DIGEST_VERSION + board.digest
+        self._ints = struct.Struct(f"<{2 + 10 * num_agents}q")
+        self._texts: list[tuple[str, bytes]] = [("", _text_part(""))] * (4 * num_agents)
+
+    def __call__(self, state: State) -> bytes:
+        ints = self._ints.pack(
+            state.turn,
+            state.success,
+            *state.positions,
+            *state.visited_exit,
+            *state.first_visit_turn,
+            *state.radio_ready_turn,
+            *state.wall_bumps,
+            *state.doorway_moves,
+            *state.moves,
+            *state.move_result,
+            *state.notebook_result,
+            *state.radio_result,
         )
-        digest.update(state.used_exits[i])
-        for text in (
-            state.notebooks[i],
-            state.radio_outbox[i],
-            state.notebook_reason[i],
-            state.radio_reason[i],
-        ):
-            encoded = text.encode()
-            digest.update(len(encoded).to_bytes(8, "little"))
-            digest.update(encoded)
-    if array("q", [1]).tobytes()[0] != 1:  # keep the digest the same on big-endian machines
-        ints.byteswap()
-    digest.update(ints.tobytes())
-    digest.update(state.trail.astype("<i8", copy=False).tobytes())
-    return digest.digest()
+        parts: list[bytes | bytearray] = [self._prefix, ints, *state.used_exits]
+        cache = self._texts
+        texts = (
+            *state.notebooks,
+            *state.radio_outbox,
+            *state.notebook_reason,
+            *state.radio_reason,
+        )
+        for slot, text in enumerate(texts):
+            cached = cache[slot]
+            if cached[0] is not text:
+                cached = cache[slot] = (text, _text_part(text))
+            parts.append(cached[1])
+        parts.append(state.trail.astype("<i8", copy=False).tobytes())
+        return hashlib.sha256(b"".join(parts)).digest()
+
+
+def _text_part(text: str) -> bytes:
+    data = text.encode()
+    if len(data) < 128:
+        return b"\0" + len(data).to_bytes(8, "little") + data
+    return b"\1" + hashlib.sha256(data).digest()

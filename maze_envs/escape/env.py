@@ -24,8 +24,8 @@ Observation Space:
     turn's radio messages, notebooks of teammates on its cell and the result of its last action;
     plus, when switched on in the config, distance sensors, coordinates (``own``/``shared``/
     ``absolute`` frame, x east, y north), a trail, a meeting alert and used exits. Typed
-    :class:`~maze_envs.escape.types.Observation` models and the JSON form the journal stores
-    come from :mod:`maze_envs.escape.convert`.
+    :class:`~maze_envs.escape.types.Observation` models, their JSON form and the rebuilding of a
+    journaled observation come from :mod:`maze_envs.escape.convert`.
 
 Rewards:
     ``reward_mode="exit_and_team"`` (default): ``exit_reward`` (1.0) to an agent on its first exit
@@ -44,7 +44,9 @@ Arguments:
     ``config`` (a :class:`~maze_envs.escape.types.Config`), or keyword overrides of the defaults
     (see ``maze_escape_v0.parallel_env(preset=..., **overrides)``); ``render_mode`` one of
     ``human``, ``ansi``, ``rgb_array``; ``generator`` an injected layout generator; ``journal``
-    a :class:`maze_envs.journal.Journal` or a path to record every turn to SQLite.
+    a :class:`maze_envs.journal.Journal` or a path to record every turn to SQLite (a journaled
+    game's generator must be one a replay can rebuild: the config's ``maze_algorithm``, a
+    ``PerfectMazeGenerator`` or a ``FixedGenerator``; others raise ``ValueError``).
     ``infos`` carry per-agent events and analysis fields (true position, path distance to the
     exit, wall bumps); :meth:`MazeEscapeEnv.ground_truth` gives shortest paths from the starts.
 
@@ -76,15 +78,15 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from maze_envs.escape import viewer
-from maze_envs.escape.convert import action_from_model, observation_to_json
+from maze_envs.escape.convert import action_from_model
 from maze_envs.escape.engine import (
     Board,
+    StateDigest,
     TurnOutcome,
     initial_state,
     resolve_turn,
-    state_digest,
 )
-from maze_envs.escape.generator import Generator, Layout, make_generator
+from maze_envs.escape.generator import Generator, Layout, describe_generator, make_generator
 from maze_envs.escape.observe import Observer
 from maze_envs.escape.spaces import action_space, observation_space, parse_action
 from maze_envs.escape.types import (
@@ -127,6 +129,12 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self.generator = (
             generator if generator is not None else make_generator(self.config.maze_algorithm)
         )
+        # Refuse, before anything is written, a journal whose games a replay could not rebuild.
+        generator_spec = (
+            describe_generator(generator, self.config)
+            if journal is not None and generator is not None
+            else None
+        )
         self.possible_agents = list(self.config.agents)
         self.agents: list[str] = []
         self._obs_spaces = {a: observation_space(self.config, a) for a in self.possible_agents}
@@ -135,10 +143,13 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._splice = self.config.notebook_mode == "splice"
         self.np_random: np.random.Generator | None = None
         self.game_seed: int | None = None
-        self._recorder = _Recorder(journal, self.config) if journal is not None else None
+        self._recorder = (
+            _Recorder(journal, self.config, generator_spec) if journal is not None else None
+        )
         self._board: Board | None = None
         self._state: State | None = None
         self._observer: Observer | None = None
+        self._digest: StateDigest | None = None
         self._shortest: tuple[int, ...] = ()
         self._live: frozenset[str] = frozenset()
 
@@ -168,6 +179,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._board = board = Board.from_layout(layout)
         self._state = initial_state(board, self.config)
         self._observer = Observer(board, self.config)
+        self._digest = StateDigest(board, self.config.num_agents)
         self._shortest = tuple(board.exit_path[cell] for cell in board.starts)
         self.agents = list(self.possible_agents)
         self._live = frozenset(self.agents)
@@ -289,8 +301,10 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
 
     def state_digest(self) -> bytes:
         """SHA-256 of a canonical serialization of everything that affects future turns
-        (same seed and actions, same digests; see :func:`maze_envs.escape.engine.state_digest`)."""
-        return state_digest(self._require_state(), self._require_board())
+        (same seed and actions, same digests; see :class:`maze_envs.escape.engine.StateDigest`)."""
+        state = self._require_state()
+        assert self._digest is not None
+        return self._digest(state)
 
     def _require_state(self) -> State:
         if self._state is None:
@@ -326,23 +340,22 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
 
 
 class _Recorder:
-    """Writes games to a :class:`maze_envs.journal.Journal` (opened here when given a path)."""
+    """Writes games to a :class:`maze_envs.journal.Journal` (opened here when given a path).
 
-    def __init__(self, journal: Any, config: Config) -> None:
+    Observations are recorded exactly as delivered (the journal writes arrays as JSON lists;
+    :func:`maze_envs.escape.convert.observation_from_stored` rebuilds them).
+    """
+
+    def __init__(self, journal: Any, config: Config, generator: dict[str, Any] | None) -> None:
         from maze_envs import __version__
         from maze_envs.journal import Journal
 
         self.owned = isinstance(journal, str | os.PathLike)
         self.journal: Journal = Journal(journal) if self.owned else journal
-        self.config = config
         self.config_json = config.model_dump(mode="json")
+        self.generator = generator
         self.version = __version__
         self.game_id: int | None = None
-
-    def _json(self, observations: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-        return {
-            name: observation_to_json(obs, self.config, name) for name, obs in observations.items()
-        }
 
     def start(
         self,
@@ -351,12 +364,16 @@ class _Recorder:
         digest: bytes,
     ) -> None:
         self.game_id = self.journal.start_game(
-            env_id=ENV_ID, config=self.config_json, seed=seed, library_version=self.version
+            env_id=ENV_ID,
+            config=self.config_json,
+            seed=seed,
+            library_version=self.version,
+            generator=self.generator,
         )
         self.journal.record_turn(
             self.game_id,
             0,
-            observations=self._json(observations),
+            observations=observations,
             actions={},
             events={},
             state_digest=digest,
@@ -374,7 +391,7 @@ class _Recorder:
         self.journal.record_turn(
             self.game_id,
             turn,
-            observations=self._json(observations),
+            observations=observations,
             actions=actions,
             events=events,
             state_digest=digest,

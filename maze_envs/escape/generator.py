@@ -20,8 +20,10 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from functools import lru_cache
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -178,6 +180,54 @@ class FixedGenerator:
         return self.layout
 
 
+def describe_generator(generator: Generator, config: Config) -> dict[str, Any] | None:
+    """What a journal stores so a replay can rebuild ``generator``'s games.
+
+    ``None`` when the config says it all (the config's own ``maze_algorithm``). Raises
+    ``ValueError`` for a generator the library cannot describe, so that no game is journaled that
+    a replay could not rebuild.
+    """
+    if isinstance(generator, PerfectMazeGenerator):
+        if generator.algorithm == config.maze_algorithm:
+            return None
+        return {"kind": "perfect_maze", "algorithm": generator.algorithm}
+    if isinstance(generator, FixedGenerator):
+        layout = generator.layout
+        return {
+            "kind": "fixed",
+            "maze": layout.maze.tolist(),
+            "exit_cell": list(layout.exit_cell),
+            "doorway": layout.doorway,
+            "landmarks": [[r, c, name] for (r, c), name in layout.landmarks],
+            "starts": [list(cell) for cell in layout.starts],
+        }
+    raise ValueError(
+        f"cannot journal games of an injected {type(generator).__name__}: a replay could not "
+        "rebuild them from the journal. Journal games made by a PerfectMazeGenerator, a "
+        "FixedGenerator or the config's maze_algorithm, or play this generator unjournaled"
+    )
+
+
+def generator_from_description(data: Mapping[str, Any]) -> Generator:
+    """The generator :func:`describe_generator` described (``ValueError`` if malformed)."""
+    try:
+        kind = data["kind"]
+        if kind == "perfect_maze":
+            return make_generator(str(data["algorithm"]))
+        if kind == "fixed":
+            layout = Layout(
+                maze=np.array(data["maze"], dtype=np.uint8),
+                exit_cell=(int(data["exit_cell"][0]), int(data["exit_cell"][1])),
+                doorway=int(data["doorway"]),
+                landmarks=tuple(((int(r), int(c)), str(name)) for r, c, name in data["landmarks"]),
+                starts=tuple((int(r), int(c)) for r, c in data["starts"]),
+            )
+            return FixedGenerator(layout)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise ValueError(f"unreadable generator description: {exc!r}") from None
+    raise ValueError(f"unknown generator kind {kind!r}; known: 'perfect_maze', 'fixed'")
+
+
 def make_generator(name: str) -> Generator:
     """The generator for a maze algorithm name (one of ``grid.ALGORITHMS``)."""
     if name not in ALGORITHMS:
@@ -189,6 +239,12 @@ def shortest_paths(layout: Layout) -> tuple[int, ...]:
     """Each start's path length to the exit (the ground truth the agents never see)."""
     dist = bfs_distances(layout.maze, layout.exit_cell)
     return tuple(int(dist[cell]) for cell in layout.starts)
+
+
+@lru_cache(maxsize=8)
+def tenths_table(span: int) -> tuple[tuple[int, ...], ...]:
+    """``table[abs(dx)][abs(dy)]`` = :func:`straight_line_tenths` for offsets below ``span``."""
+    return tuple(tuple(straight_line_tenths(dx, dy) for dy in range(span)) for dx in range(span))
 
 
 def straight_line_tenths(dx: int, dy: int) -> int:

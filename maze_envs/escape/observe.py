@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from maze_envs.escape.engine import Board
-from maze_envs.escape.generator import straight_line_tenths
+from maze_envs.escape.generator import tenths_table
 from maze_envs.escape.types import Config, State
 
 
@@ -66,8 +66,7 @@ class Observer:
         self.config = config
         n = config.num_agents
         self.names = config.agents
-        self.others = [tuple(j for j in range(n) if j != i) for i in range(n)]
-        self.rows = np.arange(n)[:, None]
+        self.others = [tuple((j, config.agents[j]) for j in range(n) if j != i) for i in range(n)]
         xy = np.array(board.xy, dtype=np.int64)
         if config.coordinates == "own":
             origins = xy[list(board.starts)]
@@ -79,17 +78,14 @@ class Observer:
         frames = xy[None, :, :] - origins[:, None, :]
         self.frames = np.concatenate([frames, np.zeros((n, 1, 2), dtype=np.int64)], axis=1)
         self.frames.flags.writeable = False
-        span = max(board.width, board.height)
-        self.tenths = [[straight_line_tenths(dx, dy) for dy in range(span)] for dx in range(span)]
+        # The same table flat, and each agent's offset into it: one ``take`` per turn gathers
+        # every trail (much cheaper than fancy indexing with two index arrays).
+        self._flat_frames = self.frames.reshape(-1, 2)
+        self._frame_offsets = (np.arange(n, dtype=np.int64) * self.frames.shape[1])[:, None]
+        self.tenths = tenths_table(max(board.width, board.height))
         self._edges: dict[int, NDArray[np.int64]] = {}
         self._positions: list[dict[int, NDArray[np.int64]]] = [{} for _ in range(n)]
         self._colocated: dict[tuple[bool, ...], NDArray[np.int8]] = {}
-
-    def _edges_of(self, cell: int) -> NDArray[np.int64]:
-        edges = self._edges.get(cell)
-        if edges is None:
-            edges = self._edges[cell] = _frozen(self.board.edge_kinds[cell], np.int64)
-        return edges
 
     def _position_of(self, agent: int, cell: int) -> NDArray[np.int64]:
         cache = self._positions[agent]
@@ -98,16 +94,10 @@ class Observer:
             position = cache[cell] = _frozen(self.frames[agent, cell], np.int64)
         return position
 
-    def _colocated_of(self, key: tuple[bool, ...]) -> NDArray[np.int8]:
-        flags = self._colocated.get(key)
-        if flags is None:
-            flags = self._colocated[key] = _frozen(key, np.int8)
-        return flags
-
     def observe_all(self, state: State) -> list[dict[str, Any]]:
         """Observation dicts of every agent, in agent order."""
         board, config = self.board, self.config
-        names, positions, notebooks = self.names, state.positions, state.notebooks
+        positions, notebooks, outbox = state.positions, state.notebooks, state.radio_outbox
         exit_cell, landmark, exit_tenths, xy = (
             board.exit_cell,
             board.landmark,
@@ -115,7 +105,6 @@ class Observer:
             board.xy,
         )
         turn, turns_left = state.turn, config.max_turns - state.turn
-        outbox = state.radio_outbox
         sensor, frame, meeting, used_exits = (
             config.distance_sensor,
             config.coordinates is not None,
@@ -124,33 +113,53 @@ class Observer:
         )
         trail_on = config.trail_length > 0
         if trail_on:
-            trails = self.frames[self.rows, state.trail]
+            trails = self._flat_frames.take(state.trail + self._frame_offsets, axis=0)
             trail_length = min(turn, config.trail_length)
-        tenths, edges_of, colocated_of = self.tenths, self._edges_of, self._colocated_of
+        if sensor:  # one fresh (agents, agents) array; each agent gets its own row
+            tenths = self.tenths
+            rows = []
+            for i, here in enumerate(positions):
+                x, y = xy[here]
+                row = [exit_tenths[here]]
+                for j, _ in self.others[i]:
+                    ox, oy = xy[positions[j]]
+                    row.append(tenths[abs(ox - x)][abs(oy - y)])
+                rows.append(row)
+            distances = np.array(rows, dtype=np.int64)
+        edges_cache, colocated_cache, position_caches = (
+            self._edges,
+            self._colocated,
+            self._positions,
+        )
+        reasons_notebook, reasons_radio, ready_turns = (
+            state.notebook_reason,
+            state.radio_reason,
+            state.radio_ready_turn,
+        )
+        move_result, notebook_result, radio_result = (
+            state.move_result,
+            state.notebook_result,
+            state.radio_result,
+        )
         result = []
         for i, here in enumerate(positions):
             radio = {}
             seen = {}
             together = []
-            if sensor:
-                x, y = xy[here]
-                row = [exit_tenths[here]]
-            for j in self.others[i]:
-                name = names[j]
+            for j, name in self.others[i]:
                 radio[name] = outbox[j]
-                there = positions[j]
-                if there == here:
+                if positions[j] == here:
                     seen[name] = {"shown": 1, "text": notebooks[j]}
                     together.append(True)
                 else:
                     seen[name] = {"shown": 0, "text": ""}
                     together.append(False)
-                if sensor:
-                    ox, oy = xy[there]
-                    row.append(tenths[abs(ox - x)][abs(oy - y)])
-            ready = state.radio_ready_turn[i] - turn - 1
+            ready = ready_turns[i] - turn - 1
+            edges = edges_cache.get(here)
+            if edges is None:
+                edges = edges_cache[here] = _frozen(board.edge_kinds[here], np.int64)
             obs: dict[str, Any] = {
-                "edges": edges_of(here),
+                "edges": edges,
                 "on_exit": int(here == exit_cell),
                 "landmark": landmark[here],
                 "turn": turn,
@@ -159,23 +168,30 @@ class Observer:
                 "radio": radio,
                 "teammate_notebooks": seen,
                 "last_action": {
-                    "move": state.move_result[i],
-                    "notebook": state.notebook_result[i],
-                    "notebook_reason": state.notebook_reason[i],
-                    "radio": state.radio_result[i],
-                    "radio_reason": state.radio_reason[i],
+                    "move": move_result[i],
+                    "notebook": notebook_result[i],
+                    "notebook_reason": reasons_notebook[i],
+                    "radio": radio_result[i],
+                    "radio_reason": reasons_radio[i],
                     "radio_cooldown": ready if ready > 0 else 0,
                 },
             }
             if sensor:
-                obs["distances"] = np.array(row, dtype=np.int64)
+                obs["distances"] = distances[i]
             if frame:
-                obs["position"] = self._position_of(i, here)
+                position = position_caches[i].get(here)
+                if position is None:
+                    position = self._position_of(i, here)
+                obs["position"] = position
             if trail_on:
                 obs["trail"] = trails[i]
                 obs["trail_length"] = trail_length
             if meeting:
-                obs["colocated_with"] = colocated_of(tuple(together))
+                key = tuple(together)
+                flags = colocated_cache.get(key)
+                if flags is None:
+                    flags = colocated_cache[key] = _frozen(key, np.int8)
+                obs["colocated_with"] = flags
             if used_exits:
                 obs["used_exits"] = _EDGE_FLAGS[state.used_exits[i][here]]
             result.append(obs)

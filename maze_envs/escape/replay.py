@@ -1,6 +1,7 @@
 """Replay and verify journaled Maze Escape games (``maze-envs verify JOURNAL``).
 
-Each game is rebuilt from its stored config and seed, reset, and stepped with the recorded
+Each game is rebuilt from its stored config, seed and (for a game of an injected generator) the
+stored generator description, reset, and stepped with the recorded
 actions. Every turn's chained state hash, every agent's observation and the events are compared
 with what the journal holds; the first turn that differs is reported (see
 :func:`maze_envs.journal.verify_game` for the generic checks: missing turns, unreadable rows,
@@ -30,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from maze_envs.escape.env import ENV_ID, MazeEscapeEnv
+from maze_envs.escape.generator import generator_from_description
 from maze_envs.escape.types import Action, Config
 from maze_envs.journal import (
     GameInfo,
@@ -109,7 +111,8 @@ class EscapeReplayer:
         if game.seed is None:
             raise ValueError("the game has no seed, so it cannot be rebuilt")
         config = Config.model_validate(game.config)
-        self._env = MazeEscapeEnv(config, journal=self._capture)
+        generator = None if game.generator is None else generator_from_description(game.generator)
+        self._env = MazeEscapeEnv(config, generator=generator, journal=self._capture)
         self._env.reset(seed=game.seed)
         return self._step_result()
 

@@ -7,8 +7,9 @@ Text map: walls are ``+---+`` and ``|``; the exit doorway is drawn as ``EEE`` (o
 outer wall. A cell shows the agents on it (``AB``), else its landmark (first three letters), else
 the lower-case letter of the agent that most recently left a trail there.
 
-Image: blue walls on cream, the doorway in coral, labelled landmarks, each agent a disc in its own
-colour with a line through its trail. Requires Pillow (``pip install maze-envs[render]``).
+Image: blue walls on cream, the doorway in coral, each landmark a numbered gold square whose full
+name stands in a legend to the right of the maze, each agent a disc in its own colour with a line
+through its trail. Requires Pillow (``pip install maze-envs[render]``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,14 @@ from maze_envs.grid import EAST, NORTH, SOUTH, WEST
 
 CELL: Final = 28
 MARGIN: Final = 12
+#: Width of the landmark legend to the right of the maze (numbers and full names).
+LEGEND_WIDTH: Final = 96
+LEGEND_LINE: Final = 13
 BACKGROUND: Final = (250, 246, 234)
 WALL: Final = (38, 70, 160)
 CORAL: Final = (255, 127, 80)
 LANDMARK: Final = (214, 170, 40)
+LANDMARK_TEXT: Final = (60, 45, 5)
 AGENT_COLOURS: Final = (
     (214, 40, 40),
     (30, 110, 230),
@@ -112,6 +117,19 @@ def render_ansi(board: Board, state: State) -> str:
     return "\n".join(lines)
 
 
+def landmark_legend(board: Board) -> list[tuple[int, str, tuple[int, int]]]:
+    """The picture's legend: (number, full name, cell), numbered row by row from the north-west."""
+    marks = sorted(board.layout.landmarks)
+    return [(k, name, cell) for k, (cell, name) in enumerate(marks, start=1)]
+
+
+def image_size(board: Board) -> tuple[int, int]:
+    """(width, height) in pixels of the spectator picture: the maze, then the legend."""
+    rows = len(board.layout.landmarks)
+    height = max(board.height * CELL + 2 * MARGIN, MARGIN + rows * LEGEND_LINE + MARGIN)
+    return board.width * CELL + 2 * MARGIN + LEGEND_WIDTH, height
+
+
 def _centre(board: Board, flat: int) -> tuple[int, int]:
     r, c = divmod(flat, board.width)
     return MARGIN + c * CELL + CELL // 2, MARGIN + r * CELL + CELL // 2
@@ -127,7 +145,7 @@ def _background(board: Board) -> Any:
             "rgb_array rendering needs Pillow: pip install 'maze-envs[render]'"
         ) from None
     w, h = board.width, board.height
-    image = Image.new("RGB", (w * CELL + 2 * MARGIN, h * CELL + 2 * MARGIN), BACKGROUND)
+    image = Image.new("RGB", image_size(board), BACKGROUND)
     draw = ImageDraw.Draw(image)
     maze = board.layout.maze
     exit_r, exit_c = divmod(board.exit_cell, w)
@@ -154,10 +172,15 @@ def _background(board: Board) -> Any:
         EAST: [x0 + CELL, y0 + 3, x0 + CELL, y0 + CELL - 3],
     }[board.layout.doorway]
     draw.line(door, fill=CORAL, width=6)
-    for (r, c), name in board.layout.landmarks:
+    legend_x = w * CELL + 2 * MARGIN
+    for number, name, (r, c) in landmark_legend(board):
         x0, y0 = MARGIN + c * CELL, MARGIN + r * CELL
-        draw.rectangle([x0 + 4, y0 + 4, x0 + 10, y0 + 10], fill=LANDMARK)
-        draw.text((x0 + 3, y0 + CELL - 13), name[:4], fill=(90, 70, 10))
+        draw.rectangle([x0 + 3, y0 + 3, x0 + 16, y0 + 14], fill=LANDMARK)
+        draw.text((x0 + 4, y0 + 3), str(number), fill=LANDMARK_TEXT)
+        y = MARGIN + (number - 1) * LEGEND_LINE
+        draw.rectangle([legend_x, y, legend_x + 13, y + 11], fill=LANDMARK)
+        draw.text((legend_x + 1, y), str(number), fill=LANDMARK_TEXT)
+        draw.text((legend_x + 18, y), name, fill=LANDMARK_TEXT)
     return image
 
 

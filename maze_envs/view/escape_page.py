@@ -1,9 +1,10 @@
 """A self-contained HTML page for one journaled Maze Escape game.
 
 The page shows the whole maze (walls, exit doorway, landmarks), every agent's true position and
-path up to the chosen turn, and, per agent, exactly what it was shown that turn (the observation
-as journaled), the events of the turn and the action it chose next. A slider, buttons and the
-arrow keys move through the turns. Everything (data, script, style) is inside the one file.
+path up to the chosen turn, and, per agent, exactly what it was shown that turn (the journaled
+observation, in its JSON form: names instead of indices), the events of the turn and the action
+it chose next. A slider, buttons and the arrow keys move through the turns. Everything (data,
+script, style) is inside the one file.
 
 Agent positions are not journaled (observations may not contain them), so the page data is made
 by replaying the game; the journal is verified on the way and the result is shown on the page.
@@ -35,7 +36,9 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
+from maze_envs.escape.convert import observation_from_stored, observation_to_json
 from maze_envs.escape.env import MazeEscapeEnv
+from maze_envs.escape.generator import generator_from_description
 from maze_envs.escape.replay import EscapeReplayer, stored_action
 from maze_envs.escape.types import Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
@@ -47,7 +50,8 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     info = journal.game(game_id)
     report = verify_game(journal, game_id, EscapeReplayer)
     config = Config.model_validate(info.config)
-    env = MazeEscapeEnv(config)
+    generator = None if info.generator is None else generator_from_description(info.generator)
+    env = MazeEscapeEnv(config, generator=generator)
     _, infos = env.reset(seed=info.seed)
     layout = env.layout
     turns: list[dict[str, Any]] = []
@@ -62,10 +66,14 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
                 *_, infos = env.step(actions)
             except ValueError:
                 break
+        try:
+            observations = _readable(record.observations, config)
+        except (ValueError, KeyError, TypeError):  # a damaged row: the page stops before it
+            break
         turns.append(
             {
                 "cells": {agent: list(infos[agent]["cell"]) for agent in env.possible_agents},
-                "observations": record.observations,
+                "observations": observations,
                 "actions": record.actions,
                 "events": record.events,
             }
@@ -94,6 +102,14 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         ],
         "coral": f"rgb{CORAL}",
         "turns": turns,
+    }
+
+
+def _readable(observations: dict[str, Any], config: Config) -> dict[str, Any]:
+    """The stored observations in their JSON form (names instead of indices, no padding)."""
+    return {
+        agent: observation_to_json(observation_from_stored(stored, config, agent), config, agent)
+        for agent, stored in observations.items()
     }
 
 

@@ -15,6 +15,9 @@ MODULES = [
     "maze_envs.escape.notebook",
     "maze_envs.escape.radio",
     "maze_envs.escape.convert",
+    "maze_envs.escape.replay",
+    "maze_envs.journal",
+    "maze_envs.view.escape_page",
 ]
 
 

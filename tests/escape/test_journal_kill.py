@@ -44,12 +44,16 @@ PLAYER = textwrap.dedent(
 
 def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> None:
     path = tmp_path / "killed.sqlite"
-    child = subprocess.Popen(
-        [sys.executable, "-c", PLAYER, str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    errors_path = tmp_path / "stderr.txt"
+    with errors_path.open("w") as errors:
+        # stderr goes to a file so that stdout is the only pipe: reading it through the same
+        # buffered reader before and after the kill sees every line the child printed.
+        child = subprocess.Popen(
+            [sys.executable, "-c", PLAYER, str(path)],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
     assert child.stdout is not None
     reported = 0
     try:
@@ -58,13 +62,15 @@ def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> 
             if reported >= 150:
                 os.kill(child.pid, signal.SIGKILL)
                 break
+        rest = child.stdout.read()  # turns printed before the kill landed (up to EOF)
     finally:
         if child.poll() is None:
             child.kill()
-        rest, errors = child.communicate(timeout=30)
-    assert reported >= 150, f"the player stopped early: {errors}"
+        child.wait(timeout=30)
+        child.stdout.close()
+    assert reported >= 150, f"the player stopped early: {errors_path.read_text()}"
     assert child.returncode == -signal.SIGKILL
-    for line in rest.split():  # turns printed before the kill landed
+    for line in rest.split():
         reported = int(line)
 
     with Journal(path, create=False) as journal:

@@ -1,12 +1,19 @@
 """The environment's journal hook: what it records each turn (the journal itself is tested
-elsewhere). Observations are stored in their JSON form, actions as received."""
+elsewhere). Observations are stored as delivered (arrays as JSON lists), actions as received."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from maze_envs import maze_escape_v0
-from maze_envs.escape.convert import observation_to_json
+from maze_envs.escape.convert import (
+    observation_from_stored,
+    observation_to_json,
+    observation_to_model,
+)
 from maze_envs.journal import Journal
 from tests.escape.boards import N, act
 
@@ -35,9 +42,15 @@ def test_a_game_is_recorded_turn_by_turn_and_finished(tmp_path: Path) -> None:
     assert [t.turn for t in turns] == [0, 1, 2, 3, 4]
     assert turns[0].actions == {}
     for record, obs in zip(turns, delivered, strict=True):
-        assert record.observations == {
-            a: observation_to_json(o, env.config, a) for a, o in obs.items()
-        }
+        assert record.observations.keys() == obs.keys()
+        for agent, stored in record.observations.items():
+            rebuilt = observation_from_stored(stored, env.config, agent)
+            assert_same_observation(rebuilt, obs[agent])
+            assert env.observation_space(agent).contains(rebuilt)
+            assert observation_to_model(rebuilt, env.config, agent) == observation_to_model(
+                obs[agent], env.config, agent
+            )
+            assert observation_to_json(rebuilt, env.config, agent)["turn"] == record.turn
     for record, actions in zip(turns[1:], sent, strict=True):
         assert record.actions == actions
         assert record.events["A"]["radio"] in {"sent", "refused"}
@@ -52,6 +65,19 @@ def test_a_game_is_recorded_turn_by_turn_and_finished(tmp_path: Path) -> None:
     with Journal(tmp_path / "again.sqlite", create=False) as second:
         hashes = [t.state_hash for t in second.turns(second.game_ids()[0])]
     assert hashes == [t.state_hash for t in turns]
+
+
+def assert_same_observation(rebuilt: Any, delivered: Any) -> None:
+    """Equal values, and arrays of the same dtype and shape (a lossless round trip)."""
+    if isinstance(delivered, dict):
+        assert isinstance(rebuilt, dict) and list(rebuilt) == list(delivered)
+        for key, value in delivered.items():
+            assert_same_observation(rebuilt[key], value)
+    elif isinstance(delivered, np.ndarray):
+        assert isinstance(rebuilt, np.ndarray) and rebuilt.dtype == delivered.dtype
+        np.testing.assert_array_equal(rebuilt, delivered)
+    else:
+        assert type(rebuilt) is type(delivered) and rebuilt == delivered
 
 
 def test_a_reset_mid_game_finishes_the_old_game_as_aborted(tmp_path: Path) -> None:
@@ -77,3 +103,23 @@ def test_an_injected_journal_stays_open(tmp_path: Path) -> None:
                 env.step({a: act() for a in env.agents})
             env.close()
         assert [g.seed for g in journal.games()] == [1, 2]
+
+
+def test_the_state_digest_covers_every_text_and_ignores_string_identity() -> None:
+    env = maze_escape_v0.parallel_env(preset="full", width=6, height=5)
+    env.reset(seed=2)
+    state = env._state
+    assert state is not None
+    long_note = "left at the piano, then north " * 10  # hashed, not copied, into the digest
+    seen = set()
+    for slot in ("notebooks", "radio_outbox", "notebook_reason", "radio_reason"):
+        for text in ("short", long_note):
+            getattr(state, slot)[1] = text
+            digest = env.state_digest()
+            assert digest not in seen, (slot, text)
+            seen.add(digest)
+            getattr(state, slot)[1] = "".join(list(text))  # equal text, another str object
+            assert env.state_digest() == digest
+        getattr(state, slot)[1] = ""
+    state.used_exits[2][7] ^= 1
+    assert env.state_digest() not in seen

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from maze_envs import maze_escape_v0
+from maze_envs.escape.convert import observation_from_stored, observation_to_json
+from maze_envs.escape.types import Config
 from maze_envs.journal import Journal
 from maze_envs.view import escape_game_data, escape_game_html, main
 
@@ -42,7 +44,17 @@ def test_page_data_follows_the_game(tmp_path: Path) -> None:
         stored = list(journal.turns(1))
     assert data["verified"] and data["verification"] == "game 1: ok, 13 turns verified"
     assert [t["cells"] for t in data["turns"]] == cells
-    assert [t["observations"] for t in data["turns"]] == [t.observations for t in stored]
+    # what each agent saw, in the readable JSON form of the stored observation
+    config = Config.model_validate(data["config"])
+    assert [t["observations"] for t in data["turns"]] == [
+        {
+            a: observation_to_json(observation_from_stored(o, config, a), config, a)
+            for a, o in t.observations.items()
+        }
+        for t in stored
+    ]
+    assert data["turns"][3]["observations"]["B"]["turn"] == 3
+    assert data["turns"][0]["observations"]["A"]["edges"].keys() == {"N", "E", "S", "W"}
     assert [t["actions"] for t in data["turns"]] == [t.actions for t in stored]
     assert (data["width"], data["height"], len(data["maze"])) == (6, 6, 6)
     assert data["agents"] == ["A", "B", "C"] and len(data["landmarks"]) > 0
