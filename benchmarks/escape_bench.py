@@ -7,12 +7,14 @@ decide the result):
   (``preset="full"``), 600-turn games, random moves with notebook edits and radio messages;
   once with the journal off and once with it on (a temporary SQLite file);
   the journal is measured as created by default (``durable=True``) and with ``durable=False``
-  (no disk flush at WAL checkpoints; still safe against a killed process); a journaled window
-  ends with ``Journal.settle()``, so a background checkpoint it started is timed with it;
+  (no disk flush at WAL checkpoints; still safe against a killed process); the journal's writer
+  process commits each turn while the game computes the next, and a journaled window ends with
+  ``Journal.settle()``, so the last commit of a window is timed with it;
 * MiniGrid-Empty-8x8-v0 steps per second through ``gymnasium.make``, random actions (the peer);
 
 then the ratios against the goals (escape >= 3x MiniGrid; journal on >= 0.3x journal off) and the
-peak memory of one 600-turn journaled game (measured in a fresh child process).
+peak memory of one 600-turn journaled game (measured in a fresh child process; the journal's
+writer process is reported on its own).
 
 Random actions are generated before the timed loops. Resets are inside them, for both games.
 
@@ -92,7 +94,7 @@ class EscapeRunner:
                 env.reset(seed=self.games)
             env.step(actions[self.cursor % len(actions)])
             self.cursor += 1
-        if self.journal is not None:  # a checkpoint still running belongs to this window
+        if self.journal is not None:  # the last turn's commit belongs to this window
             self.journal.settle()
         return time.perf_counter() - start
 
@@ -157,17 +159,34 @@ def memory_of_one_game() -> dict[str, float]:
                 env.step(actions[turns])
                 turns += 1
             env.close()
+            writer_rss = _writer_peak_rss_kib(journal)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         size = sum(p.stat().st_size for p in Path(folder).iterdir())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return {
         "turns": turns,
+        "writer_max_rss_mib": writer_rss / 1024 if writer_rss is not None else float("nan"),
         "tracemalloc_peak_mib": peak / 2**20,
         "max_rss_mib": rss / 1024,
         "rss_growth_mib": (rss - baseline_rss) / 1024,
         "journal_mib": size / 2**20,
     }
+
+
+def _writer_peak_rss_kib(journal: Journal) -> int | None:
+    """Peak RSS of the journal's writer process (Linux ``VmHWM``; None elsewhere)."""
+    process = journal._writer._process  # a benchmark may look inside
+    if process is None:
+        return None
+    try:
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return None
 
 
 def _verdict(value: float, goal: float) -> str:
@@ -216,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         f"  tracemalloc peak {memory['tracemalloc_peak_mib']:.1f} MiB; "
         f"max RSS {memory['max_rss_mib']:.1f} MiB "
         f"(+{memory['rss_growth_mib']:.1f} MiB during the game); "
-        f"journal file {memory['journal_mib']:.1f} MiB",
+        f"journal file {memory['journal_mib']:.1f} MiB; "
+        f"the journal's writer process: max RSS {memory['writer_max_rss_mib']:.1f} MiB",
     ]
     print("\n".join(lines))
     if args.json:

@@ -155,19 +155,21 @@ def generate_perfect_maze(
 def bfs_distances(maze: Maze, start: Cell) -> NDArray[np.int32]:
     """Path length from ``start`` to every cell through open edges; -1 where unreachable."""
     height, width = maze.shape
-    dist = np.full((height, width), -1, dtype=np.int32)
-    dist[start] = 0
-    queue = deque([start])
+    masks: list[int] = maze.ravel().tolist()
+    steps = [(bit, dr * width + dc) for bit, (dr, dc) in DELTAS.items()]
+    # Plain lists over flat indices: numpy element access per cell is several times slower.
+    dist = [-1] * (height * width)
+    origin = start[0] * width + start[1]
+    dist[origin] = 0
+    queue = deque([origin])
     while queue:
-        r, c = queue.popleft()
-        mask = int(maze[r, c])
-        for bit, (dr, dc) in DELTAS.items():
-            if mask & bit:
-                nxt = (r + dr, c + dc)
-                if dist[nxt] < 0:
-                    dist[nxt] = dist[r, c] + 1
-                    queue.append(nxt)
-    return dist
+        cell = queue.popleft()
+        mask = masks[cell]
+        for bit, offset in steps:
+            if mask & bit and dist[cell + offset] < 0:
+                dist[cell + offset] = dist[cell] + 1
+                queue.append(cell + offset)
+    return np.array(dist, dtype=np.int32).reshape(height, width)
 
 
 def open_edge_count(maze: Maze) -> int:

@@ -18,16 +18,17 @@ so an environment can rebuild its exact observation from the stored text and its
     ``sha256(previous record_hash + state_hash + observations + actions + events)`` over the
     stored text, so an edited row is found even when it does not change what a replay computes.
 
-Every turn is committed on its own (WAL mode), so a process killed mid-game loses at most the
-turn in progress and leaves a readable file. The file is marked with ``PRAGMA application_id``
-and its format version with ``PRAGMA user_version``.
+Every turn is committed on its own (WAL mode), by a writer process that commits one turn while
+the game computes the next; at most one turn is ever uncommitted, so a process killed mid-game
+loses at most that turn and leaves a readable file. The file is marked with
+``PRAGMA application_id`` and its format version with ``PRAGMA user_version``.
 
 An outcome with ``"aborted": true`` marks a game abandoned before its end (for instance reset
 mid-game): its turns verify, but no end is expected.
 
 Modules: :mod:`.format` (tables, encoding, hash chains, row types), :mod:`.store` (the
-:class:`Journal`), :mod:`.verify` (:func:`scan_turns`, :func:`verify_game`, the
-:class:`Replayer` protocol).
+:class:`Journal`), :mod:`._writer_process` (the writer process), :mod:`.verify`
+(:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol).
 
 Example:
     >>> import tempfile, pathlib

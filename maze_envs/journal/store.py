@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import threading
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from maze_envs.journal._writer_process import ERROR_LENGTH, HEADER
 from maze_envs.journal.format import (
     APPLICATION_ID,
     GENESIS_HASH,
@@ -38,63 +40,130 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # Each commit appends the pages it changed to the WAL (the turn row, the index entry); small pages
 # make that fewer bytes.
 PAGE_SIZE = 2048
-# After about this many bytes of rows the WAL is copied into the database file (a checkpoint).
+# After about this many bytes of rows the writer copies the WAL into the database file (a
+# checkpoint), so that the WAL starts over from its beginning instead of growing.
 CHECKPOINT_ROW_BYTES = 16 * 2**20
-# ... and the writer copies the last part itself once this little is left.
-CATCH_UP_ROW_BYTES = 256 * 2**10
+
+# A turn row as bound to INSERT_TURN: game id, turn, three JSON texts, two hashes.
+_Row = tuple[int, int, bytes, bytes, bytes, str, str]
+_WRITER_SCRIPT = Path(__file__).with_name("_writer_process.py")
 
 
-class _Checkpointer:
-    """Runs WAL checkpoints for one journal on a background thread with its own connection.
+class _Writer:
+    """Hands turn rows to the journal's writer process (:mod:`._writer_process`), one at a time.
 
-    A checkpoint copies the WAL into the database file and, when durable, waits for the disk
-    twice; done inline it would stall one turn in a few hundred for tens of milliseconds. The
-    writer keeps committing every turn meanwhile (WAL lets a checkpoint and a writer run at the
-    same time); durability is the same, since every turn is committed to the WAL either way.
+    The caller encodes a row and chains its hashes, then :meth:`submit` sends it and returns
+    while that process commits it. At most one row is ever pending: :meth:`submit` first waits
+    for the previous row's reply. A failed row's error is raised by the next :meth:`submit`,
+    :meth:`flush` or :meth:`close`.
     """
 
     def __init__(self, path: Path, synchronous: str) -> None:
         self._path = path
         self._synchronous = synchronous
-        self._wake = threading.Event()
-        self.idle = threading.Event()
-        self.idle.set()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pending: tuple[int, int] | None = None  # (game id, turn) sent, not yet confirmed
+        self.failed_game: int | None = None  # the game whose row failed, if one did
+        self.committed: dict[int, int] = {}  # game id -> its last turn confirmed committed
 
-    def request(self) -> None:
-        """Start a checkpoint in the background (the caller checked :attr:`idle`)."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name=f"journal-checkpoint {self._path.name}", daemon=True
+    def _start(self) -> subprocess.Popen[bytes]:
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-I",  # standard library only: no site packages, no environment variables
+                str(_WRITER_SCRIPT),
+                str(self._path),
+                self._synchronous,
+                str(CHECKPOINT_ROW_BYTES),
+                INSERT_TURN,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        return self._process
+
+    def submit(self, row: _Row) -> None:
+        """Send ``row`` once the previous row is committed; return without waiting for it."""
+        self.flush()
+        process = self._process if self._process is not None else self._start()
+        assert process.stdin is not None
+        game_id, turn, observations, actions, events, state_hash, record_hash = row
+        state, record = state_hash.encode(), record_hash.encode()
+        frame = b"".join(
+            (
+                HEADER.pack(
+                    game_id,
+                    turn,
+                    len(observations),
+                    len(actions),
+                    len(events),
+                    len(state),
+                    len(record),
+                ),
+                observations,
+                actions,
+                events,
+                state,
+                record,
             )
-            self._thread.start()
-        self.idle.clear()
-        self._wake.set()
-
-    def _run(self) -> None:
-        db = sqlite3.connect(self._path, isolation_level=None, timeout=30.0)
+        )
         try:
-            db.execute(f"PRAGMA synchronous={self._synchronous}")
-            while True:
-                self._wake.wait()
-                self._wake.clear()
-                if self._stopping:
-                    return
-                # On failure the writer checkpoints inline once the WAL grows too long.
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                self.idle.set()
-        finally:
-            db.close()
-            self.idle.set()
+            process.stdin.write(frame)
+            process.stdin.flush()
+        except OSError:
+            raise self._ended() from None
+        except BaseException:  # interrupted mid-frame: the process cannot tell where rows start
+            self._stop(kill=True)
+            raise
+        self._pending = (game_id, turn)
+
+    def flush(self) -> None:
+        """Wait until the pending row is committed; raise its error if it failed."""
+        if self._pending is None:
+            return
+        game_id, turn = self._pending
+        assert self._process is not None and self._process.stdout is not None
+        replies = self._process.stdout
+        reply = replies.read(1)
+        self._pending = None
+        if reply == b"+":
+            self.committed[game_id] = turn
+            return
+        self.failed_game = game_id
+        if reply != b"-":
+            raise self._ended()
+        (length,) = ERROR_LENGTH.unpack(replies.read(ERROR_LENGTH.size))
+        message = replies.read(length).decode(errors="replace")
+        raise JournalError(f"cannot write to journal {self._path}: {message}")
+
+    def _ended(self) -> JournalError:
+        assert self._process is not None
+        code = self._process.wait()
+        self._process = None
+        return JournalError(
+            f"cannot write to journal {self._path}: its writer process ended (exit status "
+            f"{code}); the turns it confirmed are committed"
+        )
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._stopping = True
-            self._wake.set()
-            self._thread.join()
-            self._thread = None
+        """Wait for the pending row, then let the process exit; raise a failed row's error."""
+        try:
+            self.flush()
+        finally:
+            self._stop(kill=False)
+
+    def _stop(self, *, kill: bool) -> None:
+        process, self._process = self._process, None
+        self._pending = None
+        if process is None:
+            return
+        assert process.stdin is not None and process.stdout is not None
+        if kill:
+            process.kill()
+        with contextlib.suppress(OSError):
+            process.stdin.close()  # end of input: the process exits
+        process.wait()
+        process.stdout.close()
 
 
 class Journal:
@@ -102,16 +171,24 @@ class Journal:
 
     ``Journal(path)`` creates the file when it does not exist; ``create=False`` refuses to.
 
-    Every turn is its own committed transaction either way, so a killed process loses at most the
-    turn in progress. ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact
-    through an operating-system crash or power loss, at the price of flushing to disk at each
-    WAL checkpoint; ``durable=False`` (``synchronous=OFF``) skips those flushes, for runs that
-    can be repeated. (``synchronous=FULL``, a disk flush at every commit, would only add that the
-    last turns survive a power loss; it costs several times a turn, so it is not offered.)
+    Turns are committed by a writer process (:mod:`._writer_process`, standard library only),
+    started with the first recorded turn and ended by :meth:`close`; a process, not a thread,
+    so that the commit runs on another core without competing for the GIL. :meth:`record_turn`
+    encodes and hashes a turn, waits until the previous turn is committed, sends the new one and
+    returns while it is committed (its own transaction). So at most one turn is uncommitted at
+    any time, and a killed game loses at most that turn (when only the game's process is
+    killed, the writer still commits the turn it holds, then exits). Everything else
+    (:meth:`start_game`, :meth:`finish_game`, reads, :meth:`settle`, :meth:`close`) first waits
+    for it. A failed commit raises :class:`JournalError` from the next call, never silently;
+    the game's chain then continues from the last turn stored in the file, so the next turn
+    recorded must follow that one.
 
-    Checkpoints (copying the WAL into the file) run on a background thread with its own
-    connection, started with the first recorded turn; :meth:`settle` waits for one to finish and
-    :meth:`close` stops the thread.
+    ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact through an
+    operating-system crash or power loss, at the price of flushing to disk at each WAL
+    checkpoint (the writer copies the WAL into the file every ~16 MiB of rows);
+    ``durable=False`` (``synchronous=OFF``) skips those flushes, for runs that can be repeated.
+    (``synchronous=FULL``, a disk flush at every commit, would only add that the last turns
+    survive a power loss; it costs several times a turn, so it is not offered.)
     """
 
     def __init__(
@@ -137,10 +214,7 @@ class Journal:
             raise
         # game id -> (last turn, last state hash, last record hash), for appending turns
         self._tails: dict[int, tuple[int, bytes, bytes]] = {}
-        self._checkpointer = _Checkpointer(self.path, "NORMAL" if durable else "OFF")
-        self._row_bytes = 0  # bytes of rows written since the WAL was last caught up
-        self._passes = 0  # background checkpoint passes since then
-        self._pass_start = 0  # _row_bytes when the latest pass started
+        self._writer = _Writer(self.path, "NORMAL" if durable else "OFF")
 
     def _prepare(self) -> None:
         db = self._db
@@ -178,12 +252,23 @@ class Journal:
             raise JournalError(f"{self.path} lacks the games/turns tables of a journal")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'NORMAL' if self.durable else 'OFF'}")
-        db.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints: see _after_commit
+        db.execute("PRAGMA wal_autocheckpoint=0")  # the writer process checkpoints
 
     # -- writing -------------------------------------------------------------------------
 
+    def _flush(self) -> None:
+        """Wait for the turn being committed; raise its error, once, if it failed."""
+        try:
+            self._writer.flush()
+        finally:
+            failed = self._writer.failed_game
+            if failed is not None:  # its chain tail is unknown: reload it from the file
+                self._writer.failed_game = None
+                self._tails.pop(failed, None)
+
     def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
         """One statement in its own transaction; SQLite failures become :class:`JournalError`."""
+        self._flush()
         try:
             return self._db.execute(sql, params)
         except sqlite3.Error as exc:
@@ -233,13 +318,19 @@ class Journal:
         events: Mapping[str, Any],
         state_digest: bytes,
     ) -> str:
-        """Store one turn (committed at once) and return its chained state hash in hex.
+        """Store one turn and return its chained state hash in hex.
 
         ``observations`` and ``events`` are stored with :func:`encode_json`; ``actions`` exactly
         as received (an entry JSON cannot hold is stored as its ``repr``).
+
+        The row is encoded and hashed here, then committed (its own transaction) by the
+        journal's writer process while the caller goes on. This call first waits until the
+        previous turn is committed, so at most one turn is ever uncommitted, and raises the
+        :class:`JournalError` of that turn if its commit failed.
         """
         tail = self._tails.get(game_id)
         if tail is None:
+            self._flush()
             tail = self._load_tail(game_id)
         expected = tail[0] + 1
         if turn != expected:
@@ -254,54 +345,19 @@ class Journal:
         record_hash = chain_record_hash(
             tail[2], state_hex, observations_json, actions_json, events_json
         )
-        self._write(
-            INSERT_TURN,
-            (
-                game_id,
-                turn,
-                observations_json,
-                actions_json,
-                events_json,
-                state_hex,
-                record_hash.hex(),
-            ),
-        )
+        row = (game_id, turn, observations_json, actions_json, events_json, state_hex)
+        self._flush()  # the previous turn's commit, overlapped with this turn's encoding
+        self._writer.submit((*row, record_hash.hex()))
         self._tails[game_id] = (turn, state_hash, record_hash)
-        self._after_commit(len(observations_json) + len(actions_json) + len(events_json))
         return state_hex
 
-    def _after_commit(self, row_bytes: int) -> None:
-        """Keep the WAL short: checkpoint in the background, then catch up the rest inline.
+    def committed_turn(self, game_id: int) -> int | None:
+        """The last turn of ``game_id`` known to be committed (None: none yet), without waiting.
 
-        A background checkpoint copies what the WAL held when it started; turns written
-        meanwhile are copied by another background pass, until what is left is small enough
-        for the writer to copy itself at once (quick), so that the WAL starts over from its
-        beginning at the next commit instead of growing.
+        The turn recorded last may be committed already without being counted yet: it is
+        confirmed when the next call waits for it (every turn before it is confirmed).
         """
-        self._row_bytes += row_bytes
-        if self._passes == 0:
-            if self._row_bytes >= CHECKPOINT_ROW_BYTES:
-                self._start_pass()
-            return
-        if not self._checkpointer.idle.is_set():
-            if self._row_bytes < 4 * CHECKPOINT_ROW_BYTES:
-                return
-            self._checkpointer.idle.wait()  # a stuck checkpoint: never let the WAL run away
-        tail = self._row_bytes - self._pass_start
-        if tail > CATCH_UP_ROW_BYTES and self._passes < 8:
-            self._start_pass()
-            return
-        try:
-            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        except sqlite3.Error as exc:
-            raise JournalError(f"cannot checkpoint journal {self.path}: {exc}") from exc
-        self._passes = 0
-        self._row_bytes = 0
-
-    def _start_pass(self) -> None:
-        self._passes += 1
-        self._pass_start = self._row_bytes
-        self._checkpointer.request()
+        return self._writer.committed.get(game_id)
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         row = self._db.execute("SELECT outcome FROM games WHERE id = ?", (game_id,)).fetchone()
@@ -332,6 +388,7 @@ class Journal:
 
     def game_ids(self) -> list[int]:
         """Ids of every game in the file, oldest first."""
+        self._flush()
         try:
             return [r[0] for r in self._db.execute("SELECT id FROM games ORDER BY id")]
         except sqlite3.DatabaseError as exc:
@@ -339,6 +396,7 @@ class Journal:
 
     def game(self, game_id: int) -> GameInfo:
         """One game's header; a missing game or unreadable header raises :class:`JournalError`."""
+        self._flush()
         try:
             row = self._db.execute(SELECT_GAME + " WHERE id = ?", (game_id,)).fetchone()
         except sqlite3.DatabaseError as exc:
@@ -389,18 +447,21 @@ class Journal:
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
         """A game's stored rows as they are (turn, observations, actions, events, hashes)."""
+        self._flush()
         yield from self._db.execute(SELECT_TURNS, (game_id,))
 
     # -- lifetime ------------------------------------------------------------------------
 
     def settle(self) -> None:
-        """Wait until no background checkpoint is running (benchmarks time this too)."""
-        self._checkpointer.idle.wait()
+        """Wait until every recorded turn is committed (raises a failed commit's error)."""
+        self._flush()
 
     def close(self) -> None:
-        """Close the file (every recorded turn is already committed)."""
-        self._checkpointer.close()
-        self._db.close()
+        """Commit the last recorded turn and close the file (raises a failed commit's error)."""
+        try:
+            self._writer.close()
+        finally:
+            self._db.close()
 
     def __enter__(self) -> Journal:
         return self

@@ -400,9 +400,13 @@ def test_a_conflicting_writer_gets_a_clear_error(journal_path: Path) -> None:
     with Journal(journal_path) as first, Journal(journal_path) as second:
         game_id = first.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
         first.record_turn(game_id, 0, observations={}, actions={}, events={}, state_digest=b"")
+        first.settle()  # another connection sees a turn once it is committed
         second.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
-        with pytest.raises(JournalError, match=r"cannot write to journal .*UNIQUE"):
-            first.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
+        second.settle()
+        # the commit runs on the writer thread: its failure is raised by the next call
+        first.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
+        with pytest.raises(JournalError, match=r"cannot write to journal .*turn 1 .*UNIQUE"):
+            first.settle()
         assert verify_game(first, game_id).status == "truncated"
 
 
@@ -427,13 +431,12 @@ def test_garbage_hashes_and_types_are_reported(journal_path: Path) -> None:
     ]
 
 
-def test_background_checkpoints_keep_the_wal_short(
+def test_checkpoints_keep_the_wal_short(
     journal_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from maze_envs.journal import store
 
     monkeypatch.setattr(store, "CHECKPOINT_ROW_BYTES", 64 * 1024)
-    monkeypatch.setattr(store, "CATCH_UP_ROW_BYTES", 8 * 1024)
     wal = journal_path.with_name(journal_path.name + "-wal")
     note = "x" * 4000
     sizes = []
@@ -460,3 +463,44 @@ def test_background_checkpoints_keep_the_wal_short(
     with Journal(journal_path, create=False) as journal:
         assert verify_game(journal, game_id).status == "truncated"
         assert journal.game(game_id).turn_count == 400
+
+
+def _toy_turn(journal: Journal, game_id: int, turn: int) -> None:
+    journal.record_turn(
+        game_id, turn, observations={"A": turn}, actions={}, events={}, state_digest=b"%d" % turn
+    )
+
+
+def test_turns_are_committed_one_at_a_time_and_confirmed(journal_path: Path) -> None:
+    with Journal(journal_path) as journal:
+        game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
+        assert journal.committed_turn(game_id) is None
+        for turn in range(5):
+            _toy_turn(journal, game_id, turn)
+            # recording a turn waited for the previous one: at most one is uncommitted
+            confirmed = journal.committed_turn(game_id)
+            assert (turn - 1 if confirmed is None else confirmed) in (turn - 1, turn)
+            with Journal(journal_path, create=False) as reader:  # another connection
+                assert reader.game(game_id).turn_count - 1 >= turn - 1
+        journal.settle()
+        assert journal.committed_turn(game_id) == 4
+        assert journal.game(game_id).turn_count == 5  # reads wait for the last commit
+
+
+def test_a_writer_that_died_is_reported_at_the_next_call(journal_path: Path) -> None:
+    with Journal(journal_path) as journal:
+        game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
+        _toy_turn(journal, game_id, 0)
+        journal.settle()
+        writer = journal._writer._process
+        assert writer is not None
+        writer.kill()
+        writer.wait()
+        with pytest.raises(JournalError, match="writer process ended"):
+            _toy_turn(journal, game_id, 1)
+            journal.settle()
+        # nothing confirmed was lost; recording goes on with a new writer process
+        assert journal.game(game_id).turn_count == 1
+        _toy_turn(journal, game_id, 1)
+        journal.finish_game(game_id, {"done": True})
+        assert [t.turn for t in journal.turns(game_id)] == [0, 1]

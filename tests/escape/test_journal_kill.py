@@ -13,17 +13,21 @@ from maze_envs.escape.replay import verify_journal
 from maze_envs.journal import Journal
 
 # Plays one endless game (41x41, huge turn limit, random moves with notebook edits and radio)
-# and prints each turn number after env.step returned, i.e. after the turn was committed.
+# and prints, after each env.step, the last turn the journal confirms as committed and the turn
+# just handed to it (the journal commits a turn on its writer thread while the game goes on).
 PLAYER = textwrap.dedent(
     """
     import sys
     import numpy as np
     from maze_envs import maze_escape_v0
+    from maze_envs.journal import Journal
 
+    journal = Journal(sys.argv[1])
     env = maze_escape_v0.parallel_env(
-        preset="full", width=41, height=41, max_turns=100_000, journal=sys.argv[1]
+        preset="full", width=41, height=41, max_turns=100_000, journal=journal
     )
     env.reset(seed=11)
+    (game_id,) = journal.game_ids()
     rng = np.random.default_rng(11)
     turn = 0
     while True:
@@ -37,7 +41,7 @@ PLAYER = textwrap.dedent(
         }
         env.step(actions)
         turn += 1
-        print(turn, flush=True)
+        print(journal.committed_turn(game_id), turn, flush=True)
     """
 )
 
@@ -53,14 +57,17 @@ def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> 
             stdout=subprocess.PIPE,
             stderr=errors,
             text=True,
+            start_new_session=True,  # its own process group: the player and its journal writer
         )
     assert child.stdout is not None
-    reported = 0
+    reported = handed = 0
     try:
         for line in child.stdout:
-            reported = int(line)
+            reported, handed = map(int, line.split())
             if reported >= 150:
-                os.kill(child.pid, signal.SIGKILL)
+                # Kill the game and the journal's writer process at once, the harshest case
+                # (killed alone, the game's writer would still commit the turn it holds).
+                os.killpg(child.pid, signal.SIGKILL)
                 break
         rest = child.stdout.read()  # turns printed before the kill landed (up to EOF)
     finally:
@@ -70,15 +77,17 @@ def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> 
         child.stdout.close()
     assert reported >= 150, f"the player stopped early: {errors_path.read_text()}"
     assert child.returncode == -signal.SIGKILL
-    for line in rest.split():
-        reported = int(line)
+    for line in rest.splitlines():
+        reported, handed = map(int, line.split())
 
     with Journal(path, create=False) as journal:
         (game,) = journal.games()
         assert game.outcome is None  # the game never finished
         last_stored = game.turn_count - 1
-    # every turn reported as done is stored; at most the turn in progress is lost
-    assert reported <= last_stored <= reported + 1
+    # every turn reported as committed is stored; of the turns handed to the journal, at most
+    # the one being committed is lost (the game may have handed over the next one meanwhile)
+    assert reported <= last_stored
+    assert handed - 1 <= last_stored <= handed + 1
     (report,) = verify_journal(path)
     assert report.status == "truncated", report.describe()
     assert report.turns_verified == game.turn_count
