@@ -235,12 +235,6 @@ def make_generator(name: str) -> Generator:
     return PerfectMazeGenerator(name)
 
 
-def shortest_paths(layout: Layout) -> tuple[int, ...]:
-    """Each start's path length to the exit (the ground truth the agents never see)."""
-    dist = bfs_distances(layout.maze, layout.exit_cell)
-    return tuple(int(dist[cell]) for cell in layout.starts)
-
-
 @lru_cache(maxsize=8)
 def tenths_table(span: int) -> tuple[tuple[int, ...], ...]:
     """``table[abs(dx)][abs(dy)]`` = :func:`straight_line_tenths` for offsets below ``span``."""
