@@ -19,7 +19,7 @@ writer process is reported on its own).
 Random actions are generated before the timed loops. Resets are inside them, for both games.
 
 Usage: ``python benchmarks/escape_bench.py [--windows 7] [--turns 2000] [--json]``
-(needs ``pip install 'maze-envs[bench]'`` for MiniGrid).
+(needs ``pip install 'maze-envs[peers]'`` for MiniGrid).
 """
 
 from __future__ import annotations
