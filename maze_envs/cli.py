@@ -1,68 +1,133 @@
-"""The ``maze-envs`` command line.
+"""The ``maze-envs`` command line: routing only.
 
-Each sub-command lives in the module that owns the feature and exposes ``main(argv) -> int``;
-this file only routes to it, so adding a command never touches another feature's code.
+Each command lives in the module that owns the feature, as ``main(argv) -> int`` building its own
+``argparse`` parser (``prog="maze-envs <words>"``); this module maps command words to those
+functions, so adding a command is one row of :data:`COMMANDS` and never touches another feature.
+Command groups (``maze-envs agimaze``) list their commands; ``--version`` prints the version.
 """
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-#: command words -> ("module", "function", one-line help)
-COMMANDS: dict[tuple[str, ...], tuple[str, str, str]] = {
+#: command words -> ("module:function", one-line help)
+COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
     ("demo",): (
-        "maze_envs.escape.demo",
-        "main",
+        "maze_envs.escape.demo:main",
         "play a few Maze Escape games on embedded defaults, journal, verify and render them",
     ),
     ("verify",): (
-        "maze_envs.escape.replay",
-        "main",
+        "maze_envs.escape.replay:main",
         "replay every game in a journal and check its state hashes",
     ),
     ("view",): (
-        "maze_envs.view.escape_page",
-        "main",
-        "write a self-contained HTML page of a journaled game (maze + what each agent saw)",
+        "maze_envs.view.escape_page:main",
+        "write a self-contained HTML page of a journaled game",
     ),
     ("agimaze", "serve"): (
-        "maze_envs.agimaze.server",
-        "main",
+        "maze_envs.agimaze.server:main",
         "serve the AGI Maze HTTP API over the embedded engine and packs",
     ),
     ("agimaze", "build-packs"): (
-        "maze_envs.agimaze.packs.build",
-        "main",
+        "maze_envs.agimaze.packs.build:main",
         "regenerate the shipped AGI Maze packs (deterministic)",
     ),
 }
 
+#: command groups -> one-line help
+GROUPS: dict[tuple[str, ...], str] = {
+    ("agimaze",): "AGI Maze tools: the offline HTTP server and the pack builder",
+}
 
-def _usage() -> str:
-    lines = ["usage: maze-envs COMMAND [ARGS...]", "", "commands:"]
-    for words, (_, _, help_text) in COMMANDS.items():
-        lines.append(f"  {' '.join(words):<22} {help_text}")
-    lines.append("")
-    lines.append("Run `maze-envs COMMAND --help` for a command's options.")
-    return "\n".join(lines)
+
+def _version() -> str:
+    from maze_envs import __version__
+
+    return __version__
+
+
+def _commands_under(prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(words after ``prefix``, help) of every command and group directly below ``prefix``."""
+    seen: set[tuple[str, ...]] = set()
+    for words, (_, help_text) in COMMANDS.items():
+        if words[: len(prefix)] != prefix or len(words) == len(prefix):
+            continue
+        head = words[: len(prefix) + 1]
+        if head in seen:
+            continue
+        seen.add(head)
+        if len(words) == len(head):
+            yield head[len(prefix) :], help_text
+        else:
+            yield head[len(prefix) :], GROUPS.get(head, "command group")
+
+
+def _parser(prefix: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The help-and-errors parser of the top level or of a command group."""
+    prog = " ".join(("maze-envs", *prefix))
+    listing = "\n".join(
+        f"  {' '.join(words):<22} {help_text}" for words, help_text in _commands_under(prefix)
+    )
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        usage=f"{prog} [-h]{' [--version]' if not prefix else ''} COMMAND [ARGS...]",
+        description=(
+            "Maze environments for research on agents." if not prefix else GROUPS.get(prefix)
+        ),
+        epilog=f"commands:\n{listing}\n\nRun `{prog} COMMAND --help` for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    if not prefix:
+        parser.add_argument("--version", action="version", version=f"maze-envs {_version()}")
+    return parser
+
+
+def _run(target: str, words: tuple[str, ...], argv: list[str]) -> int:
+    module_name, function_name = target.split(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    # A parser that leaves ``prog`` unset takes it from argv[0]: make that the command's name.
+    saved, sys.argv[0] = sys.argv[0], " ".join(("maze-envs", *words))
+    try:
+        result: int = function(argv)
+    finally:
+        sys.argv[0] = saved
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``maze-envs`` script."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in {"-h", "--help"}:
-        print(_usage())
-        return 0
-    for words, (module_name, function_name, _) in COMMANDS.items():
-        if tuple(args[: len(words)]) == words:
-            module = importlib.import_module(module_name)
-            result: int = getattr(module, function_name)(args[len(words) :])
-            return result
-    print(f"maze-envs: unknown command {' '.join(args[:2])!r}\n", file=sys.stderr)
-    print(_usage(), file=sys.stderr)
-    return 2
+    prefix: tuple[str, ...] = ()
+    while True:
+        words = (*prefix, args[len(prefix)]) if len(args) > len(prefix) else None
+        if words is not None and words in COMMANDS:
+            return _run(COMMANDS[words][0], words, args[len(words) :])
+        if words is not None and any(w[: len(words)] == words for w in COMMANDS):
+            prefix = words  # a command group: look at the next word
+            continue
+        parser = _parser(prefix)
+        rest = args[len(prefix) :]
+        if not rest or rest[0].startswith("-"):
+            try:
+                parser.parse_args(rest)  # --help / --version print and exit 0
+            except SystemExit as exit_:
+                return int(exit_.code or 0)
+            parser.print_help()  # no command given: show what there is
+            return 0
+        choices = [" ".join(w) for w, _ in _commands_under(prefix)]
+        close = difflib.get_close_matches(rest[0], choices, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        parser.print_usage(sys.stderr)
+        print(
+            f"{parser.prog}: error: unknown command {' '.join((*prefix, rest[0]))!r}{hint} "
+            f"(commands: {', '.join(choices)})",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,27 +1,76 @@
-"""The command-line router."""
+"""The command-line router: every command and group answers --help under its own name."""
 
 from __future__ import annotations
 
+import importlib
+import subprocess
+import sys
+
 import pytest
 
-from maze_envs.cli import COMMANDS, main
+from maze_envs import __version__
+from maze_envs.cli import COMMANDS, GROUPS, main
 
 
 def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     for words in COMMANDS:
-        assert " ".join(words) in out
+        assert words[0] in out
+    assert out.startswith("usage: maze-envs ")
 
 
-def test_unknown_command_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version_prints_the_library_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"maze-envs {__version__}"
+
+
+@pytest.mark.parametrize("words", sorted(COMMANDS))
+def test_every_command_answers_help_under_its_own_name(
+    words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*words, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: maze-envs {' '.join(words)} "), out[:200]
+
+
+@pytest.mark.parametrize("group", sorted({w[:1] for w in COMMANDS if len(w) > 1}))
+def test_every_command_group_lists_its_commands(
+    group: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert group in GROUPS
+    for argv in ([*group], [*group, "--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"usage: maze-envs {' '.join(group)} ")
+        for words in COMMANDS:
+            if words[: len(group)] == group:
+                assert words[len(group)] in out
+
+
+def test_unknown_command_is_an_error_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["fly"]) == 2
     assert "unknown command 'fly'" in capsys.readouterr().err
+    assert main(["veify"]) == 2
+    assert "did you mean 'verify'?" in capsys.readouterr().err
+    group = next(iter(GROUPS))
+    assert main([*group, "fly"]) == 2
+    assert f"unknown command '{' '.join((*group, 'fly'))}'" in capsys.readouterr().err
 
 
 def test_every_command_target_exists() -> None:
-    import importlib
+    for target, _ in COMMANDS.values():
+        module_name, function_name = target.split(":")
+        assert callable(getattr(importlib.import_module(module_name), function_name))
 
-    for module_name, function_name, _ in COMMANDS.values():
-        module = importlib.import_module(module_name)
-        assert callable(getattr(module, function_name))
+
+def test_the_installed_script_and_python_m_agree() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "maze_envs", "--version"], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"maze-envs {__version__}"

@@ -125,7 +125,7 @@ def escape_game_html(journal: Journal, game_id: int) -> str:
 def main(argv: list[str]) -> int:
     """Write the HTML page of one game (default: the first) of a journal."""
     parser = argparse.ArgumentParser(
-        prog="python -m maze_envs.view",
+        prog="maze-envs view",
         description="Write a self-contained HTML page to step through a journaled Maze Escape "
         "game: the whole maze, and what each agent saw and did every turn.",
     )
