@@ -230,29 +230,3 @@ def test_transition_is_pure_and_results_are_fresh() -> None:
     assert transition(labyrinth, PlayerState((1, 1)), "right").formal["details"] == {
         "landed": {"kind": "empty"}
     }
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "types",
-        "bundle",
-        "engine",
-        "mapfmt",
-        "generator",
-        "planner",
-        "scoring",
-        "packs",
-        "packs.catalog",
-        "env",
-        "set_env",
-        "sessions",
-        "server",
-    ],
-)
-def test_docstring_examples_run(module: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(f"maze_envs.agimaze.{module}"))
-    assert result.attempted > 0 and result.failed == 0
