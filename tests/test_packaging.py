@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import tomllib
 
+from packaging.version import Version  # a dependency of pytest
+
 from tests.conftest import REPO_ROOT
 
 
@@ -28,7 +30,7 @@ def test_lowest_versions_file_pins_exactly_the_declared_floors() -> None:
     floors = _floors()
     assert set(pins) == set(floors)
     for name, floor in floors.items():
-        assert tuple(map(int, pins[name].split("."))) == tuple(map(int, floor.split("."))), name
+        assert Version(pins[name]) == Version(floor), name
 
 
 def test_pettingzoo_floor_has_the_registry_the_code_uses() -> None:
