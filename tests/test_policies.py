@@ -1,103 +1,134 @@
-"""Built-in movers: they follow the policy interface and really solve mazes."""
+"""The policy interface: sync and async policies, decisions, usage, and the README example.
+
+The baselines themselves are tested in ``tests/policies/``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from maze_envs import maze_escape_v0
-from maze_envs.escape.convert import observation_to_model
-from maze_envs.escape.types import LastActionResult, Observation
-from maze_envs.policies import DepthFirstExplorer, Policy, RandomWalker
-from maze_envs.policies.movers import EXIT_MESSAGE
+from maze_envs.escape.types import Action, Observation
+from maze_envs.policies import (
+    AsyncPolicy,
+    AsyncPolicyBase,
+    Decision,
+    DepthFirstExplorer,
+    EscapeEpisode,
+    Policy,
+    PolicyBase,
+    RandomWalk,
+    RandomWalker,
+    TremauxExplorer,
+    Usage,
+    as_async,
+    as_decision,
+    is_async,
+    is_privileged,
+    make_policy,
+)
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def play(policy: type[DepthFirstExplorer] | type[RandomWalker], seed: int, **config: Any) -> Any:
-    env = maze_escape_v0.parallel_env(**config)
-    observations, _ = env.reset(seed=seed)
-    team = {agent: policy() for agent in env.possible_agents}
-    for number, (agent, member) in enumerate(team.items()):
-        member.reset(agent, seed + number)
-    radio_heard: list[str] = []
-    while env.agents:
-        models = {a: observation_to_model(observations[a], env.config, a) for a in env.agents}
-        radio_heard += [text for m in models.values() for text in m.radio.values()]
-        observations, *_ = env.step({a: team[a].act(models[a]) for a in env.agents})
-    return env.outcome(), radio_heard
+class Stay(PolicyBase[EscapeEpisode, Observation, Action]):
+    def act(self, observation: Observation) -> Action:
+        return Action()
 
 
-@pytest.mark.parametrize(("width", "height"), [(5, 5), (9, 6), (12, 12)])
-def test_depth_first_explorer_finds_the_exit_within_a_full_traversal(
-    width: int, height: int
-) -> None:
-    bound = 2 * (width * height - 1)  # a depth-first walk of a tree visits every cell by then
-    announcements = 0
-    for seed in range(4):
-        outcome, radio = play(
-            DepthFirstExplorer, seed, width=width, height=height, max_turns=bound + 1
-        )
-        assert outcome["success"], outcome
-        assert all(t <= bound for t in outcome["first_visit_turn"].values())
-        assert sum(outcome["wall_bumps"].values()) == 0
-        # each agent says so once, the turn after its visit; two teammates hear it next turn
-        visits = outcome["first_visit_turn"].values()
-        assert radio.count(EXIT_MESSAGE) == 2 * sum(v + 1 < outcome["turns"] for v in visits)
-        announcements += radio.count(EXIT_MESSAGE)
-    assert announcements > 0
+class Thinker(AsyncPolicyBase[EscapeEpisode, Observation, Action]):
+    async def aact(self, observation: Observation) -> Decision[Action]:
+        await asyncio.sleep(0)
+        return Decision(Action(move="N"), record={"why": "north"}, usage=Usage(requests=1))
 
 
-def test_random_walker_never_walks_into_a_wall() -> None:
-    outcome, _ = play(RandomWalker, 3, width=8, height=8, max_turns=300)
-    assert sum(outcome["moves"].values()) > 100
-    assert sum(outcome["wall_bumps"].values()) == 0
+class Bare:
+    """Only ``reset`` and ``act``: the protocol, without a base class."""
+
+    privileged = False
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        self.agent = agent
+
+    def act(self, observation: Any) -> str:
+        return "up"
+
+    def close(self) -> None:
+        self.closed = True
 
 
-@pytest.mark.parametrize("policy", [DepthFirstExplorer, RandomWalker])
-def test_movers_are_policies_and_deterministic_per_seed(policy: Any) -> None:
-    assert isinstance(policy(), Policy)
-    first = play(policy, 5, width=10, height=10, max_turns=80)
-    assert play(policy, 5, width=10, height=10, max_turns=80) == first
+def test_sync_and_async_policies_have_both_methods() -> None:
+    stay, thinker = Stay(), Thinker()
+    assert isinstance(stay, Policy) and isinstance(thinker, AsyncPolicy)
+    assert not is_async(stay) and is_async(thinker)
+    assert asyncio.run(stay.aact(None)) == Action()  # type: ignore[arg-type]
+    decision = thinker.act(None)  # type: ignore[arg-type]
+    assert isinstance(decision, Decision) and decision.action.move == "N"
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match=r"await policy\.aact"):
+            thinker.act(None)  # type: ignore[arg-type]
+
+    asyncio.run(inside_a_loop())
 
 
-def _observation(open_edges: str, move: str = "none", on_exit: bool = False) -> Observation:
-    return Observation(
-        edges={d: "open" if d in open_edges else "interior_wall" for d in "NESW"},  # type: ignore[misc]
-        on_exit=on_exit,
-        landmark=None,
-        turn=0,
-        turns_left=10,
-        notebook="",
-        radio={},
-        teammate_notebooks={},
-        last_action=LastActionResult(
-            move=move,  # type: ignore[arg-type]
-            notebook="none",
-            notebook_reason="",
-            radio="none",
-            radio_reason="",
-            radio_cooldown=0,
-        ),
+def test_adapters_and_decisions() -> None:
+    bare = Bare()
+    adapted = as_async(bare)
+    assert as_async(adapted) is adapted and as_async(Stay()).__class__ is Stay
+    adapted.reset("A", 1, None)
+    assert bare.agent == "A" and asyncio.run(adapted.aact(None)) == "up"
+    adapted.close()
+    assert bare.closed
+    assert as_decision("up") == Decision("up")
+    full = Decision("up", record={"k": 1}, stop="cap")
+    assert as_decision(full) is full
+    assert not is_privileged(bare) and is_privileged(make_policy("oracle"))
+
+
+def test_usage_adds_up_and_never_counts_an_unknown_cost_as_zero() -> None:
+    priced = Usage(input_tokens=10, output_tokens=2, requests=1, cost_usd=0.5, cost_status="priced")
+    local = Usage(input_tokens=5, requests=1, cost_usd=0.0, cost_status="local")
+    unknown = Usage(input_tokens=1, requests=1, cost_status="unknown")
+    both = priced + local
+    assert (both.input_tokens, both.requests, both.cost_usd, both.cost_status) == (
+        15,
+        2,
+        0.5,
+        "priced",
     )
+    worst = both + unknown
+    assert (worst.cost_usd, worst.cost_status, worst.requests) == (None, "unknown", 3)
+    assert Usage().to_json()["cost_status"] == "none"
 
 
-def test_explorer_trusts_only_confirmed_moves() -> None:
+def test_old_mover_names_still_work() -> None:
+    assert DepthFirstExplorer is TremauxExplorer and RandomWalker is RandomWalk
     explorer = DepthFirstExplorer()
-    explorer.reset("A", seed=0)
-    assert explorer.act(_observation("N")).move == "N"
-    # the move was refused: the explorer is still at its start and never tries north again
-    assert explorer.act(_observation("N", move="bumped_interior_wall")).move == "STAY"
-    explorer.reset("A", seed=0)
-    assert explorer.act(_observation("N")).move == "N"
-    # confirmed: now in a dead end whose only open edge leads back south
-    assert explorer.act(_observation("S", move="moved")).move == "S"
-    assert explorer.act(_observation("NE", move="moved")).move == "E"
+    explorer.reset("A", 0)  # the old two-argument reset: default rules assumed
+    assert explorer.config.width == 10
 
 
-def test_movers_stay_on_the_exit_and_announce_it_once() -> None:
-    for mover in (DepthFirstExplorer(), RandomWalker()):
-        mover.reset("B", seed=1)
-        first = mover.act(_observation("NESW", on_exit=True))
-        assert (first.move, first.radio) == ("STAY", EXIT_MESSAGE)
-        later = mover.act(_observation("NESW", move="stayed"))
-        assert (later.move, later.radio) == ("STAY", None)
+def _readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", text, re.S | re.M)
+    assert match, f"README has no '## {title}' section"
+    return match.group(1)
+
+
+def test_readme_policy_example_runs_and_its_table_lists_every_built_in() -> None:
+    section = _readme_section("Policies")
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    namespace: dict[str, Any] = {}
+    exec(compile(code.group(1), str(README), "exec"), namespace)  # the example plays a game
+    assert namespace["outcome"]["turns"] > 0
+    from maze_envs.policies import available_policies
+
+    for kind in ("escape", "agimaze"):
+        for name in available_policies(kind):
+            assert f"`{name}`" in section, (kind, name)

@@ -1,0 +1,241 @@
+"""Usage and cost of model calls, and caps on tokens and money per game and per run.
+
+:func:`price` fills the cost of a :class:`~maze_envs.policies.interface.Usage` from
+genai-prices' price table: local models (Ollama, scripted, or a server you declared local) cost 0
+and are marked ``"local"``; a hosted model genai-prices does not know is marked ``"unknown"`` with
+cost ``None``, never counted as 0. Token counts follow genai-prices' (and pydantic-ai's)
+convention: ``input_tokens`` counts every input token, cache reads and cache writes included.
+
+:class:`Budget` caps tokens and US dollars; a per-game budget is a child of the per-run budget, so
+one charge counts against both:
+
+    >>> run = Budget(max_cost_usd=1.00, name="run")
+    >>> game = run.child(max_tokens=1_000, name="game")
+    >>> game.charge(Usage(input_tokens=900, output_tokens=200, cost_usd=0.01, cost_status="priced"))
+    >>> game.exceeded()
+    'token cap of the game reached: 1100 tokens used, cap 1000'
+    >>> run.exceeded() is None
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+from datetime import datetime
+from typing import Any, Literal
+
+from maze_envs.policies.interface import Usage
+
+__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "price"]
+
+LOCAL_PREFIXES = frozenset({"ollama", "scripted"})
+
+# pydantic-ai provider prefixes whose genai-prices provider id differs from the prefix
+_PRICE_PROVIDER = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "google-gla": "google",
+    "google-vertex": "google",
+    "google-cloud": "google",
+    "grok": "x-ai",
+    "xai": "x-ai",
+    "bedrock": "aws",
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _price_provider(prefix: str) -> str | None:
+    from genai_prices import data_snapshot
+
+    wanted = _PRICE_PROVIDER.get(prefix, prefix)
+    known = {provider.id for provider in data_snapshot.get_snapshot().providers}
+    return wanted if wanted in known else None
+
+
+def price(
+    model_spec: str,
+    usage: Usage,
+    *,
+    local: bool = False,
+    reported_model: str | None = None,
+    at: datetime | None = None,
+) -> Usage:
+    """``usage`` with its cost filled in.
+
+    Args:
+        model_spec: ``"<provider>:<model>"``, e.g. ``"anthropic:claude-sonnet-4-5"``.
+        usage: the tokens of the call(s).
+        local: the model runs on your own hardware (cost 0, ``"local"``).
+        reported_model: the model name the provider reported, tried when the spec's is unknown.
+        at: when the call was made (prices change over time); ``None``: now.
+
+    >>> price("ollama:qwen3:8b", Usage(input_tokens=5000, output_tokens=40)).cost_status
+    'local'
+    >>> price("openai:no-such-model-xyz", Usage(input_tokens=10)).cost_usd is None
+    True
+    """
+    prefix, _, name = model_spec.partition(":")
+    if local or prefix in LOCAL_PREFIXES:
+        return dataclasses.replace(usage, cost_usd=0.0, cost_status="local")
+    try:
+        from genai_prices import calc_price
+        from genai_prices.types import Usage as PriceUsage
+    except ImportError as error:  # genai-prices is in the llm extra
+        raise ImportError(
+            "pricing model calls needs genai-prices; install the LLM extra: "
+            "pip install 'maze-envs[llm]'"
+        ) from error
+    tokens = PriceUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+    provider_id = _price_provider(prefix)
+    for candidate in dict.fromkeys(n for n in (name, reported_model) if n):
+        try:
+            calculation = calc_price(
+                tokens, candidate, provider_id=provider_id, genai_request_timestamp=at
+            )
+        except LookupError:
+            continue
+        return dataclasses.replace(
+            usage, cost_usd=float(calculation.total_price), cost_status="priced"
+        )
+    return dataclasses.replace(usage, cost_usd=None, cost_status="unknown")
+
+
+UnknownCost = Literal["stop", "ignore"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BudgetLimits:
+    """Caps of one budget: total tokens (input + output) and US dollars; ``None`` is no cap.
+
+    ``on_unknown_cost``: what a dollar cap does when a call's cost is unknown: ``"stop"`` (the
+    cap cannot be guaranteed, so the game stops and says why) or ``"ignore"`` (count it as 0).
+    """
+
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    on_unknown_cost: UnknownCost = "stop"
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int)
+        ):
+            raise TypeError(f"max_tokens must be an int or None, got {self.max_tokens!r}")
+        if self.max_tokens is not None and self.max_tokens <= 0:
+            raise ValueError(
+                f"max_tokens must be positive (or None for no cap), got {self.max_tokens}"
+            )
+        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
+            raise ValueError(
+                f"max_cost_usd must be positive (or None for no cap), got {self.max_cost_usd}"
+            )
+        if self.on_unknown_cost not in ("stop", "ignore"):
+            raise ValueError(
+                f"on_unknown_cost must be 'stop' or 'ignore', got {self.on_unknown_cost!r}"
+            )
+
+
+class Budget:
+    """Running totals of usage against caps; children (games) also charge their parent (run).
+
+    Args:
+        max_tokens: cap on input + output tokens.
+        max_cost_usd: cap on cost in US dollars.
+        name: what the budget covers, used in the stop reason (``"game"``, ``"run"``).
+        parent: the budget this one is part of.
+        on_unknown_cost: see :class:`BudgetLimits`.
+    """
+
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        max_cost_usd: float | None = None,
+        *,
+        name: str = "run",
+        parent: Budget | None = None,
+        on_unknown_cost: UnknownCost = "stop",
+    ) -> None:
+        self.limits = BudgetLimits(max_tokens, max_cost_usd, on_unknown_cost)
+        self.name = name
+        self.parent = parent
+        self._used = Usage()
+        self._unknown_calls = 0
+        self._known_cost = 0.0  # priced calls only (Usage sums drop to None once one is unknown)
+        self._lock = threading.Lock()
+
+    def child(
+        self,
+        max_tokens: int | None = None,
+        max_cost_usd: float | None = None,
+        *,
+        name: str = "game",
+        on_unknown_cost: UnknownCost | None = None,
+    ) -> Budget:
+        """A budget inside this one (a game inside a run)."""
+        return Budget(
+            max_tokens,
+            max_cost_usd,
+            name=name,
+            parent=self,
+            on_unknown_cost=on_unknown_cost or self.limits.on_unknown_cost,
+        )
+
+    @property
+    def used(self) -> Usage:
+        """Everything charged so far."""
+        return self._used
+
+    def charge(self, usage: Usage | None) -> None:
+        """Count ``usage`` against this budget and its parents."""
+        if usage is None:
+            return
+        with self._lock:
+            self._used = self._used + usage
+            if usage.cost_status == "unknown":
+                self._unknown_calls += 1
+            else:
+                self._known_cost += usage.cost_usd or 0.0
+        if self.parent is not None:
+            self.parent.charge(usage)
+
+    def exceeded(self) -> str | None:
+        """Why the game must stop (a cap of this budget or a parent reached), or ``None``."""
+        limits, used = self.limits, self._used
+        tokens = used.input_tokens + used.output_tokens
+        if limits.max_tokens is not None and tokens >= limits.max_tokens:
+            return (
+                f"token cap of the {self.name} reached: {tokens} tokens used, "
+                f"cap {limits.max_tokens}"
+            )
+        if limits.max_cost_usd is not None:
+            if self._unknown_calls and limits.on_unknown_cost == "stop":
+                return (
+                    f"cost cap of the {self.name} cannot be checked: {self._unknown_calls} "
+                    "call(s) of a model whose price is unknown (set a token cap instead, or "
+                    "on_unknown_cost='ignore')"
+                )
+            cost = self._known_cost
+            if cost >= limits.max_cost_usd:
+                return (
+                    f"cost cap of the {self.name} reached: ${cost:.4f} spent, "
+                    f"cap ${limits.max_cost_usd:.4f}"
+                )
+        return self.parent.exceeded() if self.parent is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        """Caps and totals, for the results and the journal."""
+        return {
+            "name": self.name,
+            "max_tokens": self.limits.max_tokens,
+            "max_cost_usd": self.limits.max_cost_usd,
+            "on_unknown_cost": self.limits.on_unknown_cost,
+            "used": self._used.to_json(),
+            "known_cost_usd": self._known_cost,
+            "unknown_cost_calls": self._unknown_calls,
+        }

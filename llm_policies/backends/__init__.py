@@ -1,0 +1,37 @@
+"""Model backends: hosted models through pydantic-ai, local ones through Ollama, scripted ones.
+
+Start with :func:`make_backend`; every backend follows :class:`ModelBackend`.
+"""
+
+from llm_policies.backends.base import (
+    Attempt,
+    ChatMessage,
+    ModelBackend,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ModelTimeout,
+    ModelUnavailable,
+    check_output_mode,
+    make_backend,
+    parse_spec,
+)
+from llm_policies.backends.retry import RetryPolicy
+from llm_policies.backends.scripted import ScriptedBackend, ScriptedReply
+
+__all__ = [
+    "Attempt",
+    "ChatMessage",
+    "ModelBackend",
+    "ModelError",
+    "ModelReply",
+    "ModelRequest",
+    "ModelTimeout",
+    "ModelUnavailable",
+    "RetryPolicy",
+    "ScriptedBackend",
+    "ScriptedReply",
+    "check_output_mode",
+    "make_backend",
+    "parse_spec",
+]

@@ -1,0 +1,325 @@
+"""What every model backend takes and gives: requests, replies, errors, and ``make_backend``.
+
+A backend sends one :class:`ModelRequest` (a stable system prompt, the conversation, an output
+mode and the JSON schema of the reply object) and returns the provider's *raw* reply as a
+:class:`ModelReply`: the text and the first tool call's arguments exactly as sent, usage, cost,
+latency and the provider's reply as JSON. Backends never parse actions: the harness does that
+with its own named quirk rules.
+
+A backend retries rate limits (429, honouring ``Retry-After``), server errors (5xx), timeouts,
+unreadable bodies and stalled replies itself, with exponential backoff and jitter, within
+``settings.retries``; after that it raises :class:`ModelUnavailable` (an outage, never the
+model's play).
+
+    >>> request = ModelRequest(
+    ...     system="You play a maze.",
+    ...     messages=(ChatMessage("user", "Your move?"),),
+    ...     output_mode="native",
+    ...     schema={"type": "object", "properties": {"move": {"type": "string"}}},
+    ...     schema_name="maze_action",
+    ...     settings=ModelSettings(),
+    ... )
+    >>> request.messages[-1].role
+    'user'
+    >>> parse_spec("ollama:qwen3:8b")
+    ('ollama', 'qwen3:8b')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
+
+from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
+from maze_envs.policies.interface import Usage
+
+ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "protocol", "refused"]
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
+
+_SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of the conversation (the system prompt travels separately)."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ("user", "assistant"):
+            raise ValueError(f"ChatMessage.role must be 'user' or 'assistant', got {self.role!r}")
+        if not isinstance(self.content, str):
+            raise TypeError(f"ChatMessage.content must be a str, got {type(self.content).__name__}")
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request to a model.
+
+    Attributes:
+        system: the stable part (rules, legend, schema text, prompt version), byte-identical from
+            turn to turn so provider prompt caches hit.
+        messages: the history (if any) then the changing part; the last message is the user's.
+        output_mode: ``"tool"`` (a forced call of the tool ``schema_name``), ``"native"`` (the
+            provider's JSON-schema output) or ``"prompted"`` (plain text; the prompt asks for JSON).
+        schema: JSON schema of the reply object; its key order is sent as given.
+        schema_name: the tool's / schema's name, e.g. ``"maze_action"``.
+        settings: the model settings of this game.
+        cache_key_extra: anything else that changes the request (a prompt version...), for the
+            response cache.
+    """
+
+    system: str
+    messages: tuple[ChatMessage, ...]
+    output_mode: OutputMode
+    schema: dict[str, Any]
+    schema_name: str
+    settings: ModelSettings
+    cache_key_extra: str = ""
+
+    def __post_init__(self) -> None:
+        if self.output_mode not in OUTPUT_MODES:
+            raise ValueError(
+                f"output_mode must be one of {', '.join(OUTPUT_MODES)}, got {self.output_mode!r}"
+            )
+        if not self.messages:
+            raise ValueError("a ModelRequest needs at least one message (the user's turn)")
+        if self.messages[-1].role != "user":
+            raise ValueError("the last message of a ModelRequest must be the user's")
+        if not isinstance(self.schema, Mapping):
+            raise TypeError(f"schema must be a JSON-schema dict, got {type(self.schema).__name__}")
+        if not _SCHEMA_NAME.match(self.schema_name):
+            raise ValueError(
+                "schema_name must be 1 to 64 letters, digits, '_' or '-' (providers' tool-name "
+                f"rule), got {self.schema_name!r}"
+            )
+        if not isinstance(self.settings, ModelSettings):
+            raise TypeError("settings must be an llm_policies.settings.ModelSettings")
+
+    def prompt_chars(self) -> int:
+        """Characters of everything the model reads (system, messages, schema)."""
+        import json
+
+        return (
+            len(self.system)
+            + sum(len(m.content) for m in self.messages)
+            + len(json.dumps(self.schema, ensure_ascii=False))
+        )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One failed attempt at a call: why it failed and how long the backend waited after it."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+    waited_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "status": self.status,
+            "waited_s": round(self.waited_s, 6),
+        }
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """The raw reply of one call.
+
+    Attributes:
+        text: the reply's text (prompted mode, native JSON, or text sent instead of a tool call).
+        tool_arguments: the first tool call's arguments as sent (JSON text), or ``None``.
+        usage: tokens (``input_tokens`` counts every input token, cache reads and writes
+            included), one request, latency and cost (:func:`llm_policies.accounting.price`).
+        model: the model name the provider reports.
+        latency_s: wall time of the successful attempt.
+        raw: the provider's reply as JSON, for the journal (never credentials).
+        cached: served from the response cache (no request was sent).
+        retries: the failed attempts before this reply (rate limits, 5xx, timeouts...).
+    """
+
+    text: str | None
+    tool_arguments: str | None
+    usage: Usage
+    model: str
+    latency_s: float
+    raw: dict[str, Any]
+    cached: bool = False
+    retries: tuple[Attempt, ...] = field(default=())
+
+
+class ModelError(Exception):
+    """A call to a model failed.
+
+    Attributes:
+        kind: ``"rate_limit"``, ``"server"``, ``"timeout"``, ``"connection"``, ``"protocol"``
+            (an unreadable, non-object or stalled reply) or ``"refused"`` (the provider rejected
+            the request: bad key, unknown model, invalid request; retrying will not help).
+        retryable: whether trying again may succeed.
+        status: the HTTP status, when there was one.
+        retry_after: seconds the provider asked to wait, when it said.
+        attempts: the failed attempts that led here (for :class:`ModelUnavailable`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after: float | None = None,
+        attempts: tuple[Attempt, ...] = (),
+    ) -> None:
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(ERROR_KINDS)}, got {kind!r}")
+        super().__init__(message)
+        self.message = message
+        self.kind: ErrorKind = kind
+        self.retryable = retryable
+        self.status = status
+        self.retry_after = retry_after
+        self.attempts = attempts
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for the journal (an outage record)."""
+        return {
+            "error": type(self).__name__,
+            "kind": self.kind,
+            "message": self.message,
+            "status": self.status,
+            "attempts": [a.to_json() for a in self.attempts],
+        }
+
+
+class ModelUnavailable(ModelError):
+    """The model could not give a reply within the retry budget: an outage, not the model's play."""
+
+
+class ModelTimeout(ModelUnavailable):
+    """Every attempt (or the last one) ran past the per-call deadline."""
+
+
+@runtime_checkable
+class ModelBackend(Protocol):
+    """Sends requests to one model.
+
+    ``spec`` names it (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen3:8b"``); ``local`` is
+    true for models that cost nothing per token (their cost is 0 and marked ``"local"``);
+    ``output_modes`` lists the output modes it can serve.
+    """
+
+    @property
+    def spec(self) -> str: ...
+
+    @property
+    def local(self) -> bool: ...
+
+    @property
+    def output_modes(self) -> tuple[OutputMode, ...]: ...
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        """One reply to ``request`` (retried within the budget), or :class:`ModelUnavailable`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close connections the backend opened."""
+        ...
+
+
+def check_output_mode(backend: ModelBackend, mode: str) -> None:
+    """Raise a clear ``ValueError`` when ``backend`` cannot serve output ``mode``.
+
+    >>> from llm_policies.backends.scripted import ScriptedBackend
+    >>> check_output_mode(ScriptedBackend([]), "tool")
+    >>> check_output_mode(ScriptedBackend([]), "xml")
+    Traceback (most recent call last):
+    ...
+    ValueError: output mode 'xml' is not served by scripted:test; use one of tool, native, prompted
+    """
+    if mode not in backend.output_modes:
+        raise ValueError(
+            f"output mode {mode!r} is not served by {backend.spec}; use one of "
+            f"{', '.join(backend.output_modes)}"
+        )
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``"prefix:model"`` split at the first colon, both parts non-empty."""
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"a model spec is a string such as 'anthropic:claude-sonnet-4-5', got {spec!r}"
+        )
+    prefix, sep, name = spec.partition(":")
+    if not sep or not prefix or not name:
+        raise ValueError(
+            f"model spec {spec!r} must look like '<provider>:<model>', for example "
+            "'anthropic:claude-sonnet-4-5', 'openai:gpt-4o-mini', 'openai-chat:<model>', "
+            "'openrouter:<vendor>/<model>', 'ollama:qwen3:8b' or 'scripted:<name>'"
+        )
+    return prefix, name
+
+
+INSTALL_HINT = "install the LLM extra: pip install 'maze-envs[llm]'"
+
+
+def make_backend(
+    spec: str,
+    settings: ModelSettings | None = None,
+    *,
+    client: Any = None,
+    provider: Any = None,
+    local: bool | None = None,
+    retry: Any = None,
+) -> ModelBackend:
+    """The backend for ``spec``.
+
+    Args:
+        spec: ``"anthropic:<model>"``, ``"openai:<model>"`` (OpenAI's Responses API),
+            ``"openai-chat:<model>"`` (Chat Completions, what most OpenAI-compatible servers
+            speak), ``"openrouter:<vendor>/<model>"``, any other pydantic-ai provider prefix,
+            ``"ollama:<model>"`` (Ollama's native ``/api/chat``) or ``"scripted:<name>"`` (tests).
+        settings: the model settings (defaults when ``None``).
+        client: an SDK client to send through (an ``openai.AsyncOpenAI``,
+            ``anthropic.AsyncAnthropic``, ``ollama.AsyncClient``, or an ``httpx2``/``httpx``
+            ``AsyncClient``); for ``scripted:`` the script (see
+            :class:`~llm_policies.backends.scripted.ScriptedBackend`).
+        provider: a pydantic-ai ``Provider`` instance (proxies, OpenRouter through a gateway...).
+        local: count the model as local (cost 0, ``"local"``), e.g. a vLLM server of your own;
+            ``None``: only Ollama and scripted backends are local.
+        retry: a :class:`~llm_policies.backends.retry.RetryPolicy` (backoff shape, seeded jitter).
+    """
+    settings = settings if settings is not None else ModelSettings()
+    prefix, _ = parse_spec(spec)
+    if prefix == "scripted":
+        from llm_policies.backends.scripted import ScriptedBackend
+
+        if client is None:
+            raise ValueError(
+                "a scripted backend needs its script: make_backend('scripted:<name>', settings, "
+                "client=[reply, ...] or a function of the request)"
+            )
+        return ScriptedBackend(client, spec=spec, settings=settings)
+    if prefix == "ollama":
+        try:
+            from llm_policies.backends.ollama import OllamaBackend
+        except ImportError as error:  # the ollama client is an optional dependency
+            raise ImportError(
+                f"the ollama: backend needs the ollama client; {INSTALL_HINT}"
+            ) from error
+        return OllamaBackend(
+            spec, settings, client=client, retry=retry, local=True if local is None else local
+        )
+    try:
+        from llm_policies.backends.pydantic_ai import PydanticAIBackend
+    except ImportError as error:  # pydantic-ai is an optional dependency
+        raise ImportError(f"hosted models go through pydantic-ai; {INSTALL_HINT}") from error
+    return PydanticAIBackend.from_spec(
+        spec, settings, client=client, provider=provider, retry=retry, local=bool(local)
+    )

@@ -1,0 +1,291 @@
+"""Local models through Ollama's native chat API (``/api/chat``) with the official client.
+
+The native API, unlike Ollama's OpenAI-compatible ``/v1`` (which pydantic-ai's ``ollama:`` route
+uses), sets the context size per request. Every request carries ``options.num_ctx`` (8192 by
+default), ``think`` (off by default), the temperature, seed and output cap, and ``keep_alive``.
+
+* ``native`` mode: the JSON schema goes whole in ``format=`` (Ollama constrains decoding to it);
+* ``prompted`` mode: plain text.
+
+There is no ``tool`` mode: the ``ollama`` client's ``Tool`` model keeps only ``type``, ``items``,
+``description`` and ``enum`` of each property, so an ``anyOf`` (a nullable field, an optional
+nested object) or a ``$ref`` would reach the model as ``{}``, while ``format=`` keeps the schema
+whole. ``output_modes`` says so, and the policy refuses ``tool`` for Ollama when it is built.
+
+The client does not retry; this backend does (:mod:`llm_policies.backends.retry`), reading
+``Retry-After`` from the response headers. A warning (:class:`ContextWindowWarning`) says when a
+prompt may not fit in ``num_ctx``: Ollama truncates such prompts silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import json
+import time
+import warnings
+from typing import Any
+
+import httpx
+import ollama
+
+from llm_policies.accounting import price
+from llm_policies.backends.base import ModelError, ModelReply, ModelRequest, parse_spec
+from llm_policies.backends.retry import RetryPolicy, call_with_retries
+from llm_policies.settings import ModelSettings, OutputMode
+from maze_envs.policies.interface import Usage
+
+# rough tokens per UTF-8 byte of prompt text, for the context warning only (no tokenizer here)
+BYTES_PER_TOKEN = 4.0
+MESSAGE_OVERHEAD_TOKENS = 4
+OUTPUT_RESERVE_TOKENS = 256
+# httpx's connection pool scans every connection for every request it places (its cost grows
+# with the square of the calls in flight), so calls are spread over several small clients
+CLIENT_SHARDS = 8
+
+# the response of the attempt running in this task (headers for Retry-After)
+_last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "maze_envs_ollama_last_response", default=None
+)
+
+
+class ContextWindowWarning(UserWarning):
+    """A prompt may not fit in the model's context window (it would be cut silently)."""
+
+
+def estimate_tokens(request: ModelRequest) -> int:
+    """A rough count of the prompt's tokens: UTF-8 bytes / 4, plus a little per message."""
+    size = len(request.system.encode()) + sum(len(m.content.encode()) for m in request.messages)
+    if request.output_mode != "prompted":
+        size += len(json.dumps(request.schema).encode())
+    return int(size / BYTES_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
+
+
+def _think(settings: ModelSettings) -> bool | str:
+    if settings.reasoning_effort is None:
+        return settings.think
+    return False if settings.reasoning_effort == "none" else settings.reasoning_effort
+
+
+def request_body(name: str, request: ModelRequest) -> dict[str, Any]:
+    """The keyword arguments of ``AsyncClient.chat`` for ``request``."""
+    settings = request.settings
+    options: dict[str, Any] = {"num_ctx": settings.num_ctx}
+    if settings.temperature is not None:
+        options["temperature"] = settings.temperature
+    if settings.seed is not None:
+        options["seed"] = settings.seed
+    if settings.max_output_tokens is not None:
+        options["num_predict"] = settings.max_output_tokens
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages += [{"role": m.role, "content": m.content} for m in request.messages]
+    body: dict[str, Any] = {
+        "model": name,
+        "messages": messages,
+        "stream": False,
+        "think": _think(settings),
+        "options": options,
+    }
+    if request.output_mode == "tool":
+        raise ValueError(
+            "output mode 'tool' is not served by Ollama backends (the ollama client drops anyOf "
+            "and $ref from tool schemas); use 'native' (the whole schema in format=) or 'prompted'"
+        )
+    if request.output_mode == "native":
+        body["format"] = request.schema
+    if settings.keep_alive is not None:
+        body["keep_alive"] = settings.keep_alive
+    return body
+
+
+def _retry_after() -> float | None:
+    box = _last_response.get()
+    value = (box or {}).get("headers", {}).get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:  # an HTTP date: not worth parsing for a local server
+        return None
+
+
+def classify(error: Exception) -> ModelError | None:
+    """An ``ollama``/``httpx`` failure as a :class:`ModelError` (``None``: not a model failure)."""
+    message = f"{type(error).__name__}: {error}"
+    if isinstance(error, ollama.ResponseError):
+        status = error.status_code
+        if status == 429:
+            return ModelError(
+                message,
+                kind="rate_limit",
+                retryable=True,
+                status=status,
+                retry_after=_retry_after(),
+            )
+        if status >= 500 or status in (408, 409):
+            return ModelError(
+                message, kind="server", retryable=True, status=status, retry_after=_retry_after()
+            )
+        if status == 404:
+            message += " (is the model pulled? ollama pull <model>)"
+        return ModelError(message, kind="refused", status=status)
+    if isinstance(error, httpx.TimeoutException):
+        return ModelError(message, kind="timeout", retryable=True)
+    if isinstance(error, ConnectionError | httpx.TransportError):
+        return ModelError(message, kind="connection", retryable=True)
+    if isinstance(error, ValueError | TypeError | KeyError | AttributeError):
+        # a body that is not JSON (JSONDecodeError), not an object (TypeError) or not a chat
+        # reply (pydantic's ValidationError is a ValueError)
+        return ModelError(message, kind="protocol", retryable=True)
+    return None
+
+
+class OllamaBackend:
+    """One model served by Ollama (``OLLAMA_HOST`` or ``settings.base_url``, else localhost).
+
+    Args:
+        spec: ``"ollama:<model>"``, e.g. ``"ollama:qwen3:8b"``.
+        settings: the game's model settings.
+        client: an ``ollama.AsyncClient`` of your own (then you close it).
+        retry: backoff shape and jitter seed.
+        local: cost 0, ``"local"`` (set ``False`` for a paid remote host).
+    """
+
+    output_modes: tuple[OutputMode, ...] = ("native", "prompted")
+
+    def __init__(
+        self,
+        spec: str,
+        settings: ModelSettings,
+        *,
+        client: ollama.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        local: bool = True,
+    ) -> None:
+        prefix, self.model = parse_spec(spec)
+        if prefix != "ollama":
+            raise ValueError(f"OllamaBackend serves 'ollama:<model>' specs, got {spec!r}")
+        if client is not None and not isinstance(client, ollama.AsyncClient):
+            raise TypeError(
+                f"client must be an ollama.AsyncClient, got {type(client).__module__}."
+                f"{type(client).__name__}"
+            )
+        self.spec = spec
+        self.settings = settings
+        self.local = local
+        self.retry = retry or RetryPolicy()
+        self._rng = self.retry.rng()
+        self._owns_client = client is None
+        self._clients: list[ollama.AsyncClient] = [] if client is None else [client]
+        self._in_flight: list[int] = [0] * len(self._clients)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _make_client(self) -> ollama.AsyncClient:
+        async def remember(response: httpx.Response) -> None:
+            box = _last_response.get()
+            if box is not None:
+                box["status"] = response.status_code
+                box["headers"] = {k.lower(): v for k, v in response.headers.items()}
+
+        return ollama.AsyncClient(
+            host=self.settings.base_url,
+            timeout=self.settings.timeout_s,
+            event_hooks={"response": [remember]},
+        )
+
+    def _shard(self) -> int:
+        """The least busy client of the running event loop (made when needed).
+
+        Connections belong to the event loop that opened them, so the backend's own clients are
+        replaced when the loop changed (a synchronous ``act`` runs each turn on a fresh loop).
+        """
+        loop = asyncio.get_running_loop()
+        if self._owns_client and self._loop is not loop:
+            self._clients, self._in_flight, self._loop = [], [], loop
+        if not self._clients or (
+            self._owns_client and min(self._in_flight) > 0 and len(self._clients) < CLIENT_SHARDS
+        ):
+            self._clients.append(self._make_client())
+            self._in_flight.append(0)
+        return min(range(len(self._clients)), key=self._in_flight.__getitem__)
+
+    def _warn_context(self, request: ModelRequest, reply: ollama.ChatResponse | None) -> int:
+        settings = request.settings
+        estimate = estimate_tokens(request)
+        reserve = settings.max_output_tokens or OUTPUT_RESERVE_TOKENS
+        if reply is None and estimate + reserve > settings.num_ctx:
+            warnings.warn(
+                f"{self.spec}: the prompt is about {estimate} tokens; with {reserve} for the reply "
+                f"it may not fit in num_ctx={settings.num_ctx} (Ollama cuts the prompt silently); "
+                "raise num_ctx",
+                ContextWindowWarning,
+                stacklevel=3,
+            )
+        if reply is not None:
+            used = (reply.prompt_eval_count or 0) + (reply.eval_count or 0)
+            if used >= settings.num_ctx:
+                warnings.warn(
+                    f"{self.spec}: prompt and reply used {used} tokens, the whole "
+                    f"num_ctx={settings.num_ctx}: the prompt was probably cut; raise num_ctx",
+                    ContextWindowWarning,
+                    stacklevel=3,
+                )
+        return estimate
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        body = request_body(self.model, request)
+        self._warn_context(request, None)
+
+        async def attempt() -> tuple[ollama.ChatResponse, float]:
+            _last_response.set({})
+            shard = self._shard()
+            client = self._clients[shard]
+            self._in_flight[shard] += 1
+            started = time.perf_counter()
+            try:
+                response = await client.chat(**body)
+            finally:
+                if shard < len(self._in_flight) and self._clients[shard] is client:
+                    self._in_flight[shard] -= 1
+            return response, time.perf_counter() - started
+
+        (response, latency), failures = await call_with_retries(
+            attempt,
+            what=self.spec,
+            settings=request.settings,
+            policy=self.retry,
+            rng=self._rng,
+            classify=classify,
+        )
+        self._warn_context(request, response)
+        message = response.message
+        calls = message.tool_calls or []
+        tool_arguments = (
+            json.dumps(dict(calls[0].function.arguments), ensure_ascii=False) if calls else None
+        )
+        usage = price(
+            self.spec,
+            Usage(
+                input_tokens=response.prompt_eval_count or 0,
+                output_tokens=response.eval_count or 0,
+                requests=1,
+                latency_s=latency,
+            ),
+            local=self.local,
+        )
+        return ModelReply(
+            text=message.content if message.content or not calls else None,
+            tool_arguments=tool_arguments,
+            usage=usage,
+            model=response.model or self.model,
+            latency_s=latency,
+            raw=response.model_dump(mode="json", exclude_none=True),
+            retries=failures,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            for client in self._clients:
+                # its event loop may be gone already: then there is nothing left to close on it
+                with contextlib.suppress(RuntimeError):
+                    await client.close()
+            self._clients, self._in_flight = [], []

@@ -1,0 +1,339 @@
+"""Hosted models (and OpenAI-compatible servers) through pydantic-ai's direct request API.
+
+``pydantic_ai.direct.model_request`` sends one request and returns the provider's reply without
+validating it as output, so the harness sees what the model really sent (a tool call's raw
+arguments, text with fences or trailing prose) and applies its own quirk rules.
+
+* ``tool`` mode: the reply schema is an *output tool* the model must call (``tool_choice``
+  required / ``any``);
+* ``native`` mode: the provider's JSON-schema output (``response_format`` / ``text.format`` /
+  Anthropic ``output_config``);
+* ``prompted`` mode: plain text (the harness's prompt asks for JSON).
+
+The system prompt goes as instructions, with an Anthropic cache breakpoint on it (also through
+OpenRouter for Anthropic models) so the stable prefix is cached; other providers cache prefixes
+by themselves. The SDKs' own retries are off (``max_retries=0``): retries, backoff and the
+per-call deadline are :mod:`llm_policies.backends.retry`'s.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import os
+import time
+from typing import Any
+
+from pydantic_ai import exceptions as pai_errors
+from pydantic_ai.direct import model_request
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.messages import ModelRequest as PydanticRequest
+from pydantic_ai.models import Model, ModelRequestParameters, infer_model
+from pydantic_ai.output import OutputObjectDefinition
+from pydantic_ai.providers import Provider, infer_provider_class
+from pydantic_ai.settings import ModelSettings as PydanticSettings
+from pydantic_ai.tools import ToolDefinition
+
+from llm_policies.accounting import price
+from llm_policies.backends.base import ModelError, ModelReply, ModelRequest, parse_spec
+from llm_policies.backends.retry import RetryPolicy, call_with_retries
+from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
+from maze_envs.policies.interface import Usage
+
+# OpenAI-compatible servers that need no key still need a non-empty one in the SDK
+PLACEHOLDER_KEY = "api-key-not-set"
+
+# prefixes whose model is pydantic-ai's Anthropic model (cache breakpoints set by us)
+_ANTHROPIC_PREFIXES = frozenset({"anthropic", "gateway/anthropic"})
+
+
+def _is_http_client(client: object) -> bool:
+    module = type(client).__module__.split(".")[0]
+    return module in {"httpx", "httpx2"} and type(client).__name__ == "AsyncClient"
+
+
+def _env_key(prefix: str) -> str:
+    """The usual key variable of a provider prefix (``openai-chat`` -> ``OPENAI_API_KEY``)."""
+    return prefix.split("/")[-1].split("-")[0].upper() + "_API_KEY"
+
+
+def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Provider[Any]:
+    """The pydantic-ai provider of ``prefix``, sent to ``base_url`` and/or through ``client``.
+
+    ``client`` is an ``httpx2``/``httpx`` ``AsyncClient`` (proxies, test transports) or an SDK
+    client (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``). Providers that take no base
+    URL (OpenRouter) are redirected through an ``AsyncOpenAI`` client built for ``base_url``.
+    """
+    try:
+        cls = infer_provider_class(prefix)
+    except ValueError:
+        raise ValueError(
+            f"unknown model provider prefix {prefix!r}: use anthropic:, openai: (Responses API), "
+            "openai-chat: (Chat Completions), openrouter:, another pydantic-ai provider prefix "
+            "(google-gla:, groq:, mistral:, deepseek:...), ollama: or scripted:"
+        ) from None
+    accepts = set(inspect.signature(cls.__init__).parameters)
+    kwargs: dict[str, Any] = {}
+    if client is not None:
+        if _is_http_client(client):
+            kwargs["http_client"] = client
+        elif "openai_client" in accepts and type(client).__module__.startswith("openai"):
+            kwargs["openai_client"] = client
+        elif "anthropic_client" in accepts and type(client).__module__.startswith("anthropic"):
+            kwargs["anthropic_client"] = client
+        else:
+            raise TypeError(
+                f"client for {prefix}: must be an httpx2/httpx AsyncClient or the provider's SDK "
+                f"client, got {type(client).__module__}.{type(client).__name__}"
+            )
+    if base_url is not None:
+        if "openai_client" in kwargs or "anthropic_client" in kwargs:
+            raise ValueError(
+                "base_url and an SDK client were both given: set the base URL on the client"
+            )
+        key = os.environ.get(_env_key(prefix))
+        if "base_url" in accepts:
+            kwargs["base_url"] = base_url
+            if prefix in _ANTHROPIC_PREFIXES and not key:
+                kwargs["api_key"] = PLACEHOLDER_KEY  # a proxy that needs no key
+        elif "openai_client" in accepts:
+            from openai import AsyncOpenAI
+
+            http_client = kwargs.pop("http_client", None)
+            kwargs["openai_client"] = AsyncOpenAI(
+                base_url=base_url, api_key=key or PLACEHOLDER_KEY, http_client=http_client
+            )
+        else:
+            raise ValueError(
+                f"the {prefix}: provider cannot be sent to another base URL; pass a "
+                "pydantic-ai provider instead: make_backend(spec, settings, provider=...)"
+            )
+    return cls(**kwargs)
+
+
+def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> PydanticSettings:
+    """pydantic-ai's model settings for ``settings`` (SDK retries off: ours count and wait)."""
+    out: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
+    if settings.temperature is not None:
+        out["temperature"] = settings.temperature
+    if settings.max_output_tokens is not None:
+        out["max_tokens"] = settings.max_output_tokens
+    if settings.seed is not None:
+        out["seed"] = settings.seed
+    if settings.reasoning_effort is not None:
+        out["thinking"] = (
+            False if settings.reasoning_effort == "none" else settings.reasoning_effort
+        )
+    if prefix in _ANTHROPIC_PREFIXES:
+        out["anthropic_cache_instructions"] = True
+    elif prefix == "openrouter" and model_name.startswith("anthropic/"):
+        out["openrouter_cache_instructions"] = True
+    return PydanticSettings(**out)  # type: ignore[typeddict-item]  # provider keys are extra
+
+
+def request_parameters(request: ModelRequest) -> ModelRequestParameters:
+    """The output part of the request: a forced output tool, a native schema, or text."""
+    schema = copy.deepcopy(request.schema)  # the schema transformers must not touch ours
+    if request.output_mode == "tool":
+        tool = ToolDefinition(
+            name=request.schema_name,
+            parameters_json_schema=schema,
+            description=schema.get("description"),
+            kind="output",
+        )
+        return ModelRequestParameters(
+            output_mode="tool", output_tools=[tool], allow_text_output=False
+        )
+    if request.output_mode == "native":
+        output = OutputObjectDefinition(
+            json_schema=schema, name=request.schema_name, description=schema.get("description")
+        )
+        return ModelRequestParameters(output_mode="native", output_object=output)
+    return ModelRequestParameters()
+
+
+def conversation(request: ModelRequest) -> list[ModelMessage]:
+    """The request's messages in pydantic-ai's form; the system prompt as instructions."""
+    messages: list[ModelMessage] = []
+    for message in request.messages:
+        if message.role == "user":
+            messages.append(PydanticRequest(parts=[UserPromptPart(message.content)]))
+        else:
+            messages.append(ModelResponse(parts=[TextPart(message.content)]))
+    last = messages[-1]
+    assert isinstance(last, PydanticRequest)  # ModelRequest guarantees a user message last
+    last.instructions = request.system or None
+    return messages
+
+
+def classify(error: Exception) -> ModelError | None:
+    """A pydantic-ai / SDK failure as a :class:`ModelError` (``None``: not a model failure)."""
+    message = f"{type(error).__name__}: {error}"
+    if isinstance(error, pai_errors.ModelRequestTimeout | pai_errors.ModelTimeoutError):
+        return ModelError(message, kind="timeout", retryable=True)
+    if isinstance(error, pai_errors.ModelConnectionError):
+        return ModelError(message, kind="connection", retryable=True)
+    if isinstance(error, pai_errors.ModelQuotaExceededError):
+        status = getattr(error, "status_code", None)
+        return ModelError(message, kind="refused", status=status)
+    if isinstance(error, pai_errors.ModelAPIError):
+        status = getattr(error, "status_code", None)
+        retry_after = error.retry_after
+        if isinstance(error, pai_errors.ModelRateLimitError) or status == 429:
+            return ModelError(
+                message, kind="rate_limit", retryable=True, status=status, retry_after=retry_after
+            )
+        if isinstance(error, pai_errors.ModelServerError | pai_errors.ModelUnavailableError) or (
+            status is not None and (status >= 500 or status in (408, 409))
+        ):
+            return ModelError(
+                message, kind="server", retryable=True, status=status, retry_after=retry_after
+            )
+        if status is not None or isinstance(error, pai_errors.ModelRequestRejectedError):
+            return ModelError(message, kind="refused", status=status)
+        # no status: the body could not be read (malformed JSON...)
+        return ModelError(message, kind="protocol", retryable=True)
+    if isinstance(error, pai_errors.UnexpectedModelBehavior):
+        return ModelError(message, kind="protocol", retryable=True)
+    if isinstance(error, ValueError | TypeError | AttributeError | KeyError):
+        # an SDK tripping over a body that is not the promised object (pydantic-ai lets
+        # e.g. a JSON list through to the Responses SDK, which fails on attribute access)
+        return ModelError(message, kind="protocol", retryable=True)
+    return None
+
+
+def _tool_arguments(part: ToolCallPart) -> str:
+    # OpenAI sends arguments as text (kept verbatim); Anthropic sends an object (its keys kept in
+    # the order they arrived)
+    if isinstance(part.args, str):
+        return part.args
+    return json.dumps(part.args if part.args is not None else {}, ensure_ascii=False)
+
+
+class PydanticAIBackend:
+    """A hosted model behind one pydantic-ai ``Model``.
+
+    Args:
+        spec: the model spec (``"anthropic:claude-sonnet-4-5"``...), also the pricing key.
+        settings: the game's model settings (a request's own settings take precedence).
+        model: the pydantic-ai model (any, including ``TestModel`` and ``FunctionModel``).
+        local: cost 0 and ``"local"`` (a server of your own).
+        retry: backoff shape and jitter seed.
+        owns_client: the backend built the provider's HTTP client, so ``aclose`` closes it.
+    """
+
+    output_modes: tuple[OutputMode, ...] = OUTPUT_MODES
+
+    def __init__(
+        self,
+        spec: str,
+        settings: ModelSettings,
+        model: Model,
+        *,
+        local: bool = False,
+        retry: RetryPolicy | None = None,
+        owns_client: bool = False,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.model = model
+        self.local = local
+        self.retry = retry or RetryPolicy()
+        self._rng = self.retry.rng()
+        self._prefix, self._name = parse_spec(spec)
+        self._owns_client = owns_client
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str,
+        settings: ModelSettings,
+        *,
+        client: Any = None,
+        provider: Any = None,
+        retry: RetryPolicy | None = None,
+        local: bool = False,
+    ) -> PydanticAIBackend:
+        """The backend of a pydantic-ai model string (see :func:`.make_backend`)."""
+        prefix, _ = parse_spec(spec)
+        owns_client = provider is None and client is None
+        if provider is None:
+            provider = build_provider(prefix, settings.base_url, client)
+        elif client is not None or settings.base_url is not None:
+            raise ValueError(
+                "give either provider= or client=/base_url (the provider carries its own client)"
+            )
+        try:
+            model = infer_model(spec, provider_factory=lambda _name: provider)
+        except pai_errors.UserError as error:
+            raise ValueError(f"cannot make a model of {spec!r}: {error.message}") from error
+        return cls(spec, settings, model, local=local, retry=retry, owns_client=owns_client)
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        settings = request.settings
+        messages = conversation(request)
+        params = request_parameters(request)
+        model_settings = pydantic_settings(settings, self._prefix, self._name)
+        # A synchronous act() runs each turn on a fresh event loop; connections belong to the
+        # loop that opened them, so the provider's own client is replaced when the loop changed
+        # (what an agent run does at its start; the direct API leaves it to the caller).
+        self.model._refresh_http_client()
+
+        async def attempt() -> tuple[ModelResponse, float]:
+            started = time.perf_counter()
+            response = await model_request(
+                self.model,
+                messages,
+                model_settings=model_settings,
+                model_request_parameters=params,
+            )
+            return response, time.perf_counter() - started
+
+        (response, latency), failures = await call_with_retries(
+            attempt,
+            what=self.spec,
+            settings=settings,
+            policy=self.retry,
+            rng=self._rng,
+            classify=classify,
+        )
+        texts = [p.content for p in response.parts if isinstance(p, TextPart)]
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        tokens = response.usage
+        usage = price(
+            self.spec,
+            Usage(
+                input_tokens=tokens.input_tokens,
+                output_tokens=tokens.output_tokens,
+                cache_read_tokens=tokens.cache_read_tokens,
+                cache_write_tokens=tokens.cache_write_tokens,
+                requests=1,
+                latency_s=latency,
+            ),
+            local=self.local,
+            reported_model=response.model_name,
+        )
+        raw: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([response], mode="json")[0]
+        return ModelReply(
+            text="".join(texts) if texts else None,
+            tool_arguments=_tool_arguments(calls[0]) if calls else None,
+            usage=usage,
+            model=response.model_name or self._name,
+            latency_s=latency,
+            raw=raw,
+            retries=failures,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            # entering and leaving the model's context closes the HTTP client its provider made
+            await self.model.__aenter__()
+            await self.model.__aexit__(None, None, None)

@@ -1,0 +1,231 @@
+"""A response cache: replies stored in SQLite under the exact request that produced them.
+
+``CachedBackend(backend, path)`` wraps any backend. The key is the SHA-256 of the request as
+canonical JSON: the model spec, the settings that can change a reply (all but the transport-only
+``timeout_s``, ``retries`` and ``keep_alive``), the system prompt, the messages, the output mode,
+the schema *with its key order* (a reordered schema is a different request), the schema name and
+``cache_key_extra``. Modes:
+
+* ``"read_write"``: a hit returns the stored reply and sends nothing; a miss calls the model and
+  stores its reply. Rerunning a benchmark reuses every recorded reply at no cost.
+* ``"read_only"``: a miss raises :class:`CacheMiss` (an outage of kind ``"refused"``) instead of
+  calling the model: an exact offline reproduction of a run, or a clear record of where it
+  departs from the recording.
+* ``"off"``: every request goes to the model; nothing is read or written.
+
+A hit is the stored reply with ``cached=True`` and ``usage.requests == 0`` (tokens, cost and
+latency as recorded, so a reproduced run's tables equal the original's). With the cache on,
+identical requests get identical replies, whatever the temperature; ``distinct_repeats=True``
+keys the n-th repeat of a request separately (repeats are then new samples, replayed in order).
+Credentials are never part of a request, so never in the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from llm_policies.backends.base import ModelBackend, ModelReply, ModelRequest, ModelUnavailable
+from llm_policies.settings import OutputMode
+from maze_envs.policies.interface import Usage
+
+CacheMode = Literal["off", "read_write", "read_only"]
+CACHE_MODES: tuple[CacheMode, ...] = get_args(CacheMode)
+KEY_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    request TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class CacheMiss(ModelUnavailable):
+    """A read-only cache has no reply for a request."""
+
+
+def request_json(spec: str, request: ModelRequest) -> str:
+    """The canonical JSON of what makes a reply (the schema's key order kept as given)."""
+    return json.dumps(
+        {
+            "v": KEY_VERSION,
+            "spec": spec,
+            "settings": request.settings.cache_fields(),
+            "system": request.system,
+            "messages": [[m.role, m.content] for m in request.messages],
+            "output_mode": request.output_mode,
+            "schema": request.schema,
+            "schema_name": request.schema_name,
+            "extra": request.cache_key_extra,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def request_key(spec: str, request: ModelRequest) -> str:
+    """SHA-256 hex of :func:`request_json`.
+
+    >>> from llm_policies.backends.base import ChatMessage
+    >>> from llm_policies.settings import ModelSettings
+    >>> def req(schema):
+    ...     return ModelRequest("rules", (ChatMessage("user", "hi"),), "native", schema, "a",
+    ...                         ModelSettings())
+    >>> a = {"properties": {"check": {}, "move": {}}}
+    >>> b = {"properties": {"move": {}, "check": {}}}
+    >>> request_key("openai:x", req(a)) == request_key("openai:x", req(b))
+    False
+    """
+    return hashlib.sha256(request_json(spec, request).encode()).hexdigest()
+
+
+def _reply_json(reply: ModelReply) -> str:
+    return json.dumps(
+        {
+            "text": reply.text,
+            "tool_arguments": reply.tool_arguments,
+            "usage": reply.usage.to_json(),
+            "model": reply.model,
+            "latency_s": reply.latency_s,
+            "raw": reply.raw,
+        },
+        ensure_ascii=False,
+    )
+
+
+def _reply_from_json(text: str) -> ModelReply:
+    data: dict[str, Any] = json.loads(text)
+    usage = Usage(**{**data["usage"], "requests": 0})
+    return ModelReply(
+        text=data["text"],
+        tool_arguments=data["tool_arguments"],
+        usage=usage,
+        model=data["model"],
+        latency_s=data["latency_s"],
+        raw=data["raw"],
+        cached=True,
+    )
+
+
+class CachedBackend:
+    """``backend`` behind a SQLite response cache at ``path`` (see the module's docstring).
+
+    Counters ``hits``, ``misses`` and ``stored`` say what the cache did.
+    """
+
+    def __init__(
+        self,
+        backend: ModelBackend,
+        path: str | Path,
+        *,
+        mode: CacheMode = "read_write",
+        distinct_repeats: bool = False,
+    ) -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, got {mode!r}")
+        self.backend = backend
+        self.path = Path(path)
+        self.mode: CacheMode = mode
+        self.distinct_repeats = distinct_repeats
+        self.hits = self.misses = self.stored = 0
+        self._repeats: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if mode != "off":
+            if mode == "read_only" and not self.path.exists():
+                raise FileNotFoundError(
+                    f"read-only response cache {self.path} does not exist (record it first with "
+                    "mode='read_write')"
+                )
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+            if mode == "read_write":
+                self._db.execute("PRAGMA journal_mode=WAL")  # several workers may share it
+                self._db.execute(_SCHEMA)
+                self._db.commit()
+
+    @property
+    def spec(self) -> str:
+        return self.backend.spec
+
+    @property
+    def local(self) -> bool:
+        return self.backend.local
+
+    @property
+    def output_modes(self) -> tuple[OutputMode, ...]:
+        return self.backend.output_modes
+
+    def key(self, request: ModelRequest) -> str:
+        """The cache key of ``request`` (with its repeat number when ``distinct_repeats``)."""
+        key = request_key(self.spec, request)
+        if self.distinct_repeats:
+            with self._lock:
+                n = self._repeats[key]
+                self._repeats[key] += 1
+            key = f"{key}:{n}"
+        return key
+
+    def lookup(self, key: str) -> ModelReply | None:
+        """The stored reply under ``key``, if any."""
+        if self._db is None:
+            return None
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError:  # a read-only file without the table
+                row = None
+        return _reply_from_json(row[0]) if row else None
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        if self._db is None:
+            return await self.backend.complete(request)
+        key = self.key(request)
+        hit = self.lookup(key)
+        if hit is not None:
+            self.hits += 1
+            return hit
+        self.misses += 1
+        if self.mode == "read_only":
+            raise CacheMiss(
+                f"{self.spec}: the read-only response cache {self.path} has no reply for this "
+                f"request (key {key[:16]}...): the run departs from the recorded one here",
+                kind="refused",
+            )
+        reply = await self.backend.complete(request)
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies (key, spec, request, reply, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, self.spec, request_json(self.spec, request), _reply_json(reply), time.time()),
+            )
+            self._db.commit()
+        self.stored += 1
+        return reply
+
+    def stats(self) -> dict[str, Any]:
+        """What the cache did (for the results)."""
+        return {
+            "path": str(self.path),
+            "mode": self.mode,
+            "hits": self.hits,
+            "misses": self.misses,
+            "stored": self.stored,
+        }
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+        if self._db is not None:
+            with self._lock:
+                self._db.close()
+            self._db = None

@@ -1,0 +1,85 @@
+"""Model settings: what a backend sends with every request, recorded with each game.
+
+One frozen pydantic model for every backend (hosted models through pydantic-ai, local ones through
+Ollama), so a game's settings are one JSON object in the journal and the cache key of a request.
+
+    >>> settings = ModelSettings(temperature=0.2, max_output_tokens=400)
+    >>> settings.num_ctx, settings.think, settings.timeout_s
+    (8192, False, 60.0)
+    >>> ModelSettings(temperature=5)
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelSettings
+    temperature
+      Input should be less than or equal to 2 ...
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+OutputMode = Literal["tool", "native", "prompted"]
+"""How the reply object is asked for: a tool call, the provider's native JSON-schema output, or
+JSON written in plain text as the prompt asks."""
+
+OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "prompted")
+
+ReasoningEffort = Literal["none", "low", "medium", "high"]
+
+# Settings that change how a request travels but not what the model answers: left out of the
+# response-cache key so a rerun with a longer timeout still reuses the recorded replies.
+TRANSPORT_ONLY_FIELDS: frozenset[str] = frozenset({"timeout_s", "retries", "keep_alive"})
+
+
+class ModelSettings(BaseModel):
+    """Sampling, transport and local-model settings of one model for one game.
+
+    Attributes:
+        temperature: sampling temperature (0 to 2); ``None`` leaves the provider's default.
+        max_output_tokens: cap on the reply's tokens; ``None`` leaves the provider's default.
+        seed: sampling seed, for providers that honour one (OpenAI, Ollama).
+        reasoning_effort: ``"none"`` turns thinking off; ``"low"``/``"medium"``/``"high"`` ask for
+            that much reasoning where the model supports it; ``None`` leaves the model's default.
+        timeout_s: deadline of one call (the whole request and reply, not one socket read).
+        retries: how many times a rate-limited (429), failing (5xx), timed-out, unreadable or
+            stalled call is retried, with exponential backoff and jitter, before the model counts
+            as unavailable.
+        num_ctx: Ollama context size in tokens, set on every request (8192 by default).
+        keep_alive: Ollama keep-alive of the loaded model (``"5m"``, ``"-1"``...).
+        think: Ollama thinking (off by default).
+        base_url: where the backend sends its requests (an OpenAI-compatible server, a proxy, a
+            remote Ollama host); ``None`` uses the provider's environment variable or default.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    seed: int | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    timeout_s: float = Field(default=60.0, gt=0.0)
+    retries: int = Field(default=4, ge=0, le=20)
+    num_ctx: int = Field(default=8192, ge=256)
+    keep_alive: str | None = None
+    think: bool = False
+    base_url: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.netloc:
+            raise ValueError(
+                f"base_url must be an http:// or https:// URL with a host, got {value!r} "
+                "(for example 'http://localhost:8000/v1')"
+            )
+        return value
+
+    def cache_fields(self) -> dict[str, object]:
+        """The settings that can change a reply (the response cache's part of the key)."""
+        return self.model_dump(mode="json", exclude=set(TRANSPORT_ONLY_FIELDS))
