@@ -7,9 +7,12 @@ Text map: walls are ``+---+`` and ``|``; the exit doorway is drawn as ``EEE`` (o
 outer wall. A cell shows the agents on it (``AB``), else its landmark (first three letters), else
 the lower-case letter of the agent that most recently left a trail there.
 
-Image: blue walls on cream, the doorway in coral, each landmark a numbered gold square whose full
-name stands in a legend to the right of the maze, each agent a disc in its own colour with a line
-through its trail. Requires Pillow (``pip install maze-envs[render]``).
+Image: a caption band on top (title; turn of turns and the outcome so far), then blue walls on
+cream, the doorway in coral, each landmark a numbered gold square whose full name stands in a legend
+to the right of the maze, each agent a disc in its own colour with a line through its trail. Agents
+sharing a cell are drawn side by side in it (smaller discs), so none hides another. Requires Pillow
+(``pip install maze-envs[render]``); the frames suit ``gymnasium.wrappers.RecordVideo`` (through
+``supersuit`` or a single-agent wrapper) and ``maze_envs.view``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from maze_envs.grid import EAST, NORTH, SOUTH, WEST
 
 CELL: Final = 28
 MARGIN: Final = 12
+#: Height of the caption band above the maze (two lines: title; turn and outcome).
+HEADER: Final = 34
+CAPTION_TEXT: Final = (34, 34, 51)
 #: Width of the landmark legend to the right of the maze (numbers and full names).
 LEGEND_WIDTH: Final = 96
 LEGEND_LINE: Final = 13
@@ -124,36 +130,87 @@ def landmark_legend(board: Board) -> list[tuple[int, str, tuple[int, int]]]:
 
 
 def image_size(board: Board) -> tuple[int, int]:
-    """(width, height) in pixels of the spectator picture: the maze, then the legend."""
+    """(width, height) in pixels of the spectator picture: caption, maze, then the legend."""
     rows = len(board.layout.landmarks)
     height = max(board.height * CELL + 2 * MARGIN, MARGIN + rows * LEGEND_LINE + MARGIN)
-    return board.width * CELL + 2 * MARGIN + LEGEND_WIDTH, height
+    return board.width * CELL + 2 * MARGIN + LEGEND_WIDTH, HEADER + height
+
+
+def cell_origin(board: Board, row: int, column: int) -> tuple[int, int]:
+    """Pixel (x, y) of the north-west corner of cell (row, column) in the picture."""
+    return MARGIN + column * CELL, HEADER + MARGIN + row * CELL
 
 
 def _centre(board: Board, flat: int) -> tuple[int, int]:
-    r, c = divmod(flat, board.width)
-    return MARGIN + c * CELL + CELL // 2, MARGIN + r * CELL + CELL // 2
+    x, y = cell_origin(board, *divmod(flat, board.width))
+    return x + CELL // 2, y + CELL // 2
+
+
+#: Disc offsets (from the cell centre) and radius for k agents sharing one cell.
+_CROWD: Final[dict[int, tuple[tuple[tuple[int, int], ...], int]]] = {
+    1: (((0, 0),), 7),
+    2: (((-6, 0), (6, 0)), 6),
+    3: (((-6, -5), (6, -5), (0, 6)), 5),
+    4: (((-6, -6), (6, -6), (-6, 6), (6, 6)), 5),
+}
+_GRID: Final = tuple((dx, dy) for dy in (-8, 0, 8) for dx in (-8, 0, 8))
+
+
+def crowd_offsets(count: int) -> tuple[tuple[tuple[int, int], ...], int]:
+    """Where ``count`` agents on one cell are drawn: offsets from the centre and disc radius.
+
+    Up to 9 agents each get their own disc; beyond that the first 8 are drawn and the ninth
+    place shows how many more there are.
+    """
+    if count in _CROWD:
+        return _CROWD[count]
+    return _GRID[: min(count, 9)], 4
+
+
+def caption(board: Board, state: State, max_turns: int | None, title: str | None) -> list[str]:
+    """The two caption lines: the title, then the turn and the outcome so far."""
+    n = len(state.positions)
+    out = sum(state.visited_exit)
+    turns = f"turn {state.turn}" if max_turns is None else f"turn {state.turn}/{max_turns}"
+    if state.success:
+        outcome = f"team escaped at turn {state.turn}"
+    elif max_turns is not None and state.turn >= max_turns:
+        outcome = f"time limit: {out} of {n} reached the exit"
+    else:
+        outcome = f"{out} of {n} reached the exit"
+    return [title or f"Maze Escape {board.width}x{board.height}", f"{turns} · {outcome}"]
+
+
+def _pillow() -> tuple[Any, Any, Any]:
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            "rgb_array rendering needs Pillow: pip install 'maze-envs[render]'"
+        ) from None
+    return Image, ImageDraw, ImageFont
+
+
+@lru_cache(maxsize=4)
+def _font(size: int) -> Any:
+    _, _, font = _pillow()
+    return font.load_default(size=size)
 
 
 @lru_cache(maxsize=8)
 def _background(board: Board) -> Any:
     """The static picture (maze, doorway, landmarks) of a board, drawn once."""
-    try:
-        from PIL import Image, ImageDraw
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            "rgb_array rendering needs Pillow: pip install 'maze-envs[render]'"
-        ) from None
+    image_module, draw_module, _ = _pillow()
     w, h = board.width, board.height
-    image = Image.new("RGB", image_size(board), BACKGROUND)
-    draw = ImageDraw.Draw(image)
+    image = image_module.new("RGB", image_size(board), BACKGROUND)
+    draw = draw_module.Draw(image)
     maze = board.layout.maze
     exit_r, exit_c = divmod(board.exit_cell, w)
-    ex, ey = MARGIN + exit_c * CELL, MARGIN + exit_r * CELL
+    ex, ey = cell_origin(board, exit_r, exit_c)
     draw.rectangle([ex + 2, ey + 2, ex + CELL - 2, ey + CELL - 2], fill=(255, 214, 196))
     for r in range(h):
         for c in range(w):
-            x0, y0 = MARGIN + c * CELL, MARGIN + r * CELL
+            x0, y0 = cell_origin(board, r, c)
             x1, y1 = x0 + CELL, y0 + CELL
             mask = int(maze[r, c])
             if not mask & NORTH:
@@ -174,22 +231,30 @@ def _background(board: Board) -> Any:
     draw.line(door, fill=CORAL, width=6)
     legend_x = w * CELL + 2 * MARGIN
     for number, name, (r, c) in landmark_legend(board):
-        x0, y0 = MARGIN + c * CELL, MARGIN + r * CELL
+        x0, y0 = cell_origin(board, r, c)
         draw.rectangle([x0 + 3, y0 + 3, x0 + 16, y0 + 14], fill=LANDMARK)
         draw.text((x0 + 4, y0 + 3), str(number), fill=LANDMARK_TEXT)
-        y = MARGIN + (number - 1) * LEGEND_LINE
+        y = HEADER + MARGIN + (number - 1) * LEGEND_LINE
         draw.rectangle([legend_x, y, legend_x + 13, y + 11], fill=LANDMARK)
         draw.text((legend_x + 1, y), str(number), fill=LANDMARK_TEXT)
         draw.text((legend_x + 18, y), name, fill=LANDMARK_TEXT)
     return image
 
 
-def render_rgb(board: Board, state: State) -> NDArray[np.uint8]:
-    """The spectator image as an ``(H, W, 3)`` ``uint8`` array."""
-    from PIL import ImageDraw
+def render_rgb(
+    board: Board, state: State, *, max_turns: int | None = None, title: str | None = None
+) -> NDArray[np.uint8]:
+    """The spectator image as an ``(H, W, 3)`` ``uint8`` array (a fresh array every call).
 
+    ``max_turns`` lets the caption say "turn t/T" and recognise the time limit; ``title``
+    replaces the default first caption line (``Maze Escape WxH``).
+    """
+    _, draw_module, _ = _pillow()
     image = _background(board).copy()
-    draw = ImageDraw.Draw(image)
+    draw = draw_module.Draw(image)
+    font = _font(12)
+    for k, line in enumerate(caption(board, state, max_turns, title)):
+        draw.text((MARGIN, 3 + k * 15), line, fill=CAPTION_TEXT, font=font)
     n = len(state.positions)
     for i in range(n):
         shift = (i - (n - 1) / 2) * 3
@@ -198,10 +263,20 @@ def render_rgb(board: Board, state: State) -> NDArray[np.uint8]:
         points = [(x + shift, y + shift) for x, y in centres]
         if len(points) > 1:
             draw.line(points, fill=agent_colour(i), width=2)
+    crowds: dict[int, list[int]] = {}
     for i, pos in enumerate(state.positions):
-        x, y = _centre(board, pos)
-        x += int((i % 3 - 1) * 6)
-        y += int((i // 3 % 3 - 1) * 6)
-        draw.ellipse([x - 7, y - 7, x + 7, y + 7], fill=agent_colour(i), outline=(0, 0, 0))
-        draw.text((x - 3, y - 6), chr(ord("A") + i), fill=(255, 255, 255))
+        crowds.setdefault(pos, []).append(i)
+    for pos, members in crowds.items():
+        cx, cy = _centre(board, pos)
+        offsets, radius = crowd_offsets(len(members))
+        shown = members if len(members) <= len(offsets) else members[: len(offsets) - 1]
+        for i, (dx, dy) in zip(shown, offsets, strict=False):
+            x, y = cx + dx, cy + dy
+            box = [x - radius, y - radius, x + radius, y + radius]
+            draw.ellipse(box, fill=agent_colour(i), outline=(0, 0, 0))
+            if radius >= 6:
+                draw.text((x - 3, y - 6), chr(ord("A") + i), fill=(255, 255, 255))
+        if len(shown) < len(members):
+            x, y = cx + offsets[-1][0], cy + offsets[-1][1]
+            draw.text((x - 5, y - 6), f"+{len(members) - len(shown)}", fill=(0, 0, 0))
     return np.asarray(image, dtype=np.uint8).copy()

@@ -1,7 +1,49 @@
-"""Self-contained HTML viewers generated from journals (no server, no network)."""
+"""Self-contained HTML pages of journaled games, for both environments (no server, no network).
+
+``maze-envs view JOURNAL [--game ID] [--out FILE]`` writes one page per game: Maze Escape pages
+show the whole maze, every agent's trail up to the chosen turn and, per agent, what it saw (a
+readable panel: the edges drawn around its cell, distances, coordinates, trail), its notebook with
+the change since last turn marked, its reply, the events, the prompt and raw model reply when
+they were recorded, the radio log, rewards and the path distance to the exit. AGI Maze pages show
+the labyrinth (hidden cells unknown until visited), the position, the narration, the inventory
+and the steps against the budget. A slider, buttons, the keyboard and ``#turn=N&agent=X`` links
+move through the game.
+
+Modules: :mod:`.tracks` (Maze Escape trajectories from journal rows, also used by the analysis),
+:mod:`.escape_data` and :mod:`.agimaze_data` (page data), :mod:`.page` (templates and payload),
+:mod:`.cli` (the command), :mod:`.browser` (headless Chromium for tests and benchmarks).
+"""
 
 from __future__ import annotations
 
-from maze_envs.view.escape_page import escape_game_data, escape_game_html, main
+from typing import Any
 
-__all__ = ["escape_game_data", "escape_game_html", "main"]
+__all__ = [
+    "agimaze_game_data",
+    "agimaze_game_html",
+    "escape_game_data",
+    "escape_game_html",
+    "game_data",
+    "game_html",
+    "main",
+]
+
+# Loaded on first use, so that importing one part (tracks, for the analysis) stays cheap.
+_HOMES = {
+    "agimaze_game_data": "maze_envs.view.agimaze_data",
+    "escape_game_data": "maze_envs.view.escape_data",
+    "agimaze_game_html": "maze_envs.view.cli",
+    "escape_game_html": "maze_envs.view.cli",
+    "game_data": "maze_envs.view.cli",
+    "game_html": "maze_envs.view.cli",
+    "main": "maze_envs.view.cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'maze_envs.view' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(home), name)

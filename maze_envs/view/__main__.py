@@ -2,6 +2,6 @@
 
 import sys
 
-from maze_envs.view.escape_page import main
+from maze_envs.view.cli import main
 
 raise SystemExit(main(sys.argv[1:]))

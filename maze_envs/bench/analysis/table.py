@@ -1,0 +1,111 @@
+"""The analysis as text tables (for people) and CSV (for everything else)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from maze_envs.bench.analysis.analyze import Analysis
+
+#: (column, heading, format) of the Maze Escape table; the CSV holds every field.
+ESCAPE_COLUMNS: Final = (
+    ("game", "game", "{}"),
+    ("seed", "seed", "{}"),
+    ("size", "size", "{}"),
+    ("agent", "agent", "{}"),
+    ("turns", "turns", "{}"),
+    ("team_success", "team", "{}"),
+    ("wall_move_rate", "wall%", "{:.1%}"),
+    ("reversals", "rev", "{}"),
+    ("reversals_after_rise", "rev^", "{}"),
+    ("stays", "stay", "{}"),
+    ("exit_turns_after_reaching", "on-exit", "{}"),
+    ("copied_passages", "copied", "{}"),
+    ("radio_sent", "radio", "{}"),
+    ("radio_with_coordinates", "xy", "{}"),
+    ("radio_frame_named", "framed", "{}"),
+    ("coverage", "cover", "{:.0%}"),
+    ("revisits", "revisit", "{}"),
+    ("first_exit_turn", "1st-exit", "{}"),
+    ("turns_to_team_success", "to-team", "{}"),
+)
+AGIMAZE_COLUMNS: Final = (
+    ("game", "game", "{}"),
+    ("seed", "seed", "{}"),
+    ("labyrinths", "labyrinth", "{}"),
+    ("decisions", "actions", "{}"),
+    ("steps", "steps", "{}"),
+    ("solved", "solved", "{}"),
+    ("bad_actions", "bad", "{}"),
+    ("wall_move_rate", "wall%", "{:.1%}"),
+    ("reversals", "rev", "{}"),
+    ("coverage", "cover", "{:.0%}"),
+    ("revisits", "revisit", "{}"),
+)
+LEGEND: Final = (
+    "wall% moves into walls per decision; rev reversals, rev^ of them right after a move that "
+    "raised the distance reading (- without sensor); stay STAY moves; on-exit turns on the exit "
+    "after reaching it; copied 40+ character passages copied from a colocated teammate's "
+    "notebook; radio messages sent, xy with coordinates, framed of those naming whose frame; "
+    "cover share of cells visited; revisit moves into a cell visited before; 1st-exit turn of "
+    "the first exit visit; to-team turns from it to team success"
+)
+
+
+def _cell(value: Any, fmt: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return fmt.format(value)
+
+
+def text_table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str, str]]) -> str:
+    """Rows as an aligned plain-text table."""
+    head = [h for _, h, _ in columns]
+    body = [[_cell(row[c], f) for c, _, f in columns] for row in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=False)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(x.rjust(w) for x, w in zip(line, widths, strict=True)) for line in body]
+    return "\n".join(lines)
+
+
+def render(analysis: Analysis) -> str:
+    """The whole analysis for a terminal."""
+    parts = []
+    if analysis.escape:
+        rows = [m.row() for m in analysis.escape]
+        parts += [
+            "Maze Escape: behaviour per agent and game (team = the game's team row)",
+            text_table(rows, ESCAPE_COLUMNS),
+            LEGEND,
+        ]
+        notes = {m.game: m.note for m in analysis.escape if m.note}
+        parts += [f"game {g}: analysed up to {note}" for g, note in sorted(notes.items())]
+    if analysis.agimaze:
+        rows = [m.row() for m in analysis.agimaze]
+        parts += ["AGI Maze: behaviour per game", text_table(rows, AGIMAZE_COLUMNS)]
+        parts += [f"game {m.game}: analysed up to {m.note}" for m in analysis.agimaze if m.note]
+    parts += [f"game {g}: skipped ({why})" for g, why in analysis.skipped]
+    return "\n\n".join(parts) if parts else "no games"
+
+
+def write_csv(analysis: Analysis, path: str | Path) -> int:
+    """Every row (both environments, every field) into one CSV file; returns the row count.
+
+    Columns are the union of both environments' fields plus ``kind``; a field an environment
+    does not have is empty, as is a metric that does not apply (None).
+    """
+    rows = [{"kind": "escape", **m.row()} for m in analysis.escape]
+    rows += [{"kind": "agimaze", **m.row()} for m in analysis.agimaze]
+    fields: list[str] = ["kind"]
+    for row in rows:
+        fields += [k for k in row if k not in fields]
+    with Path(path).open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, restval="")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+    return len(rows)

@@ -1,0 +1,139 @@
+"""``maze-envs view JOURNAL [--game ID] [--out FILE]``: write viewer pages of journaled games.
+
+The page's environment is chosen from the game's ``env_id`` (Maze Escape, any version; AGI Maze
+and its labyrinth sets). Without ``--game`` every game of the journal gets a page, written as
+``JOURNAL-gameN.html`` beside the journal (or in ``--out`` when it names a directory); with
+``--game`` (repeatable) only those. The journal is opened read-only and never changed.
+
+Exit status: 0 pages written, 2 not a usable journal or an unknown game id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from maze_envs.journal import GameInfo, Journal, JournalError
+from maze_envs.view.page import render_page
+from maze_envs.view.tracks import is_escape_game
+
+
+def is_agimaze_game(info: GameInfo) -> bool:
+    """Whether the game is an AGI Maze game (single labyrinth or labyrinth set)."""
+    return info.env_id.startswith("maze_envs/AgiMaze")
+
+
+def game_data(journal: Journal, game_id: int) -> dict[str, Any]:
+    """The page data of any game (dispatch on its ``env_id``)."""
+    info = journal.game(game_id)
+    if is_escape_game(info):
+        from maze_envs.view.escape_data import escape_game_data
+
+        return escape_game_data(journal, game_id)
+    if is_agimaze_game(info):
+        from maze_envs.view.agimaze_data import agimaze_game_data
+
+        return agimaze_game_data(journal, game_id)
+    raise JournalError(
+        f"game {game_id} is a {info.env_id!r} game; the viewer draws maze_envs/MazeEscape-* and "
+        "maze_envs/AgiMaze* games"
+    )
+
+
+def _title(data: dict[str, Any]) -> str:
+    name = "Maze Escape" if data["kind"] == "escape" else "AGI Maze"
+    return f"{name} game {data['game']}, seed {data['seed']}"
+
+
+def game_html(journal: Journal, game_id: int, *, compress: bool | None = None) -> str:
+    """The whole page of one game (``compress``: force or forbid the gzip payload)."""
+    data = game_data(journal, game_id)
+    return render_page(_title(data), data["kind"], data, compress=compress)
+
+
+def escape_game_html(journal: Journal, game_id: int, *, compress: bool | None = None) -> str:
+    """The page of one Maze Escape game."""
+    from maze_envs.view.escape_data import escape_game_data
+
+    data = escape_game_data(journal, game_id)
+    return render_page(_title(data), "escape", data, compress=compress)
+
+
+def agimaze_game_html(journal: Journal, game_id: int, *, compress: bool | None = None) -> str:
+    """The page of one AGI Maze game."""
+    from maze_envs.view.agimaze_data import agimaze_game_data
+
+    data = agimaze_game_data(journal, game_id)
+    return render_page(_title(data), "agimaze", data, compress=compress)
+
+
+def _out_path(journal: Path, out: str | None, game_id: int, many: bool) -> Path:
+    default = f"{journal.with_suffix('').name}-game{game_id}.html"
+    if out is None:
+        return journal.with_name(default)
+    target = Path(out)
+    if target.is_dir() or (many and not target.suffix):
+        return target / default
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the viewer pages (see the module docstring)."""
+    parser = argparse.ArgumentParser(
+        prog="maze-envs view",
+        description="Write a self-contained HTML page (no network) per journaled game, for both "
+        "Maze Escape and AGI Maze: step through the game turn by turn and see what each agent "
+        "saw and did. Exit status: 0 written, 2 not a journal or unknown game.",
+    )
+    parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
+    parser.add_argument(
+        "--game", type=int, action="append", metavar="ID", help="only game ID (repeatable)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help="output file (one game) or directory (default: JOURNAL-gameN.html beside it)",
+    )
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    path = Path(args.journal)
+    try:
+        journal = Journal.open_readonly(path)
+    except JournalError as exc:
+        print(f"maze-envs view: {exc}", file=sys.stderr)
+        return 2
+    written = []
+    with journal:
+        try:
+            ids = journal.game_ids()
+        except JournalError as exc:
+            print(f"maze-envs view: {exc}", file=sys.stderr)
+            return 2
+        wanted = args.game or ids
+        unknown = sorted(set(wanted) - set(ids))
+        if unknown:
+            print(
+                f"maze-envs view: no game {', '.join(map(str, unknown))} in {path}; games: {ids}",
+                file=sys.stderr,
+            )
+            return 2
+        if not wanted:
+            print(f"maze-envs view: {path} holds no games", file=sys.stderr)
+            return 2
+        if args.out and len(wanted) > 1 and Path(args.out).suffix == ".html":
+            print("maze-envs view: --out FILE names one page; give a directory", file=sys.stderr)
+            return 2
+        for game_id in wanted:
+            try:
+                page = game_html(journal, game_id)
+            except (JournalError, ValueError) as exc:
+                print(f"maze-envs view: game {game_id}: cannot draw it: {exc}", file=sys.stderr)
+                return 2
+            target = _out_path(path, args.out, game_id, len(wanted) > 1)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(page, encoding="utf-8")
+            written.append(target)
+            print(f"wrote {target} ({len(page.encode()) / 1024:.0f} KiB)")
+    return 0
