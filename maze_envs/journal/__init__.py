@@ -1,11 +1,14 @@
 """The game journal: one SQLite file format for every environment in the library.
 
-A journal holds many games. Each game is a row of ``games`` (environment id, configuration,
-the description of an injected instance generator if any, seed, library version, creation time
-and, once finished, the outcome) and one row of ``turns`` per turn: every agent's observation
-exactly as delivered, every action exactly as received, the turn's events, and two chained
-hashes. Turn 0 is the reset state (no actions); turn ``k`` holds the actions that led to state
-``k``, the events of that step and the observations of state ``k``.
+A journal holds many games, of any environments. Each game is a row of ``games`` (environment
+id, configuration, the description of an injected instance generator if any, seed, library
+version, creation time, ``meta``: what a runner attached, and, once finished, the outcome) and
+one row of ``turns`` per turn: every agent's observation exactly as delivered, every action as
+received, the turn's events, the policies' per-decision records (``decisions``,
+``{agent: record}``) and two chained hashes. Turn 0 is the reset state (no actions); turn ``k``
+holds the actions that led to state ``k``, the events of that step and the observations of state
+``k``. Large text repeated across decisions (prompts) is stored once in ``blobs``
+(:class:`Blob`, :mod:`.blobs`).
 
 Values are stored as compact JSON (:func:`encode_json`): numpy arrays become lists of numbers,
 so an environment can rebuild its exact observation from the stored text and its spaces.
@@ -15,51 +18,64 @@ so an environment can rebuild its exact observation from the stored text and its
     canonical digest of its full state, and the previous hash of turn 0 is 32 zero bytes. Same
     seed and actions give the same chain, so a replay checks determinism turn by turn.
 ``record_hash``
-    ``sha256(previous record_hash + state_hash + observations + actions + events)`` over the
-    stored text, so an edited row is found even when it does not change what a replay computes.
+    ``sha256(previous record_hash + state_hash + observations + actions + events +
+    decisions)`` over the stored text (NUL-separated), so an edited row is found even when it
+    does not change what a replay computes.
 
-Every turn is committed on its own (WAL mode), by a writer process that commits one turn while
-the game computes the next; at most one turn is ever uncommitted, so a process killed mid-game
-loses at most that turn and leaves a readable file. The file is marked with
-``PRAGMA application_id`` and its format version with ``PRAGMA user_version``.
+Every turn is committed in its own transaction (WAL mode) before :meth:`Journal.record_turn`
+returns; a process killed mid-game leaves a readable file holding every turn it recorded. A
+failed write raises :class:`JournalError` at once, and an environment's :class:`Recorder` then
+stores the game as aborted with only the turns the file holds (:mod:`.recorder`). An outcome's
+``turns`` is the game's last turn; ``maze-envs verify`` fails a game whose stored turns stop
+before it. The file is marked with ``PRAGMA application_id`` and its format version (3) with
+``PRAGMA user_version``; files of version 2 are refused with a message naming both versions.
 
 An outcome with ``"aborted": true`` marks a game abandoned before its end (for instance reset
 mid-game): its turns verify, but no end is expected.
 
-Modules: :mod:`.format` (tables, encoding, hash chains, row types), :mod:`.store` (the
-:class:`Journal`), :mod:`._writer_process` (the writer process), :mod:`.verify`
-(:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol).
+Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.rows` (row types and the walk
+over stored turns), :mod:`.blobs` (:class:`Blob`), :mod:`.connect` (opening, read-only or for
+writing), :mod:`.store` (the :class:`Journal`), :mod:`.recorder` (the :class:`Recorder` every
+environment records through), :mod:`.verify` (:func:`scan_turns`, :func:`verify_game`, the
+:class:`Replayer` protocol), :mod:`.capture` (what replayers record into).
 
 Example:
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "games.sqlite"
     >>> with Journal(path) as journal:
-    ...     game = journal.start_game(env_id="toy", config={}, seed=1, library_version="0")
+    ...     game = journal.start_game(env_id="toy", config={}, seed=1, library_version="0",
+    ...                               meta={"run_key": "toy/1"})
     ...     _ = journal.record_turn(game, 0, observations={"A": 0}, actions={}, events={},
     ...                             state_digest=b"start")
-    ...     journal.finish_game(game, {"success": True})
-    ...     [turn.observations for turn in journal.turns(game)]
-    [{'A': 0}]
+    ...     _ = journal.record_turn(game, 1, observations={"A": 1}, actions={"A": 1},
+    ...                             events={}, state_digest=b"moved",
+    ...                             decisions={"A": {"prompt": Blob("long prompt")}})
+    ...     journal.finish_game(game, {"success": True, "turns": 1})
+    >>> with Journal(path, readonly=True) as journal:
+    ...     turns = list(journal.turns(game))
+    ...     [t.observations for t in turns], journal.resolve(turns[1].decisions)
+    ...     journal.completed_keys()
+    ([{'A': 0}, {'A': 1}], {'A': {'prompt': 'long prompt'}})
+    {'toy/1'}
 """
 
 from __future__ import annotations
 
+from maze_envs.journal.blobs import Blob
 from maze_envs.journal.format import (
     APPLICATION_ID,
     GENESIS_HASH,
     SCHEMA_VERSION,
     CorruptTurnError,
-    GameInfo,
-    GameRecord,
     JournalError,
-    Problem,
-    TurnRecord,
     chain_record_hash,
     chain_state_hash,
     decode_json,
     encode_json,
     encode_json_bytes,
 )
+from maze_envs.journal.recorder import Recorder
+from maze_envs.journal.rows import GameInfo, GameRecord, Problem, TurnRecord
 from maze_envs.journal.store import Journal
 from maze_envs.journal.verify import Replayer, ReplayStep, VerifyReport, scan_turns, verify_game
 
@@ -67,12 +83,14 @@ __all__ = [
     "APPLICATION_ID",
     "GENESIS_HASH",
     "SCHEMA_VERSION",
+    "Blob",
     "CorruptTurnError",
     "GameInfo",
     "GameRecord",
     "Journal",
     "JournalError",
     "Problem",
+    "Recorder",
     "ReplayStep",
     "Replayer",
     "TurnRecord",

@@ -5,29 +5,24 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
-from maze_envs.journal._writer_process import ERROR_LENGTH, HEADER
+from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
+from maze_envs.journal.connect import open_readonly, open_writable
 from maze_envs.journal.format import (
-    APPLICATION_ID,
     GENESIS_HASH,
+    INSERT_BLOB,
     INSERT_TURN,
-    SCHEMA,
-    SCHEMA_VERSION,
     SELECT_GAME,
+    SELECT_HEADER,
     SELECT_TURNS,
+    TURN_COLUMNS,
     CorruptTurnError,
-    GameInfo,
-    GameRecord,
     JournalError,
-    Problem,
-    TurnRecord,
     chain_record_hash,
     chain_state_hash,
     decode_json,
@@ -35,242 +30,72 @@ from maze_envs.journal.format import (
     encode_json_bytes,
     encode_received,
 )
+from maze_envs.journal.rows import EDITED, GameInfo, GameRecord, TurnRecord, scan_rows
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-# Each commit appends the pages it changed to the WAL (the turn row, the index entry); small pages
-# make that fewer bytes.
-PAGE_SIZE = 2048
-# After about this many bytes of rows the writer copies the WAL into the database file (a
+# After about this many bytes of rows the journal copies the WAL into the database file (a
 # checkpoint), so that the WAL starts over from its beginning instead of growing.
 CHECKPOINT_ROW_BYTES = 16 * 2**20
-
-# A turn row as bound to INSERT_TURN: game id, turn, three JSON texts, two hashes.
-_Row = tuple[int, int, bytes, bytes, bytes, str, str]
-_WRITER_SCRIPT = Path(__file__).with_name("_writer_process.py")
-
-
-class _Writer:
-    """Hands turn rows to the journal's writer process (:mod:`._writer_process`), one at a time.
-
-    The caller encodes a row and chains its hashes, then :meth:`submit` sends it and returns
-    while that process commits it. At most one row is ever pending: :meth:`submit` first waits
-    for the previous row's reply. A failed row's error is raised by the next :meth:`submit`,
-    :meth:`flush` or :meth:`close`.
-    """
-
-    def __init__(self, path: Path, synchronous: str) -> None:
-        self._path = path
-        self._synchronous = synchronous
-        self._process: subprocess.Popen[bytes] | None = None
-        self._pending: tuple[int, int] | None = None  # (game id, turn) sent, not yet confirmed
-        self.failed_game: int | None = None  # the game whose row failed, if one did
-        self.committed: dict[int, int] = {}  # game id -> its last turn confirmed committed
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        self._process = subprocess.Popen(
-            [
-                sys.executable,
-                "-I",  # standard library only: no site packages, no environment variables
-                str(_WRITER_SCRIPT),
-                str(self._path),
-                self._synchronous,
-                str(CHECKPOINT_ROW_BYTES),
-                INSERT_TURN,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        return self._process
-
-    def submit(self, row: _Row) -> None:
-        """Send ``row`` once the previous row is committed; return without waiting for it."""
-        self.flush()
-        process = self._process if self._process is not None else self._start()
-        assert process.stdin is not None
-        game_id, turn, observations, actions, events, state_hash, record_hash = row
-        state, record = state_hash.encode(), record_hash.encode()
-        frame = b"".join(
-            (
-                HEADER.pack(
-                    game_id,
-                    turn,
-                    len(observations),
-                    len(actions),
-                    len(events),
-                    len(state),
-                    len(record),
-                ),
-                observations,
-                actions,
-                events,
-                state,
-                record,
-            )
-        )
-        try:
-            process.stdin.write(frame)
-            process.stdin.flush()
-        except OSError:
-            raise self._ended() from None
-        except BaseException:  # interrupted mid-frame: the process cannot tell where rows start
-            self._stop(kill=True)
-            raise
-        self._pending = (game_id, turn)
-
-    def flush(self) -> None:
-        """Wait until the pending row is committed; raise its error if it failed."""
-        if self._pending is None:
-            return
-        game_id, turn = self._pending
-        assert self._process is not None and self._process.stdout is not None
-        replies = self._process.stdout
-        reply = replies.read(1)
-        self._pending = None
-        if reply == b"+":
-            self.committed[game_id] = turn
-            return
-        self.failed_game = game_id
-        if reply != b"-":
-            raise self._ended()
-        (length,) = ERROR_LENGTH.unpack(replies.read(ERROR_LENGTH.size))
-        message = replies.read(length).decode(errors="replace")
-        raise JournalError(f"cannot write to journal {self._path}: {message}")
-
-    def _ended(self) -> JournalError:
-        assert self._process is not None
-        code = self._process.wait()
-        self._process = None
-        return JournalError(
-            f"cannot write to journal {self._path}: its writer process ended (exit status "
-            f"{code}); the turns it confirmed are committed"
-        )
-
-    def close(self) -> None:
-        """Wait for the pending row, then let the process exit; raise a failed row's error."""
-        try:
-            self.flush()
-        finally:
-            self._stop(kill=False)
-
-    def _stop(self, *, kill: bool) -> None:
-        process, self._process = self._process, None
-        self._pending = None
-        if process is None:
-            return
-        assert process.stdin is not None and process.stdout is not None
-        if kill:
-            process.kill()
-        with contextlib.suppress(OSError):
-            process.stdin.close()  # end of input: the process exits
-        process.wait()
-        process.stdout.close()
+_SCALARS: Final = (str, int, float, bool)
 
 
 class Journal:
     """A SQLite journal of games (see :mod:`maze_envs.journal` for the format).
 
-    ``Journal(path)`` creates the file when it does not exist; ``create=False`` refuses to.
+    ``Journal(path)`` creates the file when it does not exist (an existing empty file becomes a
+    journal too); ``create=False`` refuses to, and refuses an empty file, leaving it untouched.
+    ``readonly=True`` opens an existing journal strictly for reading: nothing is ever written,
+    so it works on a read-only file and in a read-only directory (see
+    :mod:`maze_envs.journal.connect`); the writing methods then raise :class:`JournalError`.
 
-    Turns are committed by a writer process (:mod:`._writer_process`, standard library only),
-    started with the first recorded turn and ended by :meth:`close`; a process, not a thread,
-    so that the commit runs on another core without competing for the GIL. :meth:`record_turn`
-    encodes and hashes a turn, waits until the previous turn is committed, sends the new one and
-    returns while it is committed (its own transaction). So at most one turn is uncommitted at
-    any time, and a killed game loses at most that turn (when only the game's process is
-    killed, the writer still commits the turn it holds, then exits). Everything else
-    (:meth:`start_game`, :meth:`finish_game`, reads, :meth:`settle`, :meth:`close`) first waits
-    for it. A failed commit raises :class:`JournalError` from the next call, never silently;
-    the game's chain then continues from the last turn stored in the file, so the next turn
-    recorded must follow that one.
+    Every turn is committed in its own transaction before :meth:`record_turn` returns, in the
+    caller's thread. So nothing a call has returned for can be lost by killing the process, a
+    failed commit raises from the very call that recorded the turn (nothing of that turn is
+    stored), and the file never holds a turn the game did not hand over. (Why not a writer
+    thread or process: the README's journal section gives the measurements.)
 
     ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact through an
     operating-system crash or power loss, at the price of flushing to disk at each WAL
-    checkpoint (the writer copies the WAL into the file every ~16 MiB of rows);
+    checkpoint (the journal copies the WAL into the file every ~16 MiB of rows);
     ``durable=False`` (``synchronous=OFF``) skips those flushes, for runs that can be repeated.
-    (``synchronous=FULL``, a disk flush at every commit, would only add that the last turns
-    survive a power loss; it costs several times a turn, so it is not offered.)
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, create: bool = True, durable: bool = True
+        self,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        durable: bool = True,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
         self.durable = durable
-        if not create and not self.path.is_file():
-            raise JournalError(f"no journal at {self.path}")
-        try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        except sqlite3.Error as exc:
-            raise JournalError(f"cannot open journal {self.path}: {exc}") from None
-        try:
-            self._prepare()
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise JournalError(
-                f"{self.path} is not a readable maze-envs journal (SQLite says: {exc})"
-            ) from None
-        except JournalError:
-            self._db.close()
-            raise
+        self.readonly = readonly
+        if readonly:
+            self._db = open_readonly(self.path)
+        else:
+            self._db = open_writable(self.path, create=create, durable=durable)
         # game id -> (last turn, last state hash, last record hash), for appending turns
         self._tails: dict[int, tuple[int, bytes, bytes]] = {}
-        self._writer = _Writer(self.path, "NORMAL" if durable else "OFF")
+        self._stored_blobs: set[str] = set()  # blob keys known to be in the file
+        self._written = 0  # bytes of rows since the last checkpoint
 
-    def _prepare(self) -> None:
-        db = self._db
-        app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if app_id == 0 and not tables:
-            db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
-            db.execute("PRAGMA journal_mode=WAL")  # only possible outside a transaction
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                # Another process may have created the journal since the check above.
-                if db.execute("SELECT 1 FROM sqlite_master").fetchone() is None:
-                    for statement in SCHEMA.split(";"):
-                        if statement.strip():
-                            db.execute(statement)
-                    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            return self._prepare()
-        if app_id != APPLICATION_ID:
-            raise JournalError(
-                f"{self.path} is a SQLite database but not a maze-envs journal "
-                f"(application_id {app_id:#x}, expected {APPLICATION_ID:#x})"
-            )
-        if version != SCHEMA_VERSION:
-            raise JournalError(
-                f"{self.path} uses journal schema version {version}; this library reads "
-                f"version {SCHEMA_VERSION}"
-            )
-        if not {"games", "turns"} <= tables:
-            raise JournalError(f"{self.path} lacks the games/turns tables of a journal")
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(f"PRAGMA synchronous={'NORMAL' if self.durable else 'OFF'}")
-        db.execute("PRAGMA wal_autocheckpoint=0")  # the writer process checkpoints
+    @classmethod
+    def open_readonly(cls, path: str | os.PathLike[str]) -> Journal:
+        """``Journal(path, readonly=True)``."""
+        return cls(path, readonly=True)
 
     # -- writing -------------------------------------------------------------------------
 
-    def _flush(self) -> None:
-        """Wait for the turn being committed; raise its error, once, if it failed."""
-        try:
-            self._writer.flush()
-        finally:
-            failed = self._writer.failed_game
-            if failed is not None:  # its chain tail is unknown: reload it from the file
-                self._writer.failed_game = None
-                self._tails.pop(failed, None)
+    def _writable(self) -> sqlite3.Connection:
+        if self.readonly:
+            raise JournalError(f"journal {self.path} is open read-only")
+        return self._db
 
-    def _write(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
         """One statement in its own transaction; SQLite failures become :class:`JournalError`."""
-        self._flush()
         try:
-            return self._db.execute(sql, params)
+            return self._writable().execute(sql, params)
         except sqlite3.Error as exc:
             raise JournalError(f"cannot write to journal {self.path}: {exc}") from exc
 
@@ -282,19 +107,21 @@ class Journal:
         seed: int | None,
         library_version: str,
         generator: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> int:
         """Add a game and return its id.
 
         ``generator`` describes an injected instance generator, for games whose ``config`` alone
-        does not say how to rebuild them (see the environment's replayer).
+        does not say how to rebuild them (see the environment's replayer); ``meta`` is what a
+        runner attaches to the game (run key for resuming, policy specs, harness settings).
         """
         stored_seed: int | str | None = seed
         if seed is not None and not _INT64_MIN <= seed <= _INT64_MAX:
             stored_seed = str(seed)  # SQLite integers are 64-bit; keep big seeds exactly
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        cursor = self._write(
-            "INSERT INTO games (env_id, config, generator, seed, library_version, created) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+        cursor = self._execute(
+            "INSERT INTO games (env_id, config, generator, seed, library_version, created, meta) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 env_id,
                 encode_json(config),
@@ -302,6 +129,7 @@ class Journal:
                 stored_seed,
                 library_version,
                 created,
+                None if meta is None else encode_json(meta),
             ),
         )
         game_id = cursor.lastrowid
@@ -317,49 +145,93 @@ class Journal:
         actions: Mapping[str, Any],
         events: Mapping[str, Any],
         state_digest: bytes,
+        decisions: Mapping[str, Any] | None = None,
     ) -> str:
-        """Store one turn and return its chained state hash in hex.
+        """Store one turn, committed before this returns, and return its chained state hash.
 
-        ``observations`` and ``events`` are stored with :func:`encode_json`; ``actions`` exactly
-        as received (an entry JSON cannot hold is stored as its ``repr``).
-
-        The row is encoded and hashed here, then committed (its own transaction) by the
-        journal's writer process while the caller goes on. This call first waits until the
-        previous turn is committed, so at most one turn is ever uncommitted, and raises the
-        :class:`JournalError` of that turn if its commit failed.
+        ``observations`` and ``events`` are stored with :func:`~.format.encode_json`;
+        ``actions`` as received (they must be JSON data: :func:`~.format.encode_received`);
+        ``decisions`` (``{agent: record}``, the policies' per-decision records, may hold
+        :class:`~maze_envs.journal.Blob` text) as described in :mod:`maze_envs.journal.blobs`.
+        Turns of a game are numbered from 0 without gaps. A failure raises
+        :class:`JournalError` and stores nothing of the turn.
         """
+        db = self._writable()
         tail = self._tails.get(game_id)
         if tail is None:
-            self._flush()
             tail = self._load_tail(game_id)
         expected = tail[0] + 1
         if turn != expected:
             raise JournalError(
                 f"game {game_id}: turn {turn} recorded out of order; the next turn is {expected}"
             )
-        observations_json = encode_json_bytes(observations)
         actions_json = encode_received(actions)
-        events_json = encode_json_bytes(events)
+        try:
+            observations_json = encode_json_bytes(observations)
+            events_json = encode_json_bytes(events)
+            decisions_json, texts = encode_decisions(decisions)
+        except (TypeError, ValueError) as exc:  # an environment's or a policy's bug
+            raise JournalError(f"cannot record turn {turn} of game {game_id}: {exc}") from None
         state_hash = chain_state_hash(tail[1], state_digest)
         state_hex = state_hash.hex()
         record_hash = chain_record_hash(
-            tail[2], state_hex, observations_json, actions_json, events_json
+            tail[2], state_hex, observations_json, actions_json, events_json, decisions_json
         )
-        row = (game_id, turn, observations_json, actions_json, events_json, state_hex)
-        self._flush()  # the previous turn's commit, overlapped with this turn's encoding
-        self._writer.submit((*row, record_hash.hex()))
+        row = (
+            game_id,
+            turn,
+            observations_json,
+            actions_json,
+            events_json,
+            decisions_json,
+            state_hex,
+            record_hash.hex(),
+        )
+        new_blobs = [(k, t) for k, t in texts.items() if k not in self._stored_blobs]
+        try:
+            if new_blobs:  # the texts and the turn that references them: one transaction
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.executemany(INSERT_BLOB, new_blobs)
+                    db.execute(INSERT_TURN, row)
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                self._stored_blobs.update(k for k, _ in new_blobs)
+            else:
+                db.execute(INSERT_TURN, row)
+        except sqlite3.Error as exc:
+            self._tails.pop(game_id, None)  # reload the chain's tail from the file next time
+            raise JournalError(
+                f"cannot write turn {turn} of game {game_id} to journal {self.path}: {exc}"
+            ) from exc
         self._tails[game_id] = (turn, state_hash, record_hash)
+        self._written += len(observations_json) + len(actions_json) + len(events_json)
+        if self._written >= CHECKPOINT_ROW_BYTES:
+            self._checkpoint()
         return state_hex
 
-    def committed_turn(self, game_id: int) -> int | None:
-        """The last turn of ``game_id`` known to be committed (None: none yet), without waiting.
+    def _checkpoint(self) -> None:
+        # Copy the WAL into the file now and then, so that it starts over instead of growing.
+        # A checkpoint that cannot finish (a reader holds old pages) loses nothing: the rows are
+        # committed in the WAL, and the next one retries.
+        self._written = 0
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
-        The turn recorded last may be committed already without being counted yet: it is
-        confirmed when the next call waits for it (every turn before it is confirmed).
-        """
-        return self._writer.committed.get(game_id)
+    def committed_turn(self, game_id: int) -> int | None:
+        """The last turn of ``game_id`` this journal committed (None: none yet)."""
+        tail = self._tails.get(game_id)
+        return None if tail is None else tail[0]
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
+        try:
+            return self._read_tail(game_id)
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
+
+    def _read_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         row = self._db.execute("SELECT outcome FROM games WHERE id = ?", (game_id,)).fetchone()
         if row is None:
             raise JournalError(f"no game {game_id} in {self.path}")
@@ -374,9 +246,26 @@ class Journal:
             return (-1, GENESIS_HASH, GENESIS_HASH)
         return (int(last[0]), bytes.fromhex(last[1]), bytes.fromhex(last[2]))
 
+    def last_stored_turn(self, game_id: int) -> int | None:
+        """The highest turn number stored for ``game_id`` (None: no turn)."""
+        value = self._read("SELECT MAX(turn) FROM turns WHERE game_id = ?", (game_id,))[0][0]
+        return None if value is None else int(value)
+
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None:
-        """Store the game's outcome; no turns can be added afterwards."""
-        cursor = self._write(
+        """Store the game's outcome; no turns can be added afterwards.
+
+        An outcome's ``turns`` (when it has one) is the game's last turn: it may not claim a turn
+        the file does not hold (:class:`JournalError`, nothing stored).
+        """
+        claimed = outcome.get("turns")
+        if isinstance(claimed, int) and not isinstance(claimed, bool):
+            last = self.last_stored_turn(game_id)
+            if claimed > (-1 if last is None else last):
+                raise JournalError(
+                    f"game {game_id}: the outcome claims {claimed} turns but the journal holds "
+                    f"{'no turn' if last is None else f'turns up to {last}'}"
+                )
+        cursor = self._execute(
             "UPDATE games SET outcome = ? WHERE id = ? AND outcome IS NULL",
             (encode_json(outcome), game_id),
         )
@@ -384,84 +273,155 @@ class Journal:
             raise JournalError(f"game {game_id} does not exist or is already finished")
         self._tails.pop(game_id, None)
 
+    def copy_game(self, source: Journal, game_id: int) -> int:
+        """Copy game ``game_id`` of ``source`` into this journal, verbatim; return its new id.
+
+        The header, every turn row (hashes included, so the copy verifies exactly like the
+        original) and the blobs its decisions reference are copied in one transaction: a copy
+        is whole or absent. Used to merge per-worker shard journals into a run's journal.
+        """
+        db = self._writable()
+        header = source._db.execute(SELECT_HEADER, (game_id,)).fetchone()
+        if header is None:
+            raise JournalError(f"no game {game_id} in {source.path}")
+        rows = source._db.execute(
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE game_id = ? ORDER BY turn", (game_id,)
+        ).fetchall()
+        keys: dict[str, None] = {}
+        for row in rows:
+            if '"$blob"' in row[4]:
+                # an unreadable row is copied verbatim all the same; verify reports it
+                with contextlib.suppress(ValueError):
+                    keys.update(dict.fromkeys(references(decode_json(row[4]))))
+        blobs = []
+        for key in keys:
+            found = source._db.execute("SELECT content FROM blobs WHERE key = ?", (key,))
+            content = found.fetchone()
+            if content is not None:
+                blobs.append((key, content[0]))
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = db.execute(
+                    "INSERT INTO games (env_id, config, generator, seed, library_version, "
+                    "created, outcome, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    header[1:],
+                )
+                new_id = cursor.lastrowid
+                assert new_id is not None
+                db.executemany(
+                    f"INSERT INTO turns (game_id, {TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(new_id, *row) for row in rows],
+                )
+                db.executemany(INSERT_BLOB, blobs)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise JournalError(
+                f"cannot copy game {game_id} of {source.path} into {self.path}: {exc}"
+            ) from exc
+        self._stored_blobs.update(key for key, _ in blobs)
+        return new_id
+
     # -- reading -------------------------------------------------------------------------
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"cannot read {self.path}: {exc}") from None
 
     def game_ids(self) -> list[int]:
         """Ids of every game in the file, oldest first."""
-        self._flush()
-        try:
-            return [r[0] for r in self._db.execute("SELECT id FROM games ORDER BY id")]
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"cannot read the games of {self.path}: {exc}") from None
+        return [r[0] for r in self._read("SELECT id FROM games ORDER BY id")]
 
     def game(self, game_id: int) -> GameInfo:
-        """One game's header; a missing game or unreadable header raises :class:`JournalError`."""
-        self._flush()
+        """One game's header; a missing game or unreadable header raises :class:`JournalError`.
+
+        ``turn_count`` is -1 when the turns cannot be counted (a damaged file whose index pages
+        are lost; :func:`~maze_envs.journal.verify_game` then names the first unreadable turn).
+        """
         try:
-            row = self._db.execute(SELECT_GAME + " WHERE id = ?", (game_id,)).fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
-        if row is None:
+            rows = self._read(SELECT_GAME + " WHERE id = ?", (game_id,))
+        except JournalError:
+            rows = [(*row, -1) for row in self._read(SELECT_HEADER, (game_id,))]
+        if not rows:
             raise JournalError(f"no game {game_id} in {self.path}")
-        game_id, env_id, config, generator, seed, version, created, outcome, count = row
-        try:
-            config_value = decode_json(config)
-            generator_value = None if generator is None else decode_json(generator)
-            outcome_value = None if outcome is None else decode_json(outcome)
-            seed_value = None if seed is None else int(seed)
-        except (TypeError, ValueError) as exc:
-            raise CorruptTurnError(game_id, 0, f"game header is unreadable: {exc}") from None
-        if not all(
-            value is None or isinstance(value, dict)
-            for value in (config_value, generator_value, outcome_value)
-        ) or not isinstance(config_value, dict):
-            raise CorruptTurnError(game_id, 0, "game config/generator/outcome is not a JSON object")
-        return GameInfo(
-            id=game_id,
-            env_id=str(env_id),
-            config=config_value,
-            seed=seed_value,
-            library_version=str(version),
-            created=str(created),
-            outcome=outcome_value,
-            turn_count=int(count),
-            generator=generator_value,
-        )
+        return _game_info(rows[0])
 
     def games(self) -> list[GameInfo]:
         """Every game's header, oldest first."""
-        return [self.game(game_id) for game_id in self.game_ids()]
+        return [_game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
 
     def turns(self, game_id: int) -> Iterator[TurnRecord]:
         """A game's turns in order; raises :class:`CorruptTurnError` at the first bad one."""
-        from maze_envs.journal.verify import scan_turns
-
-        for item in scan_turns(self, game_id):
-            if isinstance(item, Problem):
+        for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError):
+            if not isinstance(item, tuple):
                 raise CorruptTurnError(game_id, item.turn, item.reason)
-            yield item
+            record, intact = item
+            if not intact:
+                raise CorruptTurnError(game_id, record.turn, EDITED)
+            yield record
 
     def load_game(self, game_id: int) -> GameRecord:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
-        """A game's stored rows as they are (turn, observations, actions, events, hashes)."""
-        self._flush()
+        """A game's stored rows as they are (turn, the four JSON texts, the two hashes)."""
         yield from self._db.execute(SELECT_TURNS, (game_id,))
+
+    def blob_content(self, key: str) -> str | None:
+        """The stored text of blob ``key`` as it is (not checked), or None when absent."""
+        rows = self._read("SELECT content FROM blobs WHERE key = ?", (key,))
+        return None if not rows else rows[0][0]
+
+    def blob(self, key: str) -> str:
+        """The text of blob ``key``; :class:`JournalError` when it is absent or was changed."""
+        content = self.blob_content(key)
+        if content is None:
+            raise JournalError(f"no blob {key} in {self.path}")
+        if not isinstance(content, str) or blob_key(content) != key:
+            raise JournalError(f"blob {key} in {self.path} was changed after it was recorded")
+        return content
+
+    def resolve(self, value: Any) -> Any:
+        """``value`` (e.g. a turn's ``decisions``) with every ``{"$blob": key}`` expanded."""
+        return resolve_blobs(value, self.blob)
+
+    def completed_keys(self, field: str = "run_key") -> set[Any]:
+        """The ``meta[field]`` values of every game with an outcome that is not aborted.
+
+        What a resumable runner skips on a rerun. Values that are not JSON scalars are left out.
+        """
+        keys: set[Any] = set()
+        rows = self._read(
+            "SELECT meta, outcome FROM games WHERE meta IS NOT NULL AND outcome IS NOT NULL"
+        )
+        for meta_text, outcome_text in rows:
+            try:
+                meta, outcome = decode_json(meta_text), decode_json(outcome_text)
+            except ValueError:
+                continue  # an unreadable header is not a completed game
+            if not (isinstance(meta, dict) and isinstance(outcome, dict)):
+                continue
+            if outcome.get("aborted") is True:
+                continue
+            value = meta.get(field)
+            if isinstance(value, _SCALARS):
+                keys.add(value)
+        return keys
 
     # -- lifetime ------------------------------------------------------------------------
 
     def settle(self) -> None:
-        """Wait until every recorded turn is committed (raises a failed commit's error)."""
-        self._flush()
+        """Kept for callers of earlier versions: every turn is committed when recorded."""
 
     def close(self) -> None:
-        """Commit the last recorded turn and close the file (raises a failed commit's error)."""
-        try:
-            self._writer.close()
-        finally:
-            self._db.close()
+        """Close the file (the last connection to close copies the WAL into it)."""
+        self._db.close()
 
     def __enter__(self) -> Journal:
         return self
@@ -473,3 +433,35 @@ class Journal:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _game_info(row: tuple[Any, ...]) -> GameInfo:
+    """A ``games`` row (as :data:`~.format.SELECT_GAME` gives it) decoded."""
+    game_id, env_id, config, generator, seed, version, created, outcome, meta, count = row
+    try:
+        values = [None if text is None else decode_json(text) for text in (generator, outcome)]
+        config_value = decode_json(config)
+        meta_value = None if meta is None else decode_json(meta)
+        seed_value = None if seed is None else int(seed)
+    except (TypeError, ValueError) as exc:
+        raise CorruptTurnError(game_id, 0, f"game header is unreadable: {exc}") from None
+    generator_value, outcome_value = values
+    if not isinstance(config_value, dict) or not all(
+        value is None or isinstance(value, dict)
+        for value in (generator_value, outcome_value, meta_value)
+    ):
+        raise CorruptTurnError(
+            game_id, 0, "game config/generator/outcome/meta is not a JSON object"
+        )
+    return GameInfo(
+        id=game_id,
+        env_id=str(env_id),
+        config=config_value,
+        seed=seed_value,
+        library_version=str(version),
+        created=str(created),
+        outcome=outcome_value,
+        turn_count=int(count),
+        generator=generator_value,
+        meta=meta_value,
+    )

@@ -1,4 +1,10 @@
-"""A process killed mid-game leaves a readable journal that verifies up to its last turn."""
+"""A game process killed mid-game (SIGKILL) leaves a readable journal holding every turn
+that ``env.step`` returned for, which verifies up to its last turn.
+
+The journal commits each turn in the game's own thread before ``record_turn`` returns (there is
+no separate writer that could die on its own), so killing the game is the one way to lose the
+writer, and it loses nothing the game was told was recorded.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from maze_envs.escape.replay import verify_journal
 from maze_envs.journal import Journal
+from maze_envs.verify import verify_journal
 
-# Plays one endless game (41x41, huge turn limit, random moves with notebook edits and radio)
-# and prints, after each env.step, the last turn the journal confirms as committed and the turn
-# just handed to it (the journal commits a turn on its writer thread while the game goes on).
+# Plays one endless game (41x41, huge turn limit, random moves with notebook edits and radio).
+# After each env.step it prints the turn just played and the last turn the journal committed;
+# with "--lockstep" it then waits for a line on stdin before the next step.
 PLAYER = textwrap.dedent(
     """
     import sys
@@ -23,6 +29,7 @@ PLAYER = textwrap.dedent(
     from maze_envs.journal import Journal
 
     journal = Journal(sys.argv[1])
+    lockstep = "--lockstep" in sys.argv
     env = maze_escape_v0.parallel_env(
         preset="full", width=41, height=41, max_turns=100_000, journal=journal
     )
@@ -41,53 +48,88 @@ PLAYER = textwrap.dedent(
         }
         env.step(actions)
         turn += 1
-        print(journal.committed_turn(game_id), turn, flush=True)
+        print(turn, journal.committed_turn(game_id), flush=True)
+        if lockstep:
+            sys.stdin.readline()
     """
 )
 
 
-def test_sigkill_mid_game_loses_at_most_the_turn_in_progress(tmp_path: Path) -> None:
-    path = tmp_path / "killed.sqlite"
-    errors_path = tmp_path / "stderr.txt"
-    with errors_path.open("w") as errors:
-        # stderr goes to a file so that stdout is the only pipe: reading it through the same
-        # buffered reader before and after the kill sees every line the child printed.
-        child = subprocess.Popen(
-            [sys.executable, "-c", PLAYER, str(path)],
+def _start(path: Path, errors: Path, *flags: str) -> subprocess.Popen[str]:
+    with errors.open("w") as stream:
+        # stderr goes to a file so that stdout (and stdin) are the only pipes
+        return subprocess.Popen(
+            [sys.executable, "-c", PLAYER, str(path), *flags],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=errors,
+            stderr=stream,
             text=True,
-            start_new_session=True,  # its own process group: the player and its journal writer
+            start_new_session=True,
         )
-    assert child.stdout is not None
-    reported = handed = 0
+
+
+def _kill(child: subprocess.Popen[str]) -> None:
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_sigkill_between_turns_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "killed.sqlite"
+    child = _start(path, tmp_path / "stderr.txt", "--lockstep")
+    assert child.stdout is not None and child.stdin is not None
+    played = committed = 0
     try:
         for line in child.stdout:
-            reported, handed = map(int, line.split())
-            if reported >= 150:
-                # Kill the game and the journal's writer process at once, the harshest case
-                # (killed alone, the game's writer would still commit the turn it holds).
-                os.killpg(child.pid, signal.SIGKILL)
-                break
-        rest = child.stdout.read()  # turns printed before the kill landed (up to EOF)
+            played, committed = map(int, line.split())
+            assert committed == played  # committed before env.step returned
+            if played == 150:
+                break  # the game now waits for stdin: kill it there
+            child.stdin.write("\n")
+            child.stdin.flush()
+        _kill(child)
     finally:
         if child.poll() is None:
             child.kill()
-        child.wait(timeout=30)
+            child.wait()
         child.stdout.close()
-    assert reported >= 150, f"the player stopped early: {errors_path.read_text()}"
-    assert child.returncode == -signal.SIGKILL
-    for line in rest.splitlines():
-        reported, handed = map(int, line.split())
-
-    with Journal(path, create=False) as journal:
+        child.stdin.close()
+    assert played == 150, (tmp_path / "stderr.txt").read_text()
+    with Journal(path, readonly=True) as journal:
         (game,) = journal.games()
         assert game.outcome is None  # the game never finished
-        last_stored = game.turn_count - 1
-    # every turn reported as committed is stored; of the turns handed to the journal, at most
-    # the one being committed is lost (the game may have handed over the next one meanwhile)
-    assert reported <= last_stored
-    assert handed - 1 <= last_stored <= handed + 1
+        assert game.turn_count == 151  # turns 0..150: exactly what the game played
     (report,) = verify_journal(path)
-    assert report.status == "truncated", report.describe()
-    assert report.turns_verified == game.turn_count
+    assert (report.status, report.turns_verified) == ("unfinished", 151)
+
+
+def test_sigkill_mid_game_leaves_a_file_that_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "killed.sqlite"
+    child = _start(path, tmp_path / "stderr.txt")
+    assert child.stdout is not None
+    played = 0
+    try:
+        for line in child.stdout:
+            played = int(line.split()[0])
+            if played >= 150:
+                _kill(child)  # most likely while it computes or commits the next turn
+                break
+        rest = child.stdout.read()  # turns printed before the kill landed
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+        if child.stdin is not None:
+            child.stdin.close()
+    assert played >= 150, (tmp_path / "stderr.txt").read_text()
+    for line in rest.splitlines():
+        played = int(line.split()[0])
+    with Journal(path, readonly=True) as journal:
+        (game,) = journal.games()
+        last_stored = game.turn_count - 1
+    # every turn env.step returned for is stored, and beyond it at most the turn whose commit
+    # finished just before the kill (its step had not returned yet)
+    assert last_stored in (played, played + 1)
+    (report,) = verify_journal(path)
+    assert (report.status, report.turns_verified) == ("unfinished", game.turn_count)

@@ -123,3 +123,71 @@ def test_the_state_digest_covers_every_text_and_ignores_string_identity() -> Non
         getattr(state, slot)[1] = ""
     state.used_exits[2][7] ^= 1
     assert env.state_digest() not in seen
+
+
+def test_the_recorder_carries_meta_and_decision_records(tmp_path: Path) -> None:
+    from maze_envs.journal import Blob, Recorder
+
+    path = tmp_path / "games.sqlite"
+    env = maze_escape_v0.parallel_env(width=5, height=5, max_turns=3, journal=path)
+    assert isinstance(env.recorder, Recorder)
+    env.recorder.set_game_meta({"run_key": "escape/5", "policies": ["explorer"] * 3})
+    env.reset(seed=5)
+    game_id = env.recorder.game_id
+    turn = 0
+    while env.agents:
+        turn += 1
+        env.recorder.note("B", {"prompt": Blob("the rules of the maze " * 20), "turn": turn})
+        env.step({a: act() for a in env.agents})
+    env.close()
+    with Journal(path, readonly=True) as journal:
+        info = journal.game(game_id)
+        turns = list(journal.turns(game_id))
+        assert info.meta == {"run_key": "escape/5", "policies": ["explorer"] * 3}
+        assert [sorted(t.decisions) for t in turns] == [[], ["B"], ["B"], ["B"]]
+        assert journal.resolve(turns[2].decisions)["B"] == {
+            "prompt": "the rules of the maze " * 20,
+            "turn": 2,
+        }
+        assert journal.completed_keys() == {"escape/5"}
+
+
+def test_a_journal_failure_stops_the_game_honestly(tmp_path: Path) -> None:
+    import pytest
+
+    from maze_envs.journal import JournalError
+    from maze_envs.verify import verify_journal
+    from tests.journal.faults import inject
+
+    path = tmp_path / "games.sqlite"
+    journal = Journal(path)
+    faults = inject(journal)
+    env = maze_escape_v0.parallel_env(width=6, height=6, max_turns=50, journal=journal)
+    env.reset(seed=3)
+    for _ in range(4):
+        env.step({a: act(N) for a in env.agents})
+    faults.fail["INSERT INTO turns"] = "disk I/O error"
+    with pytest.raises(JournalError, match=r"cannot write turn 5 of game 1 .*disk I/O error"):
+        env.step({a: act(N) for a in env.agents})
+    faults.fail.clear()
+    # the game takes no more steps: nothing changes, every time
+    digest = env.state_digest()
+    for _ in range(2):
+        with pytest.raises(JournalError, match=r"game 1 is no longer being recorded.*reset\(\)"):
+            env.step({a: act(N) for a in env.agents})
+        assert env.state_digest() == digest
+    (report,) = verify_journal(path)
+    assert (report.status, report.ok, report.turns_verified) == ("aborted", True, 5)
+    with Journal(path, readonly=True) as reader:
+        (game,) = reader.games()
+    assert game.outcome is not None and game.turn_count == 5
+    assert game.outcome["aborted"] is True and game.outcome["turns"] == 4  # what the file holds
+    assert "disk I/O error" in game.outcome["journal_error"]
+    # a new game is recorded again
+    env.reset(seed=4)
+    while env.agents:
+        env.step({a: act() for a in env.agents})
+    env.close()
+    journal.close()
+    reports = verify_journal(path)
+    assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 5), ("ok", 51)]

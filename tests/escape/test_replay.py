@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v0
-from maze_envs.escape.replay import main, verify_journal
+from maze_envs.escape.replay import verify_journal
 from maze_envs.escape.types import Action, AppendEdit, SpliceEdit
 from maze_envs.journal import Journal, chain_record_hash
+from maze_envs.verify import main
 
 WORDS = ["tree", "left at piano", "dead end", "→ N", "日本", "exit?", "x" * 300]
 
@@ -84,7 +85,7 @@ def test_random_games_verify(journal_path: Path, config: dict[str, Any]) -> None
         play_random(journal_path, seed, **config)
     reports = verify_journal(journal_path)
     assert [r.describe() for r in reports if not r.ok] == []
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, readonly=True) as journal:
         games = journal.games()
         # the random play really exercised the notebook and the radio
         events = [e for g in games for t in journal.turns(g.id) for e in t.events.values()]
@@ -153,7 +154,7 @@ def test_a_consistent_forgery_is_still_caught_by_the_replay(journal_path: Path) 
     _edit_row(journal_path, 1, 9, "actions", _set_move)
     db = sqlite3.connect(journal_path)
     rows = db.execute(
-        "SELECT turn, observations, actions, events, state_hash FROM turns ORDER BY turn"
+        "SELECT turn, observations, actions, events, decisions, state_hash FROM turns ORDER BY turn"
     ).fetchall()
     previous = bytes(32)
     with db:
@@ -166,7 +167,7 @@ def test_a_consistent_forgery_is_still_caught_by_the_replay(journal_path: Path) 
     assert report.problem.kind == "mismatch"
 
 
-def test_truncated_and_aborted_games(journal_path: Path) -> None:
+def test_unfinished_and_aborted_games(journal_path: Path) -> None:
     env = maze_escape_v0.parallel_env(journal=journal_path, **{**FULL, "max_turns": 500})
     for seed in (5, 6):  # the first game is abandoned by the second reset
         env.reset(seed=seed)
@@ -182,10 +183,11 @@ def test_truncated_and_aborted_games(journal_path: Path) -> None:
                 }
             )
     # game 2 is left unfinished, as if the process had died
-    aborted, truncated = verify_journal(journal_path)
+    aborted, unfinished = verify_journal(journal_path)
     assert aborted.status == "aborted" and aborted.ok and aborted.turns_verified == 13
-    assert truncated.status == "truncated" and not truncated.ok
-    assert truncated.turns_verified == 13
+    assert unfinished.status == "unfinished" and not unfinished.ok
+    assert unfinished.turns_verified == 13
+    assert unfinished.describe() == "game 2: unfinished (no outcome); the 13 stored turns verify"
     env.close()  # closing finishes the game as aborted
     assert verify_journal(journal_path)[1].status == "aborted"
 
@@ -212,21 +214,26 @@ def test_cli(journal_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([str(journal_path)]) == 0
     out = capsys.readouterr().out
     assert "2 of 2 game(s) verified" in out
-    assert re.search(r"^ +1 +1 +11  ok, 11 turns verified$", out, re.MULTILINE), out
+    row = r"^ +1  maze_envs/MazeEscape-v0 +1 +11  ok, 11 turns verified$"
+    assert re.search(row, out, re.MULTILINE), out
     _edit_row(journal_path, 2, 4, "observations", _set_notebook)
     assert main([str(journal_path), "--game", "1"]) == 0
     assert main([str(journal_path)]) == 1
     out = capsys.readouterr().out
     assert "1 of 2 game(s) verified" in out
-    failed = r"^ +2 +2 +11  FAILED at turn 4 \(mismatch\): observation differs: 'B'"
+    failed = (
+        r"^ +2  maze_envs/MazeEscape-v0 +2 +11  FAILED at turn 4 \(mismatch\): "
+        "observation differs: 'B'"
+    )
     assert re.search(failed, out, re.MULTILINE), out
     assert main([str(journal_path), "--game", "9"]) == 2
     not_journal = tmp_path / "x.txt"
     not_journal.write_text("no database here" * 64)
     assert main([str(not_journal)]) == 2
     assert main([str(tmp_path / "absent.sqlite")]) == 2
-    out = capsys.readouterr().out
-    assert "not a readable maze-envs journal" in out and "no journal at" in out
+    err = capsys.readouterr().err
+    assert "not a readable maze-envs journal" in err and "no journal at" in err
+    assert "no game [9]" in err
 
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=24)
@@ -267,3 +274,34 @@ def test_any_action_sequence_verifies(seed: int, preset: str, mode: str, data: A
         env.close()
         (report,) = verify_journal(path)
     assert report.ok, report.describe()
+
+
+def test_each_version_is_replayed_by_its_own_env_id(journal_path: Path) -> None:
+    from maze_envs import maze_escape_v1
+
+    for module in (maze_escape_v0, maze_escape_v1):
+        env = module.parallel_env(journal=journal_path, **{**FULL, "max_turns": 12})
+        observations, _ = env.reset(seed=8)
+        rng = np.random.default_rng(8)
+        while env.agents:
+            env.step({a: random_action(rng, observations[a]["notebook"], True) for a in env.agents})
+        env.close()
+    with Journal(journal_path, readonly=True) as journal:
+        assert [g.env_id for g in journal.games()] == [
+            "maze_envs/MazeEscape-v0",
+            "maze_envs/MazeEscape-v1",
+        ]
+    assert [(r.status, r.turns_verified) for r in verify_journal(journal_path)] == [("ok", 13)] * 2
+    # the v1 game claimed to be v0: its observations (uniform layout) no longer replay
+    db = sqlite3.connect(journal_path)
+    with db:
+        db.execute("UPDATE games SET env_id = 'maze_envs/MazeEscape-v0' WHERE id = 2")
+        db.execute(
+            "INSERT INTO games SELECT 3, 'maze_envs/MazeEscape-v9', config, generator, "
+            "seed, library_version, created, outcome, meta FROM games WHERE id = 1"
+        )
+    db.close()
+    _, relabelled, unknown = verify_journal(journal_path)
+    assert relabelled.problem is not None
+    assert (relabelled.problem.turn, relabelled.problem.kind) == (0, "mismatch")
+    assert not unknown.replayed  # no replayer for that env id: the rows are checked only

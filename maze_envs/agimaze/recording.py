@@ -1,0 +1,234 @@
+"""What journaled AGI Maze episodes hold: config, per-step events, state digests, outcomes.
+
+``AgiMaze-v0`` and ``AgiMazeSet-v0`` given ``journal=`` record every episode through a
+:class:`~maze_envs.journal.recorder.Recorder` (one journal game per ``reset``), in the format
+every journal shares (see :mod:`maze_envs.journal`), with one agent, ``"player"``:
+
+* ``observations``: ``{"player": <the observation dict as delivered>}``;
+* ``actions``: ``{"player": <the action as received>}`` (an index of ``Discrete(n)``);
+* ``events``: ``{"player": {"action": <name>, "text": <narration>, "formal": <the full formal
+  dict, details included>, "inventory": <held items>, "steps": n, "solved": bool,
+  "error": <the bad_action body or null>}}`` (turn 0: ``"action": null`` and the bundle
+  ``"name"``). The labyrinth set records ``action``, ``message``, ``text``, ``events`` (the
+  formal events), ``inventory``, ``index``, ``waiting``, and for a played action the
+  labyrinth's ``name``, ``steps`` and ``solved``;
+* the state digest: SHA-256 of a canonical JSON of everything that affects later steps (the
+  bundle played, steps used, budget, whether the episode is over or solved, and the engine
+  state: position, inventory, grenade packs taken, walls blown, won);
+* the game ``config``: what rebuilds the environment (pack path or labyrinth JSON, budget
+  factor, ``max_steps``, reward shaping, pack root), and its ``seed`` (``reset(seed=None)``
+  draws one first, so every episode has a seed that reproduces it).
+
+:mod:`maze_envs.agimaze.replay` rebuilds and replays such games for ``maze-envs verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from maze_envs.agimaze.compiled import PlayerState
+from maze_envs.agimaze.observation import decode_inventory
+from maze_envs.agimaze.types import Bundle, Labyrinth
+from maze_envs.journal.format import encode_json_bytes
+
+#: Journal env ids of the two environments.
+ENV_ID: Final = "maze_envs/AgiMaze-v0"
+SET_ENV_ID: Final = "maze_envs/AgiMazeSet-v0"
+#: The one agent of an AGI Maze game in the journal.
+PLAYER: Final = "player"
+
+
+def episode_seed(rng: np.random.Generator | None) -> int:
+    """The seed of an episode reset without one: drawn from the env's generator (or entropy)."""
+    if rng is not None:
+        return int(rng.integers(2**63))
+    return int(np.random.SeedSequence().generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def labyrinth_json(labyrinth: Labyrinth | Bundle) -> dict[str, Any]:
+    """A labyrinth object as config data: ``{"bundle" | "labyrinth": <its JSON>}``."""
+    kind = "bundle" if isinstance(labyrinth, Bundle) else "labyrinth"
+    return {kind: labyrinth.model_dump(mode="json")}
+
+
+def labyrinth_from_json(value: Mapping[str, Any]) -> Labyrinth | Bundle:
+    """The labyrinth object of :func:`labyrinth_json`."""
+    if "bundle" in value:
+        return Bundle.model_validate(value["bundle"])
+    return Labyrinth.model_validate(value["labyrinth"])
+
+
+def env_config(
+    *,
+    path: str | None,
+    labyrinth: Labyrinth | Bundle | None,
+    budget_factor: float,
+    max_steps: int | None,
+    reward_shaping: bool,
+    pack_root: str | Path | None,
+) -> dict[str, Any]:
+    """The journal config of an ``AgiMaze-v0`` environment (its constructor's arguments)."""
+    return {
+        "path": path,
+        "labyrinth": None if labyrinth is None else labyrinth_json(labyrinth),
+        "budget_factor": budget_factor,
+        "max_steps": max_steps,
+        "reward_shaping": reward_shaping,
+        "pack_root": None if pack_root is None else str(pack_root),
+    }
+
+
+def set_config(
+    *,
+    paths: Sequence[str] | None,
+    target: str,
+    labyrinths: Sequence[Labyrinth | Bundle] | None,
+    budget_factor: float,
+    reward_shaping: bool,
+    pack_root: str | Path | None,
+) -> dict[str, Any]:
+    """The journal config of an ``AgiMazeSet-v0`` environment (its constructor's arguments)."""
+    return {
+        "paths": None if paths is None else list(paths),
+        "target": target,
+        "labyrinths": None if labyrinths is None else [labyrinth_json(x) for x in labyrinths],
+        "budget_factor": budget_factor,
+        "reward_shaping": reward_shaping,
+        "pack_root": None if pack_root is None else str(pack_root),
+    }
+
+
+def state_digest(
+    *,
+    name: str,
+    steps: int,
+    limit: int,
+    max_steps: int,
+    over: bool,
+    solved: bool,
+    state: PlayerState | None,
+) -> bytes:
+    """SHA-256 of a canonical JSON of an episode's state (see the module docstring)."""
+    engine = (
+        None
+        if state is None
+        else [
+            list(state.pos),
+            state.key,
+            state.treasure,
+            state.exit_key,
+            state.boat,
+            state.flashlight,
+            state.grenades,
+            state.packs_taken,
+            sorted(state.blown),
+            state.won,
+        ]
+    )
+    canonical = encode_json_bytes([name, steps, limit, max_steps, over, solved, engine])
+    return hashlib.sha256(canonical).digest()
+
+
+def start_event(name: str, text: str, formal: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``events`` entry of turn 0 (the reset)."""
+    return {
+        "action": None,
+        "name": name,
+        "text": text,
+        "formal": formal,
+        "inventory": formal.get("inventory", {}),
+        "steps": 0,
+        "solved": False,
+        "error": None,
+    }
+
+
+def step_event(action: str, text: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``events`` entry of one step of ``AgiMaze-v0`` (from its ``info``)."""
+    formal = info["formal"]
+    return {
+        "action": action,
+        "text": text,
+        "formal": formal,
+        "inventory": formal.get("inventory", {}),
+        "steps": info["steps"],
+        "solved": info["solved"],
+        "error": info["error"],
+    }
+
+
+def set_event(
+    action: str | None, obs: Mapping[str, Any], info: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``events`` entry of one step (or the reset) of ``AgiMazeSet-v0``."""
+    event: dict[str, Any] = {
+        "action": action,
+        "message": obs["message"],
+        "text": obs["text"],
+        "events": list(info.get("events", [])),
+        "inventory": decode_inventory(obs["inventory"]),
+        "index": info["index"],
+        "waiting": info["waiting"],
+    }
+    for key in ("name", "steps", "solved"):
+        if key in info:
+            event[key] = info[key]
+    return event
+
+
+def outcome(
+    *, name: str, steps: int, max_steps: int, budget: int, solved: bool, rhae: float
+) -> dict[str, Any]:
+    """The journal outcome of an ``AgiMaze-v0`` episode (the recorder adds ``turns``)."""
+    return {
+        "name": name,
+        "solved": solved,
+        "steps": steps,
+        "max_steps": max_steps,
+        "budget": budget,
+        "rhae": rhae,
+    }
+
+
+def set_state_digest(
+    *,
+    index: int,
+    waiting: bool,
+    finished: bool,
+    results: Sequence[Mapping[str, Any]],
+    seeds: Sequence[int],
+    last_inner: Mapping[str, Any],
+    labyrinth: bytes | None,
+) -> bytes:
+    """SHA-256 of a labyrinth set's state: where it stands, what is done, the running labyrinth.
+
+    ``last_inner`` (the last observation of the running labyrinth, repeated after an action
+    that is not played) and ``labyrinth`` (the running labyrinth's :func:`state_digest`) are
+    included because they shape later observations.
+    """
+    canonical = encode_json_bytes(
+        [
+            index,
+            waiting,
+            finished,
+            list(results),
+            list(seeds),
+            last_inner,
+            None if labyrinth is None else labyrinth.hex(),
+        ]
+    )
+    return hashlib.sha256(canonical).digest()
+
+
+def set_outcome(results: Sequence[Mapping[str, Any]], count: int) -> dict[str, Any]:
+    """The journal outcome of an ``AgiMazeSet-v0`` episode (the recorder adds ``turns``)."""
+    return {
+        "solved": sum(bool(r["solved"]) for r in results),
+        "labyrinths": count,
+        "results": [dict(r) for r in results],
+    }

@@ -1,0 +1,176 @@
+"""Opening a journal file: for writing (creating it if asked) or strictly read-only.
+
+Read-only opening never writes anything, neither the file nor beside it, so it works on a
+read-only file and in a read-only directory:
+
+* when no ``-wal`` file lies beside the journal, no connection is writing it (SQLite keeps the
+  WAL file while any connection has the database open), so everything is in the main file and it
+  is opened ``immutable`` (no locks, no ``-shm``/``-wal`` files created);
+* when a ``-wal`` file exists (a writer is running, or one was killed before its last commit was
+  copied into the file), it is opened ``mode=ro``, which reads the committed turns in the WAL
+  too. SQLite can do so even when the directory is read-only, as long as the ``-shm`` file
+  exists beside it; without one there, the WAL cannot be read and opening fails with a clear
+  :class:`JournalError` (reading the main file alone would silently miss committed turns).
+
+An empty file is not a journal: read-only opening, and writable opening with ``create=False``,
+refuse it and leave it untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+from maze_envs.journal.format import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, JournalError
+
+# Each commit appends the pages it changed to the WAL (the turn row, the index entry); small pages
+# make that fewer bytes.
+PAGE_SIZE: Final = 2048
+_TIMEOUT: Final = 30.0  # seconds to wait for another connection's write lock
+_TABLES: Final = frozenset({"games", "turns", "blobs"})
+
+
+def _existing_file(path: Path) -> None:
+    if not path.exists():
+        raise JournalError(f"no journal at {path}")
+    if not path.is_file():
+        raise JournalError(f"{path} is not a file, so not a journal")
+    if path.stat().st_size == 0:
+        raise JournalError(f"{path} is an empty file, not a maze-envs journal")
+
+
+def _check(db: sqlite3.Connection, path: Path) -> None:
+    """Raise :class:`JournalError` unless ``db`` is a journal of this schema version."""
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if app_id != APPLICATION_ID:
+        if app_id == 0 and not tables:
+            raise JournalError(f"{path} is an empty SQLite database, not a maze-envs journal")
+        raise JournalError(
+            f"{path} is a SQLite database but not a maze-envs journal "
+            f"(application_id {app_id:#x}, expected {APPLICATION_ID:#x})"
+        )
+    if version != SCHEMA_VERSION:
+        written_by = ""
+        with contextlib.suppress(sqlite3.Error):
+            row = db.execute("SELECT library_version FROM games LIMIT 1").fetchone()
+            if row is not None:
+                written_by = f", written by maze-envs {row[0]}"
+        raise JournalError(
+            f"{path} uses journal schema version {version}{written_by}; this library reads "
+            f"version {SCHEMA_VERSION} only (version 3 added game meta, per-decision records and "
+            "blobs); read or verify it with the maze-envs release that wrote it"
+        )
+    if not tables >= _TABLES:
+        raise JournalError(f"{path} lacks the {', '.join(sorted(_TABLES))} tables of a journal")
+
+
+def _unreadable(path: Path, exc: sqlite3.Error) -> JournalError:
+    return JournalError(f"{path} is not a readable maze-envs journal (SQLite says: {exc})")
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A connection that only reads ``path`` (see the module docstring)."""
+    _existing_file(path)
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "immutable=1"
+    try:
+        db = sqlite3.connect(
+            f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=_TIMEOUT
+        )
+    except sqlite3.Error as exc:
+        raise JournalError(f"cannot open journal {path} read-only: {exc}") from None
+    try:
+        _check(db, path)
+    except sqlite3.Error as exc:
+        db.close()
+        shm = path.with_name(path.name + "-shm")
+        if mode == "mode=ro" and not shm.exists():
+            raise JournalError(
+                f"cannot read journal {path} read-only: its {wal.name} file (turns committed "
+                f"but not yet copied into the file) can only be read with a {shm.name} file "
+                f"beside it, which cannot be created here ({exc}); copy {path.name} and "
+                f"{wal.name} to a writable folder and read them there"
+            ) from None
+        raise _unreadable(path, exc) from None
+    except JournalError:
+        db.close()
+        raise
+    return db
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """Raise :class:`JournalError` unless ``path`` and its folder (the WAL files) are writable.
+
+    SQLite would open a file it may not write read-only without a word and fail at the first
+    turn instead.
+    """
+    hint = "to read it, open it with Journal(path, readonly=True)"
+    try:
+        os.close(os.open(path, os.O_RDWR))  # opening for writing writes nothing
+    except OSError as exc:
+        raise JournalError(f"cannot write to journal {path} ({exc.strerror}); {hint}") from None
+    folder = path.parent
+    effective = os.access in os.supports_effective_ids
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
+        raise JournalError(
+            f"cannot write to journal {path}: its folder {folder} cannot be written, and the "
+            f"journal's WAL files live beside it; {hint}"
+        )
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    db.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before the first write fixes it
+    db.execute("PRAGMA journal_mode=WAL")  # only possible outside a transaction
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have created the journal since the caller looked.
+        if db.execute("SELECT 1 FROM sqlite_master").fetchone() is None:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def open_writable(path: Path, *, create: bool, durable: bool) -> sqlite3.Connection:
+    """A connection that appends to ``path``, creating the journal when ``create`` allows."""
+    if not create:
+        _existing_file(path)
+    if path.exists():
+        _refuse_unwritable(path)
+    try:
+        db = sqlite3.connect(path, isolation_level=None, timeout=_TIMEOUT)
+    except sqlite3.Error as exc:
+        raise JournalError(f"cannot open journal {path}: {exc}") from None
+    try:
+        fresh = (
+            db.execute("PRAGMA application_id").fetchone()[0] == 0
+            and db.execute("SELECT 1 FROM sqlite_master").fetchone() is None
+        )
+        if fresh and create:
+            _create_schema(db)
+        _check(db, path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={'NORMAL' if durable else 'OFF'}")
+        db.execute("PRAGMA wal_autocheckpoint=0")  # the journal checkpoints between two turns
+    except sqlite3.Error as exc:
+        db.close()
+        if "readonly" in str(exc).lower():
+            raise JournalError(
+                f"cannot write to journal {path} ({exc}); to read it, open it with "
+                "Journal(path, readonly=True)"
+            ) from None
+        raise _unreadable(path, exc) from None
+    except JournalError:
+        db.close()
+        raise
+    return db

@@ -1,0 +1,277 @@
+"""The :class:`Recorder`: how any environment writes its games to a journal.
+
+An environment given ``journal=`` (a path or a :class:`~maze_envs.journal.Journal`) holds one
+Recorder as ``env.recorder`` and calls it at the points of its game loop; it knows nothing of
+environments (observations, actions and events are mappings, the state digest comes from the
+caller), so a wrapper can journal a foreign environment the same way.
+
+* :meth:`Recorder.set_game_meta` — what a runner attaches to the next game (run key, policy
+  specs, harness settings); used once, by the next :meth:`~Recorder.start`.
+* :meth:`Recorder.start` at reset: a new game and its turn 0.
+* :meth:`Recorder.note` — a policy's per-decision record for one agent, attached to the next
+  recorded turn (``turns.decisions``).
+* :meth:`Recorder.turn` after each step; :meth:`Recorder.finish` at the game's end;
+  :meth:`Recorder.abort` for a game abandoned before its end (reset mid-game, close).
+
+Honesty when the journal fails. The first failed write (the disk is full, the file was locked
+or removed...) raises :class:`~maze_envs.journal.JournalError` from the call that made it.
+The game is then no longer recorded: the Recorder stores it as aborted with an outcome that
+claims only the turns the file holds (``{"aborted": true, "turns": <last stored turn>,
+"journal_error": ...}``; when even that cannot be written, the game stays without an outcome
+and ``maze-envs verify`` reports it unfinished), and :meth:`~Recorder.check` (which the
+environments call before applying a step) and :meth:`~Recorder.turn` raise until the next
+:meth:`~Recorder.start`. Outcomes always get ``turns`` = the last stored turn; a different
+count the environment claimed is kept as ``turns_played``.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> from maze_envs.journal import Journal
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "games.sqlite"
+    >>> recorder = Recorder(path, env_id="toy-v0", config={"size": 3})
+    >>> recorder.set_game_meta({"run_key": "toy/seed=1"})
+    >>> game = recorder.start(1, {"A": [0, 0]}, b"start")
+    >>> recorder.note("A", {"reply": "go east"})
+    >>> _ = recorder.turn(1, {"A": [1, 0]}, {"A": "E"}, {"A": "moved"}, b"moved")
+    >>> recorder.finish({"success": True})
+    >>> recorder.close()
+    >>> with Journal(path, readonly=True) as journal:
+    ...     info, turns = journal.game(game), list(journal.turns(game))
+    >>> info.meta, info.outcome, turns[1].decisions
+    ({'run_key': 'toy/seed=1'}, {'success': True, 'turns': 1}, {'A': {'reply': 'go east'}})
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+from maze_envs.journal.format import JournalError
+from maze_envs.journal.store import Journal
+
+
+class RecordingTarget(Protocol):
+    """What a Recorder writes to: a :class:`Journal`, or a replayer's capture of one."""
+
+    def start_game(
+        self,
+        *,
+        env_id: str,
+        config: Mapping[str, Any],
+        seed: int | None,
+        library_version: str,
+        generator: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> int: ...
+
+    def record_turn(
+        self,
+        game_id: int,
+        turn: int,
+        *,
+        observations: Mapping[str, Any],
+        actions: Mapping[str, Any],
+        events: Mapping[str, Any],
+        state_digest: bytes,
+        decisions: Mapping[str, Any] | None = None,
+    ) -> str: ...
+
+    def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@functools.cache  # a replay builds one Recorder per game: look the version up once
+def _library_version() -> str:
+    try:
+        return version("maze-envs")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0.0.0+unknown"
+
+
+class Recorder:
+    """Writes one environment's games to a journal (see the module docstring).
+
+    ``journal`` is a path (the Recorder opens the journal and :meth:`close` closes it) or an
+    open journal (left open). ``config`` and ``generator`` are what a replay needs to rebuild the
+    environment, stored with every game.
+    """
+
+    def __init__(
+        self,
+        journal: str | os.PathLike[str] | RecordingTarget,
+        *,
+        env_id: str,
+        config: Mapping[str, Any],
+        generator: Mapping[str, Any] | None = None,
+        library_version: str | None = None,
+    ) -> None:
+        self._owned = isinstance(journal, str | os.PathLike)
+        self.journal: RecordingTarget = (
+            Journal(journal) if isinstance(journal, str | os.PathLike) else journal
+        )
+        self.env_id = env_id
+        self.config = dict(config)
+        self.generator = None if generator is None else dict(generator)
+        self.library_version = library_version or _library_version()
+        #: The game being recorded; None before the first start and once it has an outcome.
+        self.game_id: int | None = None
+        #: The last game started (kept after it is finished).
+        self.last_game_id: int | None = None
+        #: The last turn stored of the current game (None: not even turn 0).
+        self.last_turn: int | None = None
+        #: Why the current game is no longer recorded, once a write failed.
+        self.failure: str | None = None
+        self._meta: dict[str, Any] | None = None
+        self._notes: dict[str, Any] = {}
+
+    # -- the game loop ---------------------------------------------------------------------
+
+    def set_game_meta(self, meta: Mapping[str, Any] | None) -> None:
+        """Attach ``meta`` to the next game started (used once; None clears it)."""
+        self._meta = None if meta is None else dict(meta)
+
+    def start(
+        self,
+        seed: int | None,
+        observations: Mapping[str, Any],
+        state_digest: bytes,
+        events: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Start a new game with its turn 0 (the reset state, with ``events`` if any).
+
+        Returns the game's id. A game still being recorded is first stored as aborted.
+        """
+        if self.game_id is not None:
+            self.abort({})
+        self.failure = None
+        self.last_turn = None
+        self._notes = {}
+        meta, self._meta = self._meta, None
+        try:
+            game_id = self.journal.start_game(
+                env_id=self.env_id,
+                config=self.config,
+                seed=seed,
+                library_version=self.library_version,
+                generator=self.generator,
+                meta=meta,
+            )
+        except JournalError as exc:
+            self.failure = f"the game could not be started: {exc}"
+            raise
+        self.game_id = self.last_game_id = game_id
+        self._record(0, observations, {}, events or {}, state_digest)
+        return game_id
+
+    def note(self, agent: str, record: Any) -> None:
+        """Attach ``record`` (a policy's per-decision record) to ``agent`` in the next turn.
+
+        A second note for the same agent before that turn replaces the first.
+        """
+        self._notes[agent] = record
+
+    def check(self) -> None:
+        """Raise :class:`JournalError` when the current game can no longer be recorded."""
+        if self.failure is not None:
+            raise JournalError(
+                f"game {self.last_game_id} is no longer being recorded ({self.failure}); "
+                "call reset() to start a new game"
+            )
+
+    def turn(
+        self,
+        turn: int,
+        observations: Mapping[str, Any],
+        actions: Mapping[str, Any],
+        events: Mapping[str, Any],
+        state_digest: bytes,
+    ) -> str:
+        """Store one turn with the notes taken since the last one; return its state hash."""
+        self.check()
+        if self.game_id is None:
+            raise JournalError("no game is being recorded: start() comes first")
+        decisions, self._notes = self._notes, {}
+        return self._record(turn, observations, actions, events, state_digest, decisions)
+
+    @property
+    def next_turn(self) -> int:
+        """The number of the next turn to record."""
+        return 0 if self.last_turn is None else self.last_turn + 1
+
+    def finish(self, outcome: Mapping[str, Any]) -> None:
+        """Store the game's outcome (its ``turns`` set to the last stored turn)."""
+        if self.game_id is None:
+            return  # nothing is being recorded (or the failure already stored the outcome)
+        game_id = self.game_id
+        honest = dict(outcome)
+        claimed = honest.get("turns")
+        last = -1 if self.last_turn is None else self.last_turn
+        if claimed is not None and claimed != last:
+            honest["turns_played"] = claimed
+        honest["turns"] = last
+        try:
+            self.journal.finish_game(game_id, honest)
+        except JournalError as exc:
+            self.game_id = None
+            self.failure = f"its outcome could not be stored: {exc}"
+            raise
+        self.game_id = None
+
+    def abort(self, outcome: Mapping[str, Any]) -> None:
+        """Store the outcome of a game abandoned before its end (``"aborted": true``)."""
+        self.finish({**outcome, "aborted": True})
+
+    def close(self) -> None:
+        """Abort a game still being recorded; close the journal if this Recorder opened it."""
+        try:
+            if self.game_id is not None:
+                self.abort({})
+        finally:
+            if self._owned:
+                self.journal.close()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _record(
+        self,
+        turn: int,
+        observations: Mapping[str, Any],
+        actions: Mapping[str, Any],
+        events: Mapping[str, Any],
+        state_digest: bytes,
+        decisions: Mapping[str, Any] | None = None,
+    ) -> str:
+        assert self.game_id is not None
+        try:
+            state_hash = self.journal.record_turn(
+                self.game_id,
+                turn,
+                observations=observations,
+                actions=actions,
+                events=events,
+                state_digest=state_digest,
+                decisions=decisions,
+            )
+        except JournalError as exc:
+            self._stop_recording(exc)
+            raise
+        self.last_turn = turn
+        return state_hash
+
+    def _stop_recording(self, error: JournalError) -> None:
+        """After a failed write: store the game as aborted with only the turns stored."""
+        game_id, self.game_id = self.game_id, None
+        self.failure = f"the journal failed: {error}"
+        assert game_id is not None
+        outcome = {
+            "aborted": True,
+            "turns": -1 if self.last_turn is None else self.last_turn,
+            "journal_error": str(error),
+        }
+        # When even this fails, the game stays without an outcome: verify reports it unfinished.
+        with contextlib.suppress(JournalError):
+            self.journal.finish_game(game_id, outcome)

@@ -1,0 +1,148 @@
+"""The journal's rows as Python values, and the walk over a game's stored turns.
+
+:func:`scan_rows` is the one place that decides whether stored turn rows can be trusted
+(contiguous from 0, decodable, record-hash chain intact); both reading
+(:meth:`maze_envs.journal.Journal.turns`) and verification (:mod:`maze_envs.journal.verify`)
+use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import orjson
+
+from maze_envs.journal.format import GENESIS_HASH, chain_record_hash
+
+ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """One game's header row."""
+
+    id: int
+    env_id: str
+    config: dict[str, Any]
+    seed: int | None
+    library_version: str
+    created: str
+    outcome: dict[str, Any] | None  # None while the game is unfinished
+    turn_count: int  # stored turn rows, turn 0 included
+    generator: dict[str, Any] | None = None  # an injected generator's description, if any
+    meta: dict[str, Any] | None = None  # what the runner attached (run key, policies, ...)
+
+    @property
+    def finished(self) -> bool:
+        """The game has an outcome (it ended, or was abandoned and marked aborted)."""
+        return self.outcome is not None
+
+    @property
+    def aborted(self) -> bool:
+        """The game was abandoned before its end (its outcome says ``"aborted": true``)."""
+        return self.outcome is not None and self.outcome.get("aborted") is True
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One stored turn, decoded.
+
+    ``decisions`` holds the per-decision records as stored: large text put in a
+    :class:`~maze_envs.journal.Blob` appears as ``{"$blob": key}``
+    (:meth:`maze_envs.journal.Journal.resolve` expands it).
+    """
+
+    turn: int
+    observations: dict[str, Any]
+    actions: dict[str, Any]
+    events: dict[str, Any]
+    state_hash: str
+    record_hash: str
+    raw_observations: str  # the stored text, for exact comparison
+    raw_events: str
+    decisions: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """A whole game: its header and every turn."""
+
+    info: GameInfo
+    turns: list[TurnRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """The first turn of a game that cannot be trusted, and why."""
+
+    turn: int
+    kind: ProblemKind
+    reason: str
+
+
+EDITED: Final = "the row was changed after it was recorded"
+_JSON_COLUMNS: Final = ("observations", "actions", "events", "decisions")
+
+
+def decode_row(expected: int, row: tuple[Any, ...]) -> TurnRecord | Problem:
+    """A stored ``turns`` row (as :data:`~.format.SELECT_TURNS` gives it) decoded, or why not."""
+    turn, observations, actions, events, decisions, state_hash, record_hash = row
+    if turn != expected:
+        if isinstance(turn, int) and turn > expected:
+            return Problem(expected, "missing", f"turn {expected} is missing (next is {turn})")
+        return Problem(expected, "unreadable", f"turn number {turn!r} where {expected} belongs")
+    decoded: list[dict[str, Any]] = []
+    for name, text in zip(_JSON_COLUMNS, (observations, actions, events, decisions), strict=True):
+        if not isinstance(text, str):
+            return Problem(turn, "unreadable", f"{name} are not text")
+        try:
+            value = orjson.loads(text)
+        except ValueError as exc:
+            return Problem(turn, "unreadable", f"{name} are not valid JSON ({exc})")
+        if not isinstance(value, dict):
+            return Problem(turn, "unreadable", f"{name} are not a JSON object")
+        decoded.append(value)
+    if not (isinstance(state_hash, str) and isinstance(record_hash, str)):
+        return Problem(turn, "unreadable", "hashes are not text")
+    return TurnRecord(
+        turn=turn,
+        observations=decoded[0],
+        actions=decoded[1],
+        events=decoded[2],
+        state_hash=state_hash,
+        record_hash=record_hash,
+        raw_observations=observations,
+        raw_events=events,
+        decisions=decoded[3],
+    )
+
+
+def scan_rows(
+    rows: Iterator[tuple[Any, ...]], read_error: type[Exception]
+) -> Iterator[tuple[TurnRecord, bool] | Problem]:
+    """Rows in order as (record, intact); stops after the first unreadable or missing one.
+
+    ``intact`` is False when the record-hash chain does not match the stored text, i.e. the row
+    (or an earlier one) was changed after it was recorded; callers stop at the first such row.
+    ``read_error`` is the exception that fetching a row raises when the file is damaged.
+    """
+    expected = 0
+    previous = GENESIS_HASH
+    while True:
+        try:
+            row = next(rows, None)
+        except read_error as exc:
+            yield Problem(expected, "unreadable", f"the row cannot be read ({exc})")
+            return
+        if row is None:
+            return
+        item = decode_row(expected, row)
+        if isinstance(item, Problem):
+            yield item
+            return
+        recomputed = chain_record_hash(previous, item.state_hash, row[1], row[2], row[3], row[4])
+        yield item, recomputed.hex() == item.record_hash
+        previous = recomputed
+        expected += 1

@@ -1,0 +1,175 @@
+"""The generic Recorder: the game loop, meta and notes, and honesty when the journal fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maze_envs.journal import Blob, Journal, JournalError, Recorder, verify_game
+from tests.journal.faults import inject
+from tests.journal.toy import ToyGame, ToyReplayer
+
+
+def record_toy(recorder: Recorder, seed: int, moves: list[dict[str, Any]]) -> ToyGame:
+    game = ToyGame(seed)
+    recorder.start(seed, game.observations(), game.digest())
+    for turn, actions in enumerate(moves, start=1):
+        events = game.step(actions)
+        recorder.turn(turn, game.observations(), actions, events, game.digest())
+        if game.done:
+            recorder.finish(game.outcome())
+            break
+    return game
+
+
+MOVES = [{"A": 1, "B": 0}] * 5
+
+
+def advance(recorder: Recorder, game: ToyGame, turn: int) -> None:
+    """Play one toy turn and record it."""
+    events = game.step(MOVES[0])
+    recorder.turn(turn, game.observations(), MOVES[0], events, game.digest())
+
+
+def test_the_game_loop_with_meta_and_notes(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    recorder = Recorder(path, env_id="toy-v0", config={"n": 2}, library_version="9.9")
+    recorder.set_game_meta({"run_key": "toy/3", "policies": ["go-east"]})
+    game = ToyGame(3)
+    game_id = recorder.start(3, game.observations(), game.digest())
+    assert recorder.game_id == recorder.last_game_id == game_id == 1
+    assert (recorder.last_turn, recorder.next_turn) == (0, 1)
+    for turn in range(1, 6):
+        recorder.note("A", {"prompt": Blob("long prompt"), "turn": turn})
+        if turn == 2:
+            recorder.note("A", {"replaced": True})  # a second note replaces the first
+            recorder.note("B", {"turn": turn})
+        events = game.step(MOVES[0])
+        recorder.turn(turn, game.observations(), MOVES[0], events, game.digest())
+    recorder.finish(game.outcome())
+    assert recorder.game_id is None and recorder.last_game_id == 1
+    # the meta was for that game only; notes do not carry over to the next game
+    recorder.note("A", {"stale": True})
+    recorder.start(4, game.observations(), game.digest())
+    recorder.close()  # aborts the unfinished second game, closes the journal it opened
+    with Journal(path, readonly=True) as journal:
+        first, second = journal.games()
+        turns = list(journal.turns(first.id))
+        assert first.meta == {"run_key": "toy/3", "policies": ["go-east"]}
+        assert first.library_version == "9.9" and first.config == {"n": 2}
+        assert first.outcome == {"final": {"A": 8, "B": 0}, "turns": 5}
+        assert second.meta is None and second.outcome == {"aborted": True, "turns": 0}
+        assert [t.decisions for t in turns][:3] == [
+            {},
+            {"A": {"prompt": {"$blob": Blob("long prompt").key}, "turn": 1}},
+            {"A": {"replaced": True}, "B": {"turn": 2}},
+        ]
+        assert journal.resolve(turns[5].decisions) == {"A": {"prompt": "long prompt", "turn": 5}}
+        assert next(iter(journal.turns(second.id))).decisions == {}
+        assert verify_game(journal, first.id, ToyReplayer).status == "ok"
+        assert verify_game(journal, second.id).status == "aborted"
+
+
+def test_an_outcome_gets_the_last_stored_turn(tmp_path: Path) -> None:
+    with Journal(tmp_path / "games.sqlite") as journal:
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(1)
+        recorder.start(1, game.observations(), game.digest())
+        advance(recorder, game, 1)
+        recorder.abort({"turns": 7, "score": 3})  # the env claims more than was recorded
+        recorder.close()  # an injected journal stays open
+        (info,) = journal.games()
+        assert info.outcome == {"turns": 1, "score": 3, "aborted": True, "turns_played": 7}
+
+
+def test_a_failed_write_stops_the_game_and_stores_only_what_is_in_the_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "games.sqlite"
+    with Journal(path) as journal:
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        for turn in (1, 2, 3):
+            advance(recorder, game, turn)
+        faults.fail["INSERT INTO turns"] = "disk I/O error"
+        with pytest.raises(JournalError, match=r"cannot write turn 4 of game 1 .*disk I/O error"):
+            advance(recorder, game, 4)
+        faults.fail.clear()  # the disk is back: the game stays stopped all the same
+        for call in (recorder.check, lambda: recorder.turn(5, {}, {}, {}, b"")):
+            with pytest.raises(JournalError, match=r"game 1 is no longer being recorded \(the"):
+                call()
+        recorder.finish({"turns": 9})  # the env's end or abort changes nothing now
+        recorder.abort({"turns": 9})
+        (info,) = journal.games()
+        assert info.outcome is not None
+        assert info.outcome["aborted"] is True and info.outcome["turns"] == 3
+        assert "disk I/O error" in info.outcome["journal_error"]
+        assert info.turn_count == 4
+        report = verify_game(journal, 1, ToyReplayer)
+        assert (report.status, report.ok, report.turns_verified) == ("aborted", True, 4)
+        # a new game records again
+        record_toy(recorder, 5, MOVES)
+        assert recorder.failure is None
+        assert verify_game(journal, 2, ToyReplayer).status == "ok"
+
+
+def test_when_even_the_outcome_cannot_be_written_the_game_stays_unfinished(
+    tmp_path: Path,
+) -> None:
+    with Journal(tmp_path / "games.sqlite") as journal:
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        advance(recorder, game, 1)
+        faults.fail.update({"INSERT INTO turns": "database or disk is full", "UPDATE": "full"})
+        with pytest.raises(JournalError, match="disk is full"):
+            advance(recorder, game, 2)
+        faults.fail.clear()
+        (info,) = journal.games()
+        assert info.outcome is None and info.turn_count == 2
+        report = verify_game(journal, 1, ToyReplayer)
+        assert (report.status, report.ok, report.turns_verified) == ("unfinished", False, 2)
+
+
+def test_a_failed_outcome_write_is_raised_and_stops_the_game(tmp_path: Path) -> None:
+    with Journal(tmp_path / "games.sqlite") as journal:
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        faults.fail["UPDATE games"] = "disk I/O error"
+        with pytest.raises(JournalError, match="disk I/O error"):
+            recorder.finish({"final": 1})
+        with pytest.raises(JournalError, match="its outcome could not be stored"):
+            recorder.check()
+        faults.fail.clear()
+        assert journal.game(1).outcome is None
+
+
+def test_turns_need_a_started_game(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "games.sqlite", env_id="toy-v0", config={})
+    with pytest.raises(JournalError, match="start\\(\\) comes first"):
+        recorder.turn(1, {}, {}, {}, b"")
+    recorder.finish({})  # nothing to finish: harmless
+    recorder.close()
+
+
+def test_a_game_that_could_not_start_takes_no_turns(tmp_path: Path) -> None:
+    with Journal(tmp_path / "games.sqlite") as journal:
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        faults.fail["INSERT INTO games"] = "disk I/O error"
+        with pytest.raises(JournalError, match="disk I/O error"):
+            recorder.start(1, {}, b"")
+        faults.fail.clear()
+        with pytest.raises(JournalError, match="could not be started"):
+            recorder.check()
+        game = ToyGame(1)
+        recorder.start(1, game.observations(), game.digest())  # the next start records again
+        advance(recorder, game, 1)
+        assert [g.turn_count for g in journal.games()] == [2]
