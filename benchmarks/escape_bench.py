@@ -176,7 +176,8 @@ def memory_of_one_game() -> dict[str, float]:
 
 def _writer_peak_rss_kib(journal: Journal) -> int | None:
     """Peak RSS of the journal's writer process (Linux ``VmHWM``; None elsewhere)."""
-    process = journal._writer._process  # a benchmark may look inside
+    writer = getattr(journal, "_writer", None)  # a benchmark may look inside
+    process = getattr(writer, "_process", None)
     if process is None:
         return None
     try:

@@ -17,6 +17,10 @@ PETTINGZOO_ENVS: dict[str, tuple[str, str]] = {
         "maze_envs.maze_escape_v0:env",
         "maze_envs.maze_escape_v0:parallel_env",
     ),
+    "maze_envs/MazeEscape-v1": (
+        "maze_envs.maze_escape_v1:env",
+        "maze_envs.maze_escape_v1:parallel_env",
+    ),
 }
 
 

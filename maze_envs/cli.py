@@ -16,17 +16,25 @@ from collections.abc import Iterator, Sequence
 
 #: command words -> ("module:function", one-line help)
 COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
-    ("demo",): (
-        "maze_envs.escape.demo:main",
-        "play a few Maze Escape games on embedded defaults, journal, verify and render them",
+    ("bench",): (
+        "maze_envs.bench.command:main",
+        "run a benchmark: env setups x policies x seeds, journaled, with tables and plots",
     ),
     ("verify",): (
-        "maze_envs.escape.replay:main",
-        "replay every game in a journal and check its state hashes",
+        "maze_envs.verify:main",
+        "replay every game in a journal (both environments) and check every turn",
     ),
     ("view",): (
-        "maze_envs.view.escape_page:main",
-        "write a self-contained HTML page of a journaled game",
+        "maze_envs.view.cli:main",
+        "write self-contained HTML pages of journaled games (both environments)",
+    ),
+    ("analyze",): (
+        "maze_envs.bench.analysis.cli:main",
+        "behavioural metrics of journaled Maze Escape games per agent and game (table, CSV)",
+    ),
+    ("replay-decisions",): (
+        "llm_policies.replay:main",
+        "re-ask a model a journal's recorded prompts with changed settings; compare actions",
     ),
     ("agimaze", "serve"): (
         "maze_envs.agimaze.server:main",

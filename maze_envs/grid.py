@@ -21,8 +21,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -70,26 +72,37 @@ def carve(maze: Maze, cell: Cell, direction: int) -> None:
     maze[r + dr, c + dc] |= OPPOSITE[direction]
 
 
+@lru_cache(maxsize=64)
+def _flat_neighbours(width: int, height: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """Per flat cell index, its ``(direction bit, neighbour flat index)`` pairs (N, E, S, W)."""
+    return tuple(
+        tuple(
+            (bit, nr * width + nc) for bit, (nr, nc) in neighbours(divmod(f, width), width, height)
+        )
+        for f in range(width * height)
+    )
+
+
 def wilson_maze(width: int, height: int, rng: np.random.Generator) -> Maze:
     """Uniform spanning tree by Wilson's loop-erased random walks."""
     cells = width * height
-    # Neighbour lists over flat cell indices, and random numbers drawn in blocks: a call into
-    # numpy per walk step would cost more than the whole rest of the walk.
-    options = [
-        [(bit, nr * width + nc) for bit, (nr, nc) in neighbours(divmod(f, width), width, height)]
-        for f in range(cells)
-    ]
+    # Neighbour lists over flat cell indices (the same for every maze of this size), and random
+    # numbers drawn in blocks: a call into numpy per walk step would cost more than the whole
+    # rest of the walk.
+    options = _flat_neighbours(width, height)
     open_bits = [0] * cells
     in_tree = [False] * cells
     order: list[int] = rng.permutation(cells).tolist()
     in_tree[order[0]] = True
     draws: list[float] = []
     used = 0
+    # The last exit taken from each cell of the current walk; entries of earlier walks belong
+    # to cells already in the tree, which no later walk reads.
+    exit_to: list[tuple[int, int]] = [(0, 0)] * cells
     for start in order[1:]:
         if in_tree[start]:
             continue
         # Walk until the tree is hit; remembering only the last exit of each cell erases loops.
-        exit_to: dict[int, tuple[int, int]] = {}
         cell = start
         while not in_tree[cell]:
             if used == len(draws):
@@ -188,3 +201,21 @@ def is_perfect_maze(maze: Maze) -> bool:
         return False
     reachable = bool(np.all(bfs_distances(maze, (0, 0)) >= 0))
     return reachable and open_edge_count(maze) == width * height - 1
+
+
+def straight_line_tenths(dx: int, dy: int) -> int:
+    """Euclidean distance between cell centres ``dx`` columns and ``dy`` rows apart, in whole
+    tenths of a cell (rounded half to even).
+
+    Example:
+        >>> straight_line_tenths(4, 4), straight_line_tenths(0, 3)
+        (57, 30)
+    """
+    return round(10 * math.hypot(dx, dy))
+
+
+@lru_cache(maxsize=8)
+def tenths_table(span: int) -> tuple[tuple[int, ...], ...]:
+    """``table[abs(dx)][abs(dy)]`` = :func:`straight_line_tenths` for offsets below ``span``
+    (a lookup on the step path instead of a square root)."""
+    return tuple(tuple(straight_line_tenths(dx, dy) for dy in range(span)) for dx in range(span))

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Set up a virtual environment (idempotent) and run the main job on embedded defaults:
-# a few Maze Escape games with a built-in policy, journaled, verified and rendered.
+# Set up a virtual environment (idempotent) and run the main job on embedded defaults: the
+# classical baselines of both environments through `maze-envs bench` (journaled, verified,
+# tables, plots and viewer pages in out/). Safe to run again: each run starts over in out/.
+# Extra arguments go to `maze-envs bench`, e.g. `bash scripts/demo.sh --out /tmp/run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/python -m pip install -q -e '.[render]'
-.venv/bin/maze-envs demo "$@"
+.venv/bin/python -m pip install -q -e '.[render,bench]'
+.venv/bin/maze-envs bench "$@"

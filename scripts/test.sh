@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The viewer's end-to-end tests drive Debian's headless Chromium: install it when it is missing
+# and we may (root with apt-get, as on CI); otherwise those tests skip and say why.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+        >/dev/null 2>&1 || echo "scripts/test.sh: could not install chromium; browser tests skip"
+fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy

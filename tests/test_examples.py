@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
+#: Arguments for examples whose full run takes minutes (their short settings).
+SHORT_RUN = {"cooperation_study.py": ["--quick", "--executor", "inline"]}
 
 
 def test_there_are_examples() -> None:
@@ -18,7 +20,11 @@ def test_there_are_examples() -> None:
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs(script: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(script), *SHORT_RUN.get(script.name, [])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip(), "an example should show what it did"

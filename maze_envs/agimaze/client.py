@@ -4,14 +4,23 @@
 service or to ``maze-envs agimaze serve``. It keeps one HTTP/1.1 connection open and reconnects
 when it drops.
 
-Retries never apply a step twice. A failed request (connection error, timeout, HTTP 502/503/504)
-is resent with the *same* ``seq``; the server answers a repeated ``seq`` with its stored response
-instead of stepping again. A step sent with ``seq=None`` is therefore never retried. Retrying
-``/api/start`` may at worst leave an unused session behind on the server.
+Deadline: ``timeout`` bounds each call as a whole (connecting, sending, every retry and backoff
+wait, and reading the whole reply), not each socket read, so a server that drips its reply
+byte by byte cannot hold a call longer than ``timeout`` seconds.
+
+Retries never apply a step twice. A failed attempt (connection error, timeout, HTTP 502/503/504)
+is resent with the *same* ``seq`` while the deadline allows; the server answers a repeated
+``seq`` with its stored reply instead of stepping again. A 502/503/504 is recognised by its
+status alone, before the body is read as JSON (proxies answer with HTML pages). A step sent with
+``seq=None`` is never retried. Retrying ``/api/start`` may at worst leave an unused session on
+the server.
+
+Replies are checked against the documented fields: a 200 reply without them (``{}``, a list,
+truncated JSON) is an :class:`AgiMazeProtocolError`, never an empty observation.
 
 Errors:
 
-* :class:`AgiMazeTimeoutError`: no answer within ``timeout`` seconds, after every retry;
+* :class:`AgiMazeTimeoutError`: no complete answer before the call's deadline;
 * :class:`AgiMazeConnectionError`: the server could not be reached, after every retry;
 * :class:`AgiMazeAPIError`: an HTTP error answer (its ``status`` and JSON ``body`` are kept),
   except ``bad_action``, which :meth:`AgiMazeClient.step` returns as a body with an ``error`` key
@@ -28,16 +37,27 @@ Example (against a running server)::
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import time
 import urllib.parse
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
-from maze_envs.agimaze.env import EpisodeStart, StepOutcome, ordered_actions, rejected_action
+import gymnasium as gym
+
+from maze_envs.agimaze.backends import (
+    EpisodeStart,
+    StepOutcome,
+    ordered_actions,
+    rejected_action,
+)
 from maze_envs.agimaze.spaces import MAP_MAX_LENGTH, clean_text
+from maze_envs.agimaze.types import BOMB_ACTIONS, DIRECTIONS, LOOK_ACTIONS
 
-RETRY_STATUSES = frozenset({502, 503, 504})
+RETRY_STATUSES: Final = frozenset({502, 503, 504})
+#: Largest reply body read (real replies are a few KiB; a map of the largest board ~33 KiB).
+MAX_REPLY_BYTES: Final = 1 << 20
 
 
 class AgiMazeAPIError(RuntimeError):
@@ -54,20 +74,134 @@ class AgiMazeConnectionError(AgiMazeAPIError, ConnectionError):
 
 
 class AgiMazeTimeoutError(AgiMazeAPIError, TimeoutError):
-    """The server did not answer within the client's timeout."""
+    """The server did not answer completely before the call's deadline."""
 
 
 class AgiMazeProtocolError(AgiMazeAPIError, ValueError):
     """The reply is not the JSON object the API documents."""
 
 
+# -- transport: an HTTP connection whose replies are read against a deadline -------------------
+
+
+class _DeadlineReader(io.RawIOBase):
+    """Reads a socket, each read waiting at most until the connection's current deadline.
+
+    It reads through the socket's own unbuffered ``makefile`` object, which keeps the socket
+    open while the reply is read even after ``http.client`` closes its connection (as the
+    standard response does).
+    """
+
+    def __init__(self, sock: Any, connection: _DeadlineMixin) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)
+        self._connection = connection
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        remaining = self._connection.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the call's deadline passed while reading the reply")
+        self._sock.settimeout(remaining)
+        result: int | None = self._raw.readinto(buffer)
+        return result
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """The part of a socket :class:`http.client.HTTPResponse` uses (``makefile``)."""
+
+    def __init__(self, sock: Any, connection: _DeadlineMixin) -> None:
+        self._sock = sock
+        self._connection = connection
+
+    def makefile(self, mode: str, *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._connection))
+
+
+class _DeadlineMixin:
+    """Makes :class:`http.client.HTTPConnection` read replies against ``deadline``.
+
+    ``http.client`` sets a socket timeout per read, so a dripped reply can take any time; the
+    response class here reads through :class:`_DeadlineReader`, which shrinks the socket timeout
+    to what is left of the call before every read.
+    """
+
+    deadline: float = float("inf")
+
+    def _response(self, sock: Any, debuglevel: int = 0, method: str | None = None) -> Any:
+        return http.client.HTTPResponse(
+            _DeadlineSocket(sock, self),  # type: ignore[arg-type]
+            debuglevel,
+            method=method,
+        )
+
+
+class _HTTPConnection(_DeadlineMixin, http.client.HTTPConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.response_class = self._response  # type: ignore[assignment]
+
+
+class _HTTPSConnection(_DeadlineMixin, http.client.HTTPSConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.response_class = self._response  # type: ignore[assignment]
+
+
+# -- reply checks ------------------------------------------------------------------------------
+
+
+def _decode(method: str, url: str, status: int, raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise AgiMazeProtocolError(
+            f"{method} {url}: HTTP {status} reply is not JSON: {raw[:200]!r}", status, raw
+        ) from None
+    if not isinstance(body, dict):
+        raise AgiMazeProtocolError(
+            f"{method} {url}: HTTP {status} reply is not a JSON object: {str(body)[:200]}",
+            status,
+            body,
+        )
+    return body
+
+
+def _require(where: str, body: dict[str, Any], fields: dict[str, type | tuple[type, ...]]) -> None:
+    """Raise AgiMazeProtocolError unless every field of ``fields`` is in ``body`` with its type."""
+    for name, kind in fields.items():
+        value = body.get(name)
+        # bool is an int subclass: a documented int field must not accept true/false
+        wrong_bool = isinstance(value, bool) and kind is int
+        if name not in body or not isinstance(value, kind) or wrong_bool:
+            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            shown = json.dumps(body)[:200]
+            raise AgiMazeProtocolError(
+                f"{where} reply lacks the documented field {name!r} ({names}): {shown}",
+                200,
+                body,
+            )
+
+
+def _str_list(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 class AgiMazeClient:
-    """Minimal client of the AGI Maze API with keep-alive and seq-safe retries.
+    """Minimal client of the AGI Maze API with keep-alive, a deadline per call and safe retries.
 
     Args:
         base_url: ``http://host:port`` or ``https://host`` (a path prefix is kept).
-        timeout: seconds to wait for each answer.
-        retries: extra attempts after a failure that may be retried (see the module docstring).
+        timeout: the deadline of each call, in seconds (all attempts and waits included).
+        retries: extra attempts after a failure that may be retried (see the module docstring),
+            made only while the deadline allows.
         backoff: seconds before the first retry; doubled for each further one.
         sleep: the function used to wait between retries (injectable for tests).
     """
@@ -85,51 +219,67 @@ class AgiMazeClient:
             raise ValueError(
                 f"base_url must look like http://host:port or https://host, got {base_url!r}"
             )
-        if not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-        if not isinstance(retries, int) or retries < 0:
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
             raise ValueError(f"retries must be an int >= 0, got {retries!r}")
-        if not backoff >= 0:
-            raise ValueError(f"backoff must be >= 0 seconds, got {backoff}")
+        if not (isinstance(backoff, (int, float)) and backoff >= 0):
+            raise ValueError(f"backoff must be a number of seconds >= 0, got {backoff!r}")
         self.base_url = base_url.rstrip("/")
         self._scheme = parsed.scheme
         self._host = parsed.hostname
         self._port = parsed.port
         self._prefix = parsed.path.rstrip("/")
-        self.timeout = timeout
+        self.timeout = float(timeout)
         self.retries = retries
-        self.backoff = backoff
+        self.backoff = float(backoff)
         self._sleep = sleep
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: _HTTPConnection | _HTTPSConnection | None = None
 
     # -- public API ---------------------------------------------------------------------------
 
     def description(self) -> str:
         """The service's rule text (``GET /api/description``)."""
         body = self._call("GET", "/api/description", None, retry=True)
-        text = body.get("description")
-        if not isinstance(text, str):
-            raise AgiMazeProtocolError(f"/api/description reply has no description text: {body}")
-        return text
+        _require("/api/description", body, {"description": str})
+        return str(body["description"])
 
     def start(self, path: str, seed: int | None = None, agent: str = "maze-envs") -> dict[str, Any]:
-        """Start a session (``POST /api/start``); the reply carries ``id`` and ``actions``."""
+        """Start a session (``POST /api/start``); the reply carries ``id``, ``actions``, ``text``.
+
+        Raises AgiMazeProtocolError when the reply lacks them or lists no action name.
+        """
         payload = {"path": path, "seed": seed, "client": "api", "agent": agent}
         body = self._call("POST", "/api/start", payload, retry=True)
-        for field in ("id", "actions", "text"):
-            if field not in body:
-                raise AgiMazeProtocolError(f"/api/start reply lacks {field!r}: {body}")
+        _require("/api/start", body, {"id": str, "actions": list, "text": str})
+        if not body["id"] or not _str_list(body["actions"]):
+            raise AgiMazeProtocolError(
+                f"/api/start reply for {path!r} has no session id or lists no action names: "
+                f"{json.dumps(body)[:200]}",
+                200,
+                body,
+            )
+        if "formal" in body:
+            _require("/api/start", body, {"formal": dict})
         return body
 
     def step(self, session_id: str, action: str, seq: int | None) -> dict[str, Any]:
-        """One step (``POST /api/step``). A ``bad_action`` answer is returned, not raised."""
+        """One step (``POST /api/step``). A ``bad_action`` answer is returned, not raised.
+
+        Any other reply lacking ``text``, ``done`` or ``formal`` is an AgiMazeProtocolError.
+        """
         payload = {"id": session_id, "action": action, "seq": seq}
-        return self._call("POST", "/api/step", payload, retry=seq is not None)
+        body = self._call("POST", "/api/step", payload, retry=seq is not None)
+        if body.get("error") != "bad_action":
+            _require("/api/step", body, {"text": str, "done": bool, "formal": dict})
+        return body
 
     def session(self, session_id: str) -> dict[str, Any]:
         """Snapshot of a session (``GET /api/session?id=...``)."""
         query = urllib.parse.urlencode({"id": session_id})
-        return self._call("GET", f"/api/session?{query}", None, retry=True)
+        body = self._call("GET", f"/api/session?{query}", None, retry=True)
+        _require("/api/session", body, {"actions": list, "inventory": dict})
+        return body
 
     def close(self) -> None:
         """Close the kept-alive connection (a later call reconnects)."""
@@ -139,25 +289,34 @@ class AgiMazeClient:
 
     # -- transport ----------------------------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, remaining: float) -> _HTTPConnection | _HTTPSConnection:
         if self._conn is None:
-            cls = (
-                http.client.HTTPSConnection
-                if self._scheme == "https"
-                else http.client.HTTPConnection
-            )
-            self._conn = cls(self._host, self._port, timeout=self.timeout)
-        return self._conn
+            cls = _HTTPSConnection if self._scheme == "https" else _HTTPConnection
+            self._conn = cls(self._host, self._port, timeout=remaining)
+        conn = self._conn
+        conn.timeout = remaining  # used when (re)connecting
+        if conn.sock is not None:
+            conn.sock.settimeout(remaining)  # bounds sending (sendall's timeout is its total)
+        return conn
 
-    def _once(self, method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+    def _once(self, method: str, path: str, data: bytes | None, deadline: float) -> tuple[int, Any]:
+        """One HTTP exchange: (status, raw reply bytes), read in full before ``deadline``."""
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        conn = self._connection()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no time left")
+        conn = self._connection(remaining)
+        conn.deadline = deadline
         try:
             conn.request(method, self._prefix + path, body=data, headers=headers)
             response = conn.getresponse()
-            raw = response.read()
+            raw = response.read(MAX_REPLY_BYTES + 1)
+            if len(raw) > MAX_REPLY_BYTES:
+                raise http.client.HTTPException(f"reply longer than {MAX_REPLY_BYTES} bytes")
+            if response.length:  # a body cut short by the server (Content-Length not reached)
+                raise http.client.IncompleteRead(raw, response.length)
         except BaseException:
             self.close()  # the connection state is unknown: never reuse it
             raise
@@ -170,29 +329,39 @@ class AgiMazeClient:
     ) -> dict[str, Any]:
         data = None if payload is None else json.dumps(payload).encode()
         url = self.base_url + path
+        deadline = time.monotonic() + self.timeout
         attempts = 1 + (self.retries if retry else 0)
         failure: AgiMazeAPIError | None = None
-        for attempt in range(attempts):
+        attempt = 0
+        while attempt < attempts:
             if attempt:
-                self._sleep(self.backoff * 2 ** (attempt - 1))
+                wait = self.backoff * 2 ** (attempt - 1)
+                if time.monotonic() + wait >= deadline:
+                    break  # no time left for another attempt
+                self._sleep(wait)
+            attempt += 1
+            tried = f"{attempt} attempt(s)"
             try:
-                status, raw = self._once(method, path, data)
+                status, raw = self._once(method, path, data, deadline)
             except TimeoutError:
                 failure = AgiMazeTimeoutError(
-                    f"{method} {url}: no answer within {self.timeout} s "
-                    f"({attempt + 1} attempt(s)); raise timeout= or check the server"
+                    f"{method} {url}: no complete answer within {self.timeout:g} s "
+                    f"({tried}); raise timeout= or check the server"
                 )
                 continue
             except (OSError, http.client.HTTPException) as exc:
                 failure = AgiMazeConnectionError(
                     f"{method} {url}: cannot reach the server ({exc.__class__.__name__}: {exc}) "
-                    f"after {attempt + 1} attempt(s)"
+                    f"after {tried}"
+                )
+                continue
+            if status in RETRY_STATUSES:  # by status alone: proxies send HTML bodies
+                text = raw[:200].decode("utf-8", "replace")
+                failure = AgiMazeAPIError(
+                    f"{method} {url}: HTTP {status} after {tried}: {text}", status, raw
                 )
                 continue
             body = _decode(method, url, status, raw)
-            if status in RETRY_STATUSES:
-                failure = AgiMazeAPIError(f"{method} {url}: HTTP {status} {body}", status, body)
-                continue
             if status >= 400 and not (status == 400 and body.get("error") == "bad_action"):
                 detail = body.get("detail", body)
                 raise AgiMazeAPIError(
@@ -201,31 +370,63 @@ class AgiMazeClient:
                     body,
                 )
             return body
-        assert failure is not None  # the loop ran at least once and only continues on failure
+        if failure is None:  # the deadline passed before the first attempt could be made
+            failure = AgiMazeTimeoutError(f"{method} {url}: no time left within {self.timeout} s")
         raise failure
 
 
-def _decode(method: str, url: str, status: int, raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise AgiMazeProtocolError(
-            f"{method} {url}: HTTP {status} reply is not JSON: {raw[:200]!r}", status, raw
-        ) from None
-    if not isinstance(body, dict):
-        raise AgiMazeProtocolError(
-            f"{method} {url}: HTTP {status} reply is not a JSON object: {body!r}", status, body
-        )
-    return body
+def _may_have_been_applied(exc: AgiMazeAPIError) -> bool:
+    """Whether a failed step could still have been applied by the server.
+
+    A definite error answer (4xx) means it was not; no answer, a broken answer or a server
+    error (5xx) leaves it open.
+    """
+    if isinstance(exc, (AgiMazeTimeoutError, AgiMazeConnectionError, AgiMazeProtocolError)):
+        return True
+    return exc.status is None or exc.status >= 500
+
+
+def expected_actions(path: str) -> list[str]:
+    """The action names a pack path's labyrinths offer, as the public pack layout implies.
+
+    The four moves everywhere; ``look_*`` under ``EXTENDED/flashlight`` and ``bomb_*`` under
+    ``EXTENDED/grenades`` (both for ``EXTENDED`` itself, which spans every family).
+
+    >>> expected_actions("TRAINING/S0-keys/STAGE-01")
+    ['up', 'down', 'left', 'right']
+    >>> expected_actions("EXTENDED/grenades/STAGE-01-4x4")[-1]
+    'bomb_right'
+    """
+    norm = path.strip("/")
+    names: list[str] = list(DIRECTIONS)
+    for family, extra in (("flashlight", LOOK_ACTIONS), ("grenades", BOMB_ACTIONS)):
+        below = f"EXTENDED/{family}"
+        if norm == "EXTENDED" or norm == below or norm.startswith(below + "/"):
+            names += extra
+    return names
 
 
 class HttpBackend:
     """The :class:`~maze_envs.agimaze.env.AgiMazeEnv` backend that plays over the HTTP API.
 
-    Each episode is one session: ``POST /api/start`` with the pack path, the seed drawn from the
-    env's reset seed, ``client="api"`` and the agent name, then one ``POST /api/step`` per action
-    with ``seq`` 1, 2, 3, ... A ``bad_action`` answer becomes an observation (see the env's
-    Action Space). Texts are passed through :func:`~maze_envs.agimaze.spaces.clean_text`.
+    Nothing is sent at construction: each episode is one session, started by :meth:`start`
+    (``POST /api/start`` with the pack path, the seed drawn from the env's reset seed,
+    ``client="api"`` and the agent name), then one ``POST /api/step`` per action with ``seq``
+    1, 2, 3, ... A ``bad_action`` answer becomes an observation (see the env's Action Space).
+    Texts are passed through :func:`~maze_envs.agimaze.spaces.clean_text`.
+
+    ``actions`` is the action list the env exposes (its action space is fixed before any
+    session exists): ``actions=`` or :func:`expected_actions` of the path. The start reply's
+    list is authoritative for what the server accepts; a name it offers that the env lacks is
+    warned about once.
+
+    A step that fails after it may have been applied (no answer, a broken answer, a 5xx) is
+    remembered. The next :meth:`step` first resends it with the *same* ``seq`` (the server
+    replays its reply if it was applied, or applies it now), so every step is applied exactly
+    once and the env's step count always equals the server's: when the next action is the same
+    one, that resend *is* the step; when it is another action, the resolved step is counted
+    (``StepOutcome.steps_used``) and the new action is sent with the next ``seq`` (unless the
+    resolved step won the game). Reward shaping does not see the events of such a lost step.
     """
 
     def __init__(
@@ -236,31 +437,43 @@ class HttpBackend:
         agent: str = "maze-envs",
         timeout: float = 30.0,
         retries: int = 3,
+        actions: Sequence[str] | None = None,
         client: AgiMazeClient | None = None,
     ) -> None:
+        if actions is not None:
+            if isinstance(actions, str) or not all(isinstance(a, str) and a for a in actions):
+                raise ValueError(f"actions= is a list of action names, got {actions!r}")
+            if not actions:
+                raise ValueError("actions= needs at least one action name")
         self.client = client or AgiMazeClient(base_url, timeout=timeout, retries=retries)
         self.path = path
         self.agent = agent
+        self.actions = ordered_actions(actions) if actions is not None else expected_actions(path)
         self.open_map = path.startswith("TUTORIAL")
         self.session_id: str | None = None
         self._seq = 0
+        #: (seq, action) of a step that failed after it may have been applied
+        self._pending: tuple[int, str] | None = None
+        #: steps the server applied that no outcome has reported yet
+        self._unreported = 0
+        self._warned: set[str] = set()
         self._map = ""
         self._inventory: dict[str, Any] = {}
-
-    def probe(self) -> tuple[list[str], bool]:
-        """Start a throw-away session to learn the action list; returns (actions, open_map)."""
-        body = self.client.start(self.path, None, self.agent)
-        actions = ordered_actions(_str_list(body.get("actions")))
-        if not actions:
-            raise AgiMazeProtocolError(
-                f"/api/start reply for {self.path!r} lists no action names: {body.get('actions')!r}"
-            )
-        return actions, self.open_map
 
     def start(self, seed: int) -> EpisodeStart:
         body = self.client.start(self.path, seed, self.agent)
         self.session_id = str(body["id"])
         self._seq = 0
+        self._pending = None
+        self._unreported = 0
+        offered = _str_list(body.get("actions"))
+        unknown = [a for a in offered if a not in self.actions and a not in self._warned]
+        if unknown:
+            self._warned.update(unknown)
+            gym.logger.warn(
+                f"the server offers actions {unknown} for {self.path!r} that this env's action "
+                f"space ({self.actions}) lacks; pass actions=[...] to AgiMazeEnv to use them"
+            )
         meta = body.get("task_meta")
         max_steps = meta.get("max_steps") if isinstance(meta, dict) else None
         info = body.get("info")
@@ -268,7 +481,7 @@ class HttpBackend:
         formal = self._formal(body)
         return EpisodeStart(
             name=name if isinstance(name, str) else self.path,
-            actions=_str_list(body.get("actions")),
+            actions=offered,
             max_steps=max_steps if type(max_steps) is int and max_steps > 0 else None,
             open_map=self.open_map,
             text=clean_text(body.get("text")),
@@ -279,8 +492,39 @@ class HttpBackend:
     def step(self, action: str) -> StepOutcome:
         if self.session_id is None:
             raise RuntimeError("HttpBackend.step before start")
+        if self._pending is not None:
+            seq, earlier = self._pending
+            resolved = self._outcome(earlier, self._send(seq, earlier))
+            self._pending = None
+            if earlier == action or resolved.won:  # a retry of that step, or the game is over
+                return self._report(resolved)
+            self._unreported += resolved.steps_used
         self._seq += 1
-        body = self.client.step(self.session_id, action, self._seq)
+        return self._report(self._outcome(action, self._send(self._seq, action)))
+
+    def render(self) -> str:
+        return self._map
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _send(self, seq: int, action: str) -> dict[str, Any]:
+        assert self.session_id is not None
+        try:
+            return self.client.step(self.session_id, action, seq)
+        except AgiMazeAPIError as exc:
+            if _may_have_been_applied(exc):
+                self._pending = (seq, action)
+            raise
+
+    def _report(self, outcome: StepOutcome) -> StepOutcome:
+        outcome.steps_used += self._unreported
+        self._unreported = 0
+        return outcome
+
+    def _outcome(self, action: str, body: dict[str, Any]) -> StepOutcome:
         if body.get("error") == "bad_action":
             return rejected_action(action, _str_list(body.get("allowed")), dict(self._inventory))
         return StepOutcome(
@@ -289,12 +533,6 @@ class HttpBackend:
             body.get("done") is True,
             self._remember_map(body),
         )
-
-    def render(self) -> str:
-        return self._map
-
-    def close(self) -> None:
-        self.client.close()
 
     def _remember_map(self, body: dict[str, Any]) -> str | None:
         self._map = clean_text(body.get("map"), MAP_MAX_LENGTH)
@@ -315,7 +553,3 @@ class HttpBackend:
             "inventory": dict(self._inventory),
             "details": details if isinstance(details, dict) else {},
         }
-
-
-def _str_list(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []

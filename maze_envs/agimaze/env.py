@@ -15,37 +15,28 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from maze_envs.agimaze.compiled import CompiledLabyrinth, PlayerState
-from maze_envs.agimaze.engine import (
-    InvalidActionError,
-    compile_labyrinth,
-    initial_state,
-    transition,
-)
-from maze_envs.agimaze.formal import inventory, start_formal
-from maze_envs.agimaze.mapfmt import render_map
-from maze_envs.agimaze.narration import START as START_TEXT
-from maze_envs.agimaze.packs import list_bundles, pack_root, resolve_pack_path
+from maze_envs.agimaze import recording
+from maze_envs.agimaze.backends import Backend, LocalBackend, ordered_actions
+from maze_envs.agimaze.client import HttpBackend
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
-    clean_text,
     encode_formal,
     encode_inventory,
     formal_space,
     inventory_space,
     text_space,
 )
-from maze_envs.agimaze.types import BOMB_ACTIONS, DIRECTIONS, LOOK_ACTIONS, Bundle, Labyrinth
+from maze_envs.agimaze.types import Bundle, Labyrinth
+from maze_envs.journal.recorder import Recorder
 
 #: Reference budget used when neither the labyrinth nor the caller gives one (the public agents'
 #: fallback when ``max_steps`` is missing).
@@ -59,15 +50,10 @@ SHAPING_REWARDS: Final[dict[str, float]] = {
     "picked_exit_key": 0.1,
 }
 #: Gymnasium metadata of both AGI Maze environments.
-RENDER_METADATA: Final[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
-_CANONICAL_ACTIONS: Final = (*DIRECTIONS, *LOOK_ACTIONS, *BOMB_ACTIONS)
-
-
-def ordered_actions(names: Iterable[str]) -> list[str]:
-    """Distinct action names in the API's order (moves, look_*, bomb_*, then others as met)."""
-    seen = list(dict.fromkeys(names))
-    known = [a for a in _CANONICAL_ACTIONS if a in seen]
-    return known + [a for a in seen if a not in _CANONICAL_ACTIONS]
+RENDER_METADATA: Final[dict[str, Any]] = {
+    "render_modes": ["ansi", "human", "rgb_array"],
+    "render_fps": 4,
+}
 
 
 def action_name(names: Sequence[str], action: Any) -> str:
@@ -94,163 +80,6 @@ def action_index(names: Sequence[str], name: str) -> int:
         return names.index(name)
     except ValueError:
         raise ValueError(f"unknown action {name!r}; the actions are {', '.join(names)}") from None
-
-
-def reference_max_steps(bundle: Bundle) -> int | None:
-    """The reference step budget of a bundle: the labyrinth's, else its stage's hard limit."""
-    return bundle.labyrinth.max_steps or bundle.meta.hard_max_steps
-
-
-@dataclass(slots=True)
-class EpisodeStart:
-    """What a backend reports when an episode starts."""
-
-    name: str
-    actions: list[str]
-    max_steps: int | None
-    open_map: bool
-    text: str
-    formal: dict[str, Any]
-    map: str | None
-
-
-@dataclass(slots=True)
-class StepOutcome:
-    """What a backend reports for one action; ``error`` is set for a rejected action."""
-
-    text: str
-    formal: dict[str, Any]
-    won: bool
-    map: str | None
-    error: dict[str, Any] | None = None
-
-
-def rejected_action(action: str, allowed: list[str], held: dict[str, Any]) -> StepOutcome:
-    """The outcome of an action the current labyrinth does not offer: nothing is played."""
-    formal: dict[str, Any] = {
-        "status": "blocked",
-        "observe": "other",
-        "events": [],
-        "inventory": held,
-        "details": {},
-    }
-    # a remote server chooses the names: keep the text inside the observation space
-    text = clean_text(f"Invalid action {action!r}: this labyrinth allows {', '.join(allowed)}.")
-    error = {"error": "bad_action", "action": action, "allowed": list(allowed)}
-    return StepOutcome(text, formal, False, None, error)
-
-
-class Backend(Protocol):
-    """Where the game runs: the embedded engine or a server over HTTP."""
-
-    def start(self, seed: int) -> EpisodeStart: ...
-
-    def step(self, action: str) -> StepOutcome: ...
-
-    def render(self) -> str: ...
-
-    def close(self) -> None: ...
-
-
-class LocalBackend:
-    """Runs labyrinths on the embedded engine.
-
-    ``source`` is a pack path (a bundle, or a directory from which each start draws one bundle
-    with ``numpy.random.default_rng(seed)``, the same draw as ``maze-envs agimaze serve``) under
-    ``root`` (default: the shipped packs), or a labyrinth object.
-    """
-
-    def __init__(
-        self,
-        source: str | Labyrinth | Bundle,
-        max_steps: int | None = None,
-        root: str | Path | None = None,
-    ) -> None:
-        self._max_steps_override = max_steps
-        self._directory: str | None = None
-        self._root = None if root is None else pack_root(Path(root))
-        #: pack name -> (compiled labyrinth, reference budget); compiled once per bundle
-        self._compiled_cache: dict[str, tuple[CompiledLabyrinth, int | None]] = {}
-        if isinstance(source, str):
-            # validates the path and loads the first bundle
-            name, bundle = resolve_pack_path(source, root=self._root)
-            if name == source:  # a bundle file; a directory resolves to a file below it
-                self.candidates = [bundle]
-            else:
-                self._directory = source
-                prefix = source.removesuffix("/") + "/"
-                self.candidates = [
-                    resolve_pack_path(n, root=self._root)[1]
-                    for n in list_bundles(prefix, root=self._root)
-                ]
-        else:
-            if root is not None:
-                raise ValueError("a pack root goes with a pack path, not with a labyrinth object")
-            name = "<labyrinth>"
-            bundle = source if isinstance(source, Bundle) else Bundle(labyrinth=source)
-            self.candidates = [bundle]
-        self._fixed = None if self._directory else (name, self._compile(name, bundle))
-        self._compiled: CompiledLabyrinth | None = None
-        self._state: PlayerState | None = None
-        self._show_map = False
-
-    @property
-    def labyrinth(self) -> Labyrinth | None:
-        """The labyrinth of the current episode (None before the first start)."""
-        return None if self._compiled is None else self._compiled.labyrinth
-
-    @property
-    def state(self) -> PlayerState | None:
-        """The engine state of the current episode (immutable)."""
-        return self._state
-
-    def _compile(self, name: str, bundle: Bundle) -> tuple[CompiledLabyrinth, int | None]:
-        cached = self._compiled_cache.get(name)
-        if cached is None:
-            budget = self._max_steps_override or reference_max_steps(bundle)
-            cached = self._compiled_cache[name] = (compile_labyrinth(bundle.labyrinth), budget)
-        return cached
-
-    def start(self, seed: int) -> EpisodeStart:
-        if self._fixed is not None:
-            name, (compiled, max_steps) = self._fixed
-        else:
-            assert self._directory is not None
-            rng = np.random.default_rng(seed)
-            name, bundle = resolve_pack_path(self._directory, rng, root=self._root)
-            compiled, max_steps = self._compile(name, bundle)
-        lab = compiled.labyrinth
-        self._compiled = compiled
-        self._state = initial_state(compiled)
-        self._show_map = lab.open_map
-        return EpisodeStart(
-            name=name,
-            actions=list(compiled.actions),
-            max_steps=max_steps,
-            open_map=lab.open_map,
-            text=START_TEXT,
-            formal=start_formal(self._state),
-            map=render_map(lab, self._state) if lab.open_map else None,
-        )
-
-    def step(self, action: str) -> StepOutcome:
-        compiled, state = self._compiled, self._state
-        assert compiled is not None and state is not None, "start() comes first"
-        try:
-            result = transition(compiled, state, action)
-        except InvalidActionError as exc:
-            return rejected_action(action, exc.allowed, inventory(state))
-        self._state = result.state
-        shown = render_map(compiled.labyrinth, result.state) if self._show_map else None
-        return StepOutcome(result.text, result.formal, result.won, shown)
-
-    def render(self) -> str:
-        if self._compiled is None:
-            return ""
-        return render_map(self._compiled.labyrinth, self._state)
-
-    def close(self) -> None:
-        return None
 
 
 class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
@@ -310,13 +139,24 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     * ``pack_root`` (local only): the bundle tree ``path`` is relative to, instead of the shipped
       packs (the local twin of ``maze-envs agimaze serve --pack-root``);
     * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
-      ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it);
-    * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout``, ``retries``
-      (see :class:`~maze_envs.agimaze.client.HttpBackend`). The HTTP backend starts one
-      throw-away session at construction to learn the action list, then one session per reset
-      with a seed drawn from the reset seed, so a seeded run is reproducible on a server that
-      honours seeds (``maze-envs agimaze serve`` makes the same directory draw as the local
-      backend).
+      ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it,
+      ``"rgb_array"`` draws it with a caption: see :mod:`maze_envs.agimaze.viewer`);
+    * ``journal``: a path or a :class:`~maze_envs.journal.Journal` to record every episode
+      (local backend only; format in :mod:`maze_envs.agimaze.recording`; ``maze-envs verify``
+      replays them); ``env.recorder`` is its :class:`~maze_envs.journal.recorder.Recorder`.
+      ``reset(seed=None)`` draws the episode's seed from the env's generator first, journal or
+      not, so every episode has a seed that reproduces it;
+    * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout`` (the
+      deadline of each HTTP call), ``retries`` and ``actions`` (see
+      :class:`~maze_envs.agimaze.client.HttpBackend`). The HTTP backend sends nothing at
+      construction: its action space is ``actions=`` or the list the pack path implies
+      (:func:`~maze_envs.agimaze.client.expected_actions`: the four moves, plus ``look_*`` /
+      ``bomb_*`` under ``EXTENDED/flashlight`` / ``EXTENDED/grenades``). Each reset starts one
+      session with a seed drawn from the reset seed, so a seeded run is reproducible on a
+      server that honours seeds (``maze-envs agimaze serve`` makes the same directory draw as
+      the local backend). A step that failed after it may have been applied is resent with the
+      same ``seq`` by the next step, so no step is applied twice and ``info["steps"]`` always
+      equals the server's count.
 
     ## Version History
 
@@ -340,6 +180,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         timeout: float = 30.0,
         retries: int = 3,
         pack_root: str | Path | None = None,
+        journal: Any = None,
+        actions: Sequence[str] | None = None,
     ) -> None:
         if (path is None) == (labyrinth is None):
             raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
@@ -362,6 +204,11 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
                 f"got {render_mode!r}"
             )
+        if journal is not None and backend != "local":
+            raise ValueError(
+                'journal= needs backend="local": a game played on a server cannot be replayed '
+                "offline to verify it"
+            )
         self.budget_factor = float(budget_factor)
         self.reward_shaping = reward_shaping
         self.render_mode = render_mode
@@ -369,13 +216,16 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         if backend == "local":
             source = path if path is not None else labyrinth
             assert source is not None  # checked above: exactly one is given
+            if actions is not None:
+                raise ValueError(
+                    'actions= is for backend="http"; the local engine knows each labyrinth\'s '
+                    "actions"
+                )
             local = LocalBackend(source, max_steps=max_steps, root=pack_root)
-            actions = ordered_actions(a for b in local.candidates for a in b.labyrinth.actions)
+            names = ordered_actions(a for b in local.candidates for a in b.labyrinth.actions)
             show_map = any(b.labyrinth.open_map for b in local.candidates)
             self._backend = local
         elif backend == "http":
-            from maze_envs.agimaze.client import HttpBackend
-
             if path is None or base_url is None:
                 raise ValueError('backend="http" needs path= (a pack path) and base_url=')
             if pack_root is not None:
@@ -383,13 +233,15 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                     'pack_root= is for backend="local"; a server chooses its own pack root '
                     "(maze-envs agimaze serve --pack-root)"
                 )
-            remote = HttpBackend(base_url, path, agent=agent, timeout=timeout, retries=retries)
-            actions, show_map = remote.probe()
+            remote = HttpBackend(
+                base_url, path, agent=agent, timeout=timeout, retries=retries, actions=actions
+            )
+            names, show_map = remote.actions, remote.open_map  # no session before reset
             self._backend = remote
         else:
             raise ValueError(f'backend must be "local" or "http", got {backend!r}')
         self._max_steps_override = max_steps
-        self._action_names = actions
+        self._action_names = names
         self._show_map = show_map
         fields: dict[str, spaces.Space[Any]] = {
             "text": text_space(),
@@ -399,13 +251,30 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         if show_map:
             fields["map"] = text_space(MAP_MAX_LENGTH)
         self.observation_space = spaces.Dict(fields)
-        self.action_space = spaces.Discrete(len(actions))
+        self.action_space = spaces.Discrete(len(names))
         self._name = ""
         self._steps = 0
         self._limit = 0
         self._max_steps = 0
         self._over = True
         self._solved = False
+        #: Writes every episode to the journal (None without ``journal=``).
+        self.recorder = (
+            None
+            if journal is None
+            else Recorder(
+                journal,
+                env_id=recording.ENV_ID,
+                config=recording.env_config(
+                    path=path,
+                    labyrinth=labyrinth,
+                    budget_factor=self.budget_factor,
+                    max_steps=max_steps,
+                    reward_shaping=reward_shaping,
+                    pack_root=pack_root,
+                ),
+            )
+        )
 
     # -- public helpers -------------------------------------------------------------------------
 
@@ -432,6 +301,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if seed is None:  # every episode has a seed that reproduces it (the journal stores it)
+            seed = recording.episode_seed(self._np_random)
+        self._abort_unfinished_episode()
         super().reset(seed=seed)
         start = self._backend.start(int(self.np_random.integers(2**31 - 1)))
         self._name = start.name
@@ -444,6 +316,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         self._solved = False
         obs = self._observation(start.text, start.formal, start.map)
         info = self._info(start.formal, None)
+        if self.recorder is not None:
+            event = recording.start_event(start.name, start.text, start.formal)
+            self.recorder.start(seed, {"player": obs}, self.state_digest(), {"player": event})
         if self.render_mode == "human":
             self.render()
         return obs, info
@@ -455,9 +330,10 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
             raise RuntimeError(
                 "the episode is over (or reset() was never called); call reset() first"
             )
+        if self.recorder is not None:
+            self.recorder.check()  # an episode the journal stopped recording takes no more steps
         outcome = self._backend.step(action_name(self._action_names, action))
-        if outcome.error is None:
-            self._steps += 1
+        self._steps += outcome.steps_used  # 0 for a rejected action; see StepOutcome
         formal = outcome.formal
         won = outcome.won
         reward = 1.0 if won else 0.0
@@ -469,22 +345,91 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         self._over = won or truncated
         obs = self._observation(outcome.text, formal, outcome.map)
         info = self._info(formal, outcome.error)
+        if self.recorder is not None:
+            event = recording.step_event(action_name(self._action_names, action), obs["text"], info)
+            self.recorder.turn(
+                self.recorder.next_turn,
+                {"player": obs},
+                {"player": action},
+                {"player": event},
+                self.state_digest(),
+            )
+            if self._over:
+                self.recorder.finish(self._journal_outcome())
         if self.render_mode == "human":
             self.render()
         return obs, reward, won, truncated, info
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         if self.render_mode is None:
             gym.logger.warn('render() needs render_mode="ansi" or "human" at construction')
             return None
+        if self.render_mode == "rgb_array":
+            return self.picture()
         text = self._backend.render()
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
+    def picture(self, *, canvas: tuple[int, int] | None = None, title: str | None = None) -> Any:
+        """The spectator picture (``render_mode="rgb_array"``): map, steps/budget, outcome.
+
+        ``canvas`` pads it to a fixed board size; ``title`` replaces the labyrinth name.
+        """
+        from maze_envs.agimaze.viewer import backend_picture
+
+        started = self._limit > 0
+        outcome = (
+            "not started"
+            if not started
+            else "solved"
+            if self._solved
+            else "budget exhausted"
+            if self._over
+            else "playing"
+        )
+        budget = self._limit if started else None
+        name = title or self._name
+        return backend_picture(self._backend, name, self._steps, budget, outcome, canvas=canvas)
+
     def close(self) -> None:
-        self._backend.close()
+        try:
+            if self.recorder is not None:
+                try:
+                    self._abort_unfinished_episode()
+                finally:
+                    self.recorder.close()
+                    self.recorder = None
+        finally:
+            self._backend.close()
+
+    def state_digest(self) -> bytes:
+        """SHA-256 of everything that affects later steps (:mod:`~maze_envs.agimaze.recording`)."""
+        return recording.state_digest(
+            name=self._name,
+            steps=self._steps,
+            limit=self._limit,
+            max_steps=self._max_steps,
+            over=self._over,
+            solved=self._solved,
+            state=getattr(self._backend, "state", None),
+        )
+
+    def _journal_outcome(self) -> dict[str, Any]:
+        score = rhae(self._steps, self._max_steps, self._solved, DEFAULT_FACTOR)
+        return recording.outcome(
+            name=self._name,
+            steps=self._steps,
+            max_steps=self._max_steps,
+            budget=self._limit,
+            solved=self._solved,
+            rhae=score,
+        )
+
+    def _abort_unfinished_episode(self) -> None:
+        if self.recorder is not None and self.recorder.game_id is not None:
+            self.recorder.abort(self._journal_outcome())
 
     # -- internals ------------------------------------------------------------------------------
 

@@ -13,7 +13,11 @@ Endpoints (all bodies JSON):
 
 Errors are JSON objects with an ``error`` code (see :data:`ERROR_STATUS`). An action outside the
 labyrinth's list is HTTP 400 ``{"error": "bad_action", "action": ..., "allowed": [...]}``, exactly
-as the public service answers; every other error is ``{"error": CODE, "detail": "..."}``.
+as the public service answers; every other error is ``{"error": CODE, "detail": "..."}``
+(``server_full`` adds ``retry_after``, in seconds, also sent as the ``Retry-After`` header).
+
+Request bodies are JSON of at most :data:`MAX_BODY_BYTES` bytes, received within
+:data:`BODY_TIMEOUT_SECONDS` seconds.
 """
 
 from __future__ import annotations
@@ -24,16 +28,25 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 
 #: Error code -> HTTP status. ``bad_action`` has its own body (:class:`BadActionError`).
 ERROR_STATUS: Final[dict[str, int]] = {
-    "bad_request": 400,  # malformed JSON, missing or mistyped fields
+    "bad_request": 400,  # malformed JSON, missing or mistyped fields, a bad Content-Length
     "bad_action": 400,  # the action is not in the session's action list
     "bad_path": 400,  # no such pack path, or a path that would leave the pack root
-    "unknown_session": 404,  # no session with this id (never created, expired or evicted)
+    "unknown_session": 404,  # no session with this id (never created, or expired)
     "not_found": 404,  # no such endpoint
     "method_not_allowed": 405,
+    "body_timeout": 408,  # the request body did not arrive in time (slow or missing)
     "game_over": 409,  # a step after the episode ended (done=true)
     "stale_seq": 409,  # a seq older than the replay window, whose response is gone
-    "internal_error": 500,
+    "seq_conflict": 409,  # a stored seq resent with another action
+    "body_too_large": 413,  # a body (declared or received) over MAX_BODY_BYTES
+    "internal_error": 500,  # a bug of the server (details only in the server's log)
+    "server_full": 503,  # every session slot holds a session active within its expiry window
 }
+
+#: Largest request body accepted, in bytes (real requests are well under 1 KiB).
+MAX_BODY_BYTES: Final = 16 * 1024
+#: Seconds a client has to deliver a whole request body.
+BODY_TIMEOUT_SECONDS: Final = 10.0
 
 #: Rule summary served by ``GET /api/description`` (our own words; the real service's text is
 #: not public). Agents prepend it to their system prompt, so it is protocol data: edit with care.
@@ -109,8 +122,9 @@ class StepRequest(_Request):
     seq: StrictInt | None = Field(
         default=None,
         ge=0,
-        description="client sequence number (1, 2, 3, ...); a repeated seq returns the stored "
-        "response without stepping again",
+        description="client sequence number (1, 2, 3, ...); a repeated seq with the same "
+        "action returns the stored response without stepping again; with another action it is "
+        "refused (seq_conflict)",
     )
 
 
@@ -184,3 +198,6 @@ class BadActionError(BaseModel):
 class ErrorResponse(BaseModel):
     error: str = Field(description="one of: " + ", ".join(ERROR_STATUS))
     detail: str
+    retry_after: int | None = Field(
+        default=None, description="server_full only: seconds until a session slot may free up"
+    )

@@ -1,28 +1,36 @@
 """Server-side sessions: a bounded, expiring, thread-safe store and per-session seq replay.
 
-:class:`SessionStore` keeps at most ``max_sessions`` sessions. Adding one beyond the bound evicts
-the least recently used session, and a session idle for longer than ``ttl_seconds`` expires (it
-is dropped lazily, on the next access to the store). Both look like an unknown id afterwards.
+:class:`SessionStore` keeps at most ``max_sessions`` sessions. A session expires once it has
+gone ``ttl_seconds`` without a request (idle for ``ttl_seconds`` or more: it is dropped lazily,
+on the next access to the store) and then looks like an unknown id. A session used within its
+expiry window is never dropped to make room: when the bound is full of such sessions, a new
+start is refused with :class:`SessionLimitError` (HTTP 503 ``server_full``, with the seconds
+until the next expiry), so no client can push the others' games out by starting new ones.
 
 :class:`SeqReplay` makes ``POST /api/step`` idempotent per session. A request with a ``seq``
 already answered gets the stored response back and does not step again, so a client may resend
-a step whose reply it lost. The last ``window`` responses are kept. A ``seq`` lower than the
-highest one seen whose response is no longer (or was never) stored cannot be answered
-faithfully and is refused with ``stale_seq``. ``seq`` null is never replayed.
+a step whose reply it lost. The last ``window`` responses are kept (seqs ``highest - window +
+1`` .. ``highest`` when seqs are consecutive), each as the exact JSON bytes sent (about 0.5 KiB,
+not a JSON encoder's buffer). A ``seq`` lower than the highest one seen whose response is no
+longer (or was never) stored cannot be answered faithfully and is refused with ``stale_seq``.
+A stored ``seq`` resent with a *different* action is refused with ``seq_conflict`` (a client
+bug that would otherwise get an answer to the wrong question). ``seq`` null is never replayed.
 
 Example:
-    >>> store: SessionStore[str] = SessionStore(max_sessions=2, ttl_seconds=60.0)
-    >>> a = store.add("first"); b = store.add("second"); c = store.add("third")
-    >>> len(store), store.get(c)
-    (2, 'third')
-    >>> store.get(a)  # doctest: +ELLIPSIS
+    >>> clock = iter([0.0, 1.0, 2.0, 3.0]).__next__
+    >>> store: SessionStore[str] = SessionStore(max_sessions=2, ttl_seconds=60.0, clock=clock)
+    >>> a = store.add("first"); b = store.add("second")
+    >>> store.add("third")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    maze_envs.agimaze.sessions.UnknownSessionError: unknown session id ...
+    maze_envs.agimaze.sessions.SessionLimitError: the server holds 2 active sessions, ...
+    >>> store.get(a)
+    'first'
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 import time
@@ -39,7 +47,7 @@ Reply = tuple[int, dict[str, Any]]
 
 
 class UnknownSessionError(KeyError):
-    """No session with this id: never created, expired, or evicted by the bound."""
+    """No session with this id: never created, or expired after inactivity."""
 
     def __init__(self, session_id: str) -> None:
         super().__init__(session_id)
@@ -47,8 +55,22 @@ class UnknownSessionError(KeyError):
 
     def __str__(self) -> str:
         return (
-            f"unknown session id {self.session_id!r} (never started, expired after inactivity, "
-            "or evicted because the server holds too many sessions); start a new one"
+            f"unknown session id {self.session_id!r} (never started, or expired after "
+            "inactivity); start a new one"
+        )
+
+
+class SessionLimitError(Exception):
+    """The store is full of sessions active within their expiry window: no new one fits."""
+
+    def __init__(self, limit: int, retry_after: float) -> None:
+        self.limit = limit
+        #: seconds until the least recently used session expires (at the earliest)
+        self.retry_after = retry_after
+        super().__init__(
+            f"the server holds {limit} active sessions, its limit; active sessions are never "
+            f"evicted, so try again in {math.ceil(retry_after)} s (when the least recently used "
+            "one expires) or ask the operator to raise --max-sessions"
         )
 
 
@@ -62,8 +84,18 @@ class StaleSeqError(Exception):
         )
 
 
+class SeqConflictError(Exception):
+    """A stored ``seq`` resent with another action than the one it answered."""
+
+    def __init__(self, seq: int, first: str, again: str) -> None:
+        super().__init__(
+            f"seq {seq} was already used for action {first!r}, resent with {again!r}; a retry "
+            f"must resend the same action, and a new step needs a new seq"
+        )
+
+
 class SessionStore(Generic[T]):
-    """Thread-safe LRU map ``id -> value`` with a size bound and an inactivity TTL."""
+    """Thread-safe map ``id -> value`` with a size bound and an inactivity TTL (no eviction)."""
 
     def __init__(
         self,
@@ -71,12 +103,12 @@ class SessionStore(Generic[T]):
         ttl_seconds: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_sessions < 1:
-            raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
-        if not ttl_seconds > 0:
-            raise ValueError(f"ttl_seconds must be > 0, got {ttl_seconds}")
+        if not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ValueError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
+        if not (isinstance(ttl_seconds, (int, float)) and ttl_seconds > 0):
+            raise ValueError(f"ttl_seconds must be > 0, got {ttl_seconds!r}")
         self.max_sessions = max_sessions
-        self.ttl_seconds = ttl_seconds
+        self.ttl_seconds = float(ttl_seconds)
         self._clock = clock
         self._lock = threading.Lock()
         # id -> (value, last access time); order = least recently used first.
@@ -91,13 +123,14 @@ class SessionStore(Generic[T]):
             del self._items[oldest_id]
 
     def add(self, value: T) -> str:
-        """Store ``value`` under a fresh unguessable id, evicting the LRU session if full."""
-        session_id = secrets.token_hex(16)
+        """Store ``value`` under a fresh unguessable id; SessionLimitError when full."""
         with self._lock:
             now = self._clock()
             self._expire(now)
-            while len(self._items) >= self.max_sessions:
-                self._items.popitem(last=False)
+            if len(self._items) >= self.max_sessions:
+                _, (_, oldest) = next(iter(self._items.items()))
+                raise SessionLimitError(self.max_sessions, oldest + self.ttl_seconds - now)
+            session_id = secrets.token_hex(16)
             self._items[session_id] = (value, now)
         return session_id
 
@@ -122,29 +155,41 @@ class SessionStore(Generic[T]):
 class SeqReplay:
     """Idempotent request handling by client ``seq`` (see the module docstring)."""
 
+    __slots__ = ("_replies", "highest", "window")
+
     def __init__(self, window: int = 64) -> None:
-        if window < 1:
-            raise ValueError(f"window must be >= 1, got {window}")
+        if not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an int >= 1, got {window!r}")
         self.window = window
         self.highest = -1
-        # seq -> (status, JSON bytes): a replay is rebuilt from them, so no caller can alter it
-        self._replies: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
+        # seq -> (status, action, exact JSON bytes): a replay is rebuilt from them, so no caller
+        # can alter it, and each costs its length (orjson's own buffer is 4 KiB or more).
+        self._replies: OrderedDict[int, tuple[int, str, bytes]] = OrderedDict()
 
-    def handle(self, seq: int | None, compute: Callable[[], Reply]) -> Reply:
-        """Answer ``seq``: (a fresh copy of) the stored reply, ``compute()``, or StaleSeqError.
+    def handle(self, seq: int | None, action: str, compute: Callable[[], Reply]) -> Reply:
+        """Answer ``seq``: (a fresh copy of) the stored reply, or ``compute()``.
 
-        Not thread-safe by itself: the caller holds the session's lock.
+        Raises StaleSeqError or SeqConflictError. Not thread-safe by itself: the caller holds
+        the session's lock.
         """
         if seq is None:
             return compute()
         stored = self._replies.get(seq)
         if stored is not None:
-            return stored[0], orjson.loads(stored[1])
+            status, first, raw = stored
+            if first != action:
+                raise SeqConflictError(seq, first, action)
+            return status, orjson.loads(raw)
         if seq < self.highest:
             raise StaleSeqError(seq, self.highest)
         reply = compute()
         self.highest = seq
-        self._replies[seq] = (reply[0], orjson.dumps(reply[1]))
+        # bytes(memoryview(...)) copies into an object of exactly the JSON's size
+        self._replies[seq] = (reply[0], action, bytes(memoryview(orjson.dumps(reply[1]))))
         while len(self._replies) > self.window:
             self._replies.popitem(last=False)
         return reply
+
+    def stored_bytes(self) -> int:
+        """JSON bytes held for replays (for the memory benchmark)."""
+        return sum(len(raw) for _, _, raw in self._replies.values())

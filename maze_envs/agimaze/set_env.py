@@ -27,14 +27,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from maze_envs.agimaze import recording
+from maze_envs.agimaze.backends import LocalBackend, ordered_actions
+from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.env import (
     DEFAULT_BUDGET_FACTOR,
     RENDER_METADATA,
     AgiMazeEnv,
-    LocalBackend,
     action_index,
     action_name,
-    ordered_actions,
 )
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
@@ -45,6 +46,7 @@ from maze_envs.agimaze.spaces import (
     text_space,
 )
 from maze_envs.agimaze.types import Bundle, Labyrinth
+from maze_envs.journal.recorder import Recorder
 
 START_ACTION: Final = "start"
 #: The seven tutorials, in order, that open the default set.
@@ -163,8 +165,8 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     Terminated when the final labyrinth is solved or exhausts its budget. ``info`` has
     ``index``, ``count``, ``waiting`` and ``results`` (one dict per finished labyrinth: ``name``,
     ``steps``, ``max_steps``, ``budget``, ``solved``, ``rhae``); an action played in a running
-    labyrinth adds that labyrinth's ``name``, ``steps``, ``max_steps``, ``solved`` and
-    ``events`` (an action that is not played adds nothing).
+    labyrinth adds that labyrinth's ``name``, ``steps``, ``max_steps``, ``solved``, ``events``
+    and ``formal`` (an action that is not played adds nothing).
 
     ## Arguments
 
@@ -172,8 +174,12 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     * ``target``: the final labyrinth of the default set (:data:`DEFAULT_TARGET`);
     * ``labyrinths``: labyrinth objects instead of paths;
     * ``pack_root``: the bundle tree the paths are relative to (default: the shipped packs);
+    * ``journal``: a path or a :class:`~maze_envs.journal.Journal` to record every set episode
+      as one game (format in :mod:`maze_envs.agimaze.recording`); ``reset(seed=None)`` draws
+      the episode's seed first, journal or not;
     * ``budget_factor`` (5.0), ``reward_shaping`` (False), ``render_mode`` (``"ansi"``: the full
-      map of the running labyrinth).
+      map of the running labyrinth; ``"rgb_array"``: its picture, captioned, all frames the size
+      of the set's largest board).
 
     ## Version History
 
@@ -192,6 +198,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         reward_shaping: bool = False,
         render_mode: str | None = None,
         pack_root: str | Path | None = None,
+        journal: Any = None,
     ) -> None:
         if paths is not None and labyrinths is not None:
             raise ValueError("give paths= or labyrinths=, not both")
@@ -220,6 +227,13 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
             for s in sources
         ]
         self.budget_factor = float(budget_factor)  # validated by AgiMazeEnv
+        boards: list[Labyrinth] = []
+        for env in self._envs:
+            backend = env.backend
+            assert isinstance(backend, LocalBackend)  # a set always plays on the embedded engine
+            boards += [bundle.labyrinth for bundle in backend.candidates]
+        #: rgb_array frames are drawn on the largest board of the set: one size for the video
+        self._canvas = (max(b.rows for b in boards), max(b.cols for b in boards))
         names = ordered_actions(a for env in self._envs for a in env.action_names)
         self._action_names = [START_ACTION, *names]
         self.action_space = spaces.Discrete(len(self._action_names))
@@ -240,6 +254,23 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         self._results: list[dict[str, Any]] = []
         self._seeds: list[int] = []
         self._last_inner: dict[str, Any] = {}
+        #: Writes every set episode to the journal as one game (None without ``journal=``).
+        self.recorder = (
+            None
+            if journal is None
+            else Recorder(
+                journal,
+                env_id=recording.SET_ENV_ID,
+                config=recording.set_config(
+                    paths=paths,
+                    target=target,
+                    labyrinths=labyrinths,
+                    budget_factor=self.budget_factor,
+                    reward_shaping=reward_shaping,
+                    pack_root=pack_root,
+                ),
+            )
+        )
 
     # -- public helpers -------------------------------------------------------------------------
 
@@ -257,6 +288,16 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         assert isinstance(backend, LocalBackend)  # a set always plays on the embedded engine
         return backend.labyrinth
 
+    def labyrinth_state(self, index: int) -> tuple[Labyrinth | None, PlayerState | None]:
+        """Labyrinth ``index`` of the set and its engine state (both None before it started).
+
+        The state stays readable after that labyrinth ended (solved or out of budget), so a
+        viewer or an analysis can see where the player finished.
+        """
+        backend = self._envs[index].backend
+        assert isinstance(backend, LocalBackend)  # a set always plays on the embedded engine
+        return backend.labyrinth, backend.state
+
     @property
     def labyrinth_paths(self) -> list[str | None]:
         """The pack path of each labyrinth, in set order (None for a labyrinth object)."""
@@ -271,6 +312,9 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        if seed is None:  # every episode has a seed that reproduces it (the journal stores it)
+            seed = recording.episode_seed(self._np_random)
+        self._abort_unfinished_episode()
         super().reset(seed=seed)
         self._seeds = [int(s) for s in self.np_random.integers(2**31 - 1, size=len(self._envs))]
         self._index = 0
@@ -280,9 +324,33 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         self._last_inner = {}
         info = self._info(None)
         info["description"] = SET_DESCRIPTION
-        return self._waiting_obs(INITIAL_MESSAGE), info
+        obs = self._waiting_obs(INITIAL_MESSAGE)
+        if self.recorder is not None:
+            event = recording.set_event(None, obs, info)
+            self.recorder.start(seed, {"player": obs}, self.state_digest(), {"player": event})
+        return obs, info
 
     def step(
+        self, action: np.int64 | int
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self.recorder is not None:
+            self.recorder.check()  # an episode the journal stopped recording takes no more steps
+        result = self._play(action)
+        if self.recorder is not None:
+            obs, _, terminated, truncated, info = result
+            event = recording.set_event(action_name(self._action_names, action), obs, info)
+            self.recorder.turn(
+                self.recorder.next_turn,
+                {"player": obs},
+                {"player": action},
+                {"player": event},
+                self.state_digest(),
+            )
+            if terminated or truncated:
+                self.recorder.finish(self._journal_outcome())
+        return result
+
+    def _play(
         self, action: np.int64 | int
     ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._finished:
@@ -323,10 +391,14 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         message = _budget_phrase(message, self.budget_factor)
         return self._waiting_obs(message), reward, final, False, self._info(info)
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         if self.render_mode is None:
             gym.logger.warn('render() needs render_mode="ansi" or "human" at construction')
             return None
+        if self.render_mode == "rgb_array":  # one frame size for every labyrinth of the set
+            name = self._paths[self._index] or "labyrinth object"
+            title = f"labyrinth {self._index + 1}/{len(self._envs)}: {name}"
+            return self._envs[self._index].picture(canvas=self._canvas, title=title)
         text = self._envs[self._index].render() or ""
         if self.render_mode == "human":
             print(text)
@@ -334,8 +406,36 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         return text
 
     def close(self) -> None:
-        for env in self._envs:
-            env.close()
+        try:
+            if self.recorder is not None:
+                try:
+                    self._abort_unfinished_episode()
+                finally:
+                    self.recorder.close()
+                    self.recorder = None
+        finally:
+            for env in self._envs:
+                env.close()
+
+    def state_digest(self) -> bytes:
+        """SHA-256 of everything that affects later steps (:mod:`~maze_envs.agimaze.recording`)."""
+        playing = not (self._waiting or self._finished)
+        return recording.set_state_digest(
+            index=self._index,
+            waiting=self._waiting,
+            finished=self._finished,
+            results=self._results,
+            seeds=self._seeds,
+            last_inner=self._last_inner,
+            labyrinth=self._envs[self._index].state_digest() if playing else None,
+        )
+
+    def _journal_outcome(self) -> dict[str, Any]:
+        return recording.set_outcome(self._results, len(self._envs))
+
+    def _abort_unfinished_episode(self) -> None:
+        if self.recorder is not None and self.recorder.game_id is not None:
+            self.recorder.abort(self._journal_outcome())
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -373,6 +473,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
             "results": [dict(r) for r in self._results],
         }
         if inner is not None:
-            for key in ("name", "steps", "max_steps", "solved", "events"):
+            for key in ("name", "steps", "max_steps", "solved", "events", "formal"):
                 info[key] = inner[key]
         return info

@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from maze_envs.agimaze.formal import EVENT_NAMES, OBSERVE_VALUES
+from maze_envs.agimaze.shared_text import SharedText
 from maze_envs.agimaze.types import MAX_SIDE
 
 REPLACEMENT: Final = "\ufffd"
@@ -46,8 +47,8 @@ _OTHER_EVENT: Final = len(EVENT_KINDS) - 1
 
 
 def text_space(max_length: int = TEXT_MAX_LENGTH) -> spaces.Text:
-    """A Text space over :data:`CHARSET` (empty strings allowed)."""
-    return spaces.Text(max_length=max_length, min_length=0, charset=CHARSET)
+    """A Text space over :data:`CHARSET` (empty strings allowed; async vector envs carry it)."""
+    return SharedText(max_length=max_length, min_length=0, charset=CHARSET)
 
 
 def formal_space() -> spaces.Dict:

@@ -126,10 +126,6 @@ class Labyrinth(_Model):
     max_steps: int | None = Field(default=None, ge=1)
 
     @property
-    def has_grenades(self) -> bool:
-        return bool(self.grenade_packs)
-
-    @property
     def actions(self) -> list[str]:
         """The labyrinth's action list in authoritative order."""
         out: list[str] = list(DIRECTIONS)

@@ -21,27 +21,54 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from maze_envs.escape.generator import Layout, tenths_table
-from maze_envs.escape.notebook import append_line, splice
+from maze_envs.escape.actions import NotebookEdit, SpliceArgs
+from maze_envs.escape.config import Config
+from maze_envs.escape.generator import Layout
+from maze_envs.escape.notebook import append_line_sized, splice_sized
 from maze_envs.escape.radio import check_message, cooldown_left
-from maze_envs.escape.types import LANDMARK_NAMES, Config, State
-from maze_envs.grid import DELTAS, OPPOSITE, bfs_distances
+from maze_envs.escape.types import State
+from maze_envs.escape.vocab import (
+    LANDMARK_NAMES,
+    NO_LANDMARK,
+    EdgeKind,
+    Move,
+    MoveResult,
+    NotebookResult,
+    RadioResult,
+)
+from maze_envs.grid import DELTAS, EAST, NORTH, OPPOSITE, SOUTH, WEST, tenths_table
 
-#: Direction bits in move-code order N, E, S, W.
-MOVE_BITS = (1, 2, 4, 8)
-STAY = 4
-# Negative ``Board.step_to`` entries: why a move does not leave the cell (= MOVE_RESULTS index).
-BUMP_INTERIOR, BUMP_OUTER, DOORWAY = 3, 4, 5
+__all__ = [
+    "MOVE_BITS",
+    "STAY",
+    "Board",
+    "NotebookEdit",
+    "SpliceArgs",
+    "StateDigest",
+    "TurnOutcome",
+    "initial_state",
+    "resolve_turn",
+]
+
+#: Direction bits of :mod:`maze_envs.grid`, indexed by move code N, E, S, W.
+MOVE_BITS: Final = (NORTH, EAST, SOUTH, WEST)
+STAY: Final = int(Move.STAY)
+# Plain-int codes on the turn path (an IntEnum member costs an attribute lookup each time).
+_MOVED: Final = int(MoveResult.MOVED)
+_STAYED: Final = int(MoveResult.STAYED)
+_BUMP_INTERIOR: Final = int(MoveResult.BUMPED_INTERIOR_WALL)
+_BUMP_OUTER: Final = int(MoveResult.BUMPED_OUTER_BRICK)
+_DOORWAY: Final = int(MoveResult.DOORWAY)
+_NB_NONE, _NB_APPLIED, _NB_REJECTED = map(int, NotebookResult)
+_RADIO_NONE, _RADIO_SENT, _RADIO_REFUSED = map(int, RadioResult)
 
 _DIGEST_VERSION: Final = b"maze_escape_v0/state/2"
-
-SpliceArgs = tuple[int, int, str]
-NotebookEdit = SpliceArgs | str | None  # splice args, rolling-log line, or no edit
 
 
 @dataclass(frozen=True, eq=False)  # identity: holds arrays
@@ -52,54 +79,50 @@ class Board:
     width: int
     height: int
     exit_cell: int
-    step_to: tuple[tuple[int, ...], ...]  # [cell][move] -> new cell, or -result code
-    edge_kinds: NDArray[np.int64]  # [cell] -> kinds N, E, S, W (0 open, 1 interior, 2 brick)
+    # [cell][move] -> new cell, or minus the MoveResult of a move that stays (bump, doorway)
+    step_to: tuple[tuple[int, ...], ...]
+    edge_kinds: NDArray[np.int64]  # [cell] -> EdgeKind codes of the edges N, E, S, W
     exit_path: tuple[int, ...]  # [cell] -> moves to the exit
     exit_tenths: tuple[int, ...]  # [cell] -> straight-line tenths to the exit
-    landmark: tuple[int, ...]  # [cell] -> 0 or 1 + index into LANDMARK_NAMES
+    landmark: tuple[int, ...]  # [cell] -> NO_LANDMARK or 1 + index into LANDMARK_NAMES
     xy: tuple[tuple[int, int], ...]  # [cell] -> absolute (x east, y north) from the SW corner
-    cells: tuple[tuple[int, int], ...]  # [cell] -> (row, column)
+    cells: tuple[tuple[int, int], ...]  # [cell] -> (row, column), row 0 north
     starts: tuple[int, ...]
     digest: bytes  # SHA-256 of the layout, part of every state digest
 
     @classmethod
     def from_layout(cls, layout: Layout) -> Board:
         h, w = layout.height, layout.width
-        maze = layout.maze.astype(np.int64)
+        grid = _grid_tables(w, h)
+        flat = layout.maze.ravel()
         exit_r, exit_c = layout.exit_cell
-        rows, cols = np.divmod(np.arange(h * w), w)
+        exit_cell = exit_r * w + exit_c
         step_to = np.empty((h * w, 4), dtype=np.int64)
-        kinds = np.zeros((h * w, 4), dtype=np.int64)
+        kinds = np.empty((h * w, 4), dtype=np.int64)
         for k, bit in enumerate(MOVE_BITS):
-            dr, dc = DELTAS[bit]
-            nr, nc = rows + dr, cols + dc
-            is_open = (maze.ravel() & bit) != 0
-            inside = (nr >= 0) & (nr < h) & (nc >= 0) & (nc < w)
-            step_to[:, k] = np.where(
-                is_open, nr * w + nc, np.where(inside, -BUMP_INTERIOR, -BUMP_OUTER)
-            )
-            kinds[:, k] = np.where(is_open, 0, np.where(inside, 1, 2))
+            is_open = (flat & bit) != 0
+            step_to[:, k] = np.where(is_open, grid.targets[k], grid.blocked[k])
+            kinds[:, k] = np.where(is_open, EdgeKind.OPEN, grid.closed_kinds[k])
         k = MOVE_BITS.index(layout.doorway)
-        step_to[exit_r * w + exit_c, k] = -DOORWAY  # the doorway reads as an open edge
-        kinds[exit_r * w + exit_c, k] = 0
-        xy = tuple((c, h - 1 - r) for r in range(h) for c in range(w))
-        tenths = tenths_table(max(w, h))
-        ex, ey = xy[exit_r * w + exit_c]
-        landmark = [0] * (h * w)
+        step_to[exit_cell, k] = -_DOORWAY
+        kinds[exit_cell, k] = EdgeKind.OPEN  # the doorway reads as an open edge
+        ex, ey = grid.xy[exit_cell]
+        exit_tenths = grid.tenths[np.abs(grid.xs - ex), np.abs(grid.ys - ey)]
+        landmark = [NO_LANDMARK] * (h * w)
         for (r, c), name in layout.landmarks:
             landmark[r * w + c] = 1 + LANDMARK_NAMES.index(name)
         return cls(
             layout=layout,
             width=w,
             height=h,
-            exit_cell=exit_r * w + exit_c,
+            exit_cell=exit_cell,
             step_to=tuple(map(tuple, step_to.tolist())),
             edge_kinds=kinds,
-            exit_path=tuple(bfs_distances(layout.maze, layout.exit_cell).ravel().tolist()),
-            exit_tenths=tuple(tenths[abs(x - ex)][abs(y - ey)] for x, y in xy),
+            exit_path=tuple(layout.exit_distances.ravel().tolist()),
+            exit_tenths=tuple(exit_tenths.tolist()),
             landmark=tuple(landmark),
-            xy=xy,
-            cells=tuple((r, c) for r in range(h) for c in range(w)),
+            xy=grid.xy,
+            cells=grid.cells,
             starts=tuple(r * w + c for r, c in layout.starts),
             digest=hashlib.sha256(
                 layout.maze.tobytes()
@@ -108,26 +131,72 @@ class Board:
         )
 
 
+class _GridTables(NamedTuple):
+    """What every board of one size shares (flat cell indices, moves N, E, S, W)."""
+
+    targets: tuple[NDArray[np.int64], ...]  # [move][cell] -> neighbour cell
+    blocked: tuple[NDArray[np.int64], ...]  # [move][cell] -> -MoveResult of a closed edge
+    closed_kinds: tuple[NDArray[np.int64], ...]  # [move][cell] -> EdgeKind of a closed edge
+    xy: tuple[tuple[int, int], ...]  # [cell] -> (x east, y north) from the south-west corner
+    cells: tuple[tuple[int, int], ...]  # [cell] -> (row, column)
+    xs: NDArray[np.int64]
+    ys: NDArray[np.int64]
+    tenths: NDArray[np.int64]  # [abs(dx), abs(dy)] -> straight-line tenths
+
+
+@lru_cache(maxsize=16)
+def _grid_tables(width: int, height: int) -> _GridTables:
+    rows, cols = np.divmod(np.arange(height * width, dtype=np.int64), width)
+    targets, blocked, closed = [], [], []
+    for bit in MOVE_BITS:
+        dr, dc = DELTAS[bit]
+        nr, nc = rows + dr, cols + dc
+        inside = (nr >= 0) & (nr < height) & (nc >= 0) & (nc < width)
+        targets.append(nr * width + nc)
+        blocked.append(np.where(inside, -_BUMP_INTERIOR, -_BUMP_OUTER))
+        closed.append(np.where(inside, EdgeKind.INTERIOR_WALL, EdgeKind.OUTER_BRICK))
+    xs, ys = cols, height - 1 - rows
+    tables = _GridTables(
+        targets=tuple(targets),
+        blocked=tuple(blocked),
+        closed_kinds=tuple(closed),
+        xy=tuple(zip(xs.tolist(), ys.tolist(), strict=True)),
+        cells=tuple(zip(rows.tolist(), cols.tolist(), strict=True)),
+        xs=xs,
+        ys=ys,
+        tenths=np.array(tenths_table(max(width, height)), dtype=np.int64),
+    )
+    for array in (*tables.targets, *tables.blocked, *tables.closed_kinds, xs, ys, tables.tenths):
+        array.flags.writeable = False  # shared by every board of this size
+    return tables
+
+
 def initial_state(board: Board, config: Config) -> State:
     """The state at turn 0: agents on their starts, empty notebooks, nothing sent."""
     n = config.num_agents
+    cells = board.width * board.height
+    offsets = tuple(i * (cells + 1) for i in range(n))
     return State(
         turn=0,
         positions=list(board.starts),
         visited_exit=[False] * n,
         first_visit_turn=[-1] * n,
         notebooks=[""] * n,
+        notebook_bytes=[0] * n,
         radio_outbox=[""] * n,
         radio_ready_turn=[1] * n,
-        trail=np.full((n, config.trail_length), board.width * board.height, dtype=np.int64),
+        trail_ring=np.repeat(
+            np.array(offsets, dtype=np.int64) + cells, 2 * config.trail_length
+        ).reshape(n, 2 * config.trail_length),
+        trail_offsets=offsets,
         used_exits=[bytearray(board.width * board.height) for _ in range(n)],
         wall_bumps=[0] * n,
         doorway_moves=[0] * n,
         moves=[0] * n,
-        move_result=[0] * n,
-        notebook_result=[0] * n,
+        move_result=[int(MoveResult.NONE)] * n,
+        notebook_result=[_NB_NONE] * n,
         notebook_reason=[""] * n,
-        radio_result=[0] * n,
+        radio_result=[_RADIO_NONE] * n,
         radio_reason=[""] * n,
     )
 
@@ -150,46 +219,49 @@ def resolve_turn(
     radios: list[str],
 ) -> TurnOutcome:
     """Apply one turn of already-validated actions to ``state`` in place."""
+    # Locals for every list read per agent: this runs every turn.
     turn = state.turn + 1
     n = len(moves)
     positions = state.positions
     step_to = board.step_to
     if config.trail_length:
-        trail = state.trail
-        trail[:, :-1] = trail[:, 1:]
-        trail[:, -1] = positions
+        state.push_trail(positions)
+    move_result, used_exits = state.move_result, state.used_exits
     for i in range(n):
         here = positions[i]
         move = moves[i]
         if move == STAY:
-            state.move_result[i] = 2
+            move_result[i] = _STAYED
             continue
         there = step_to[here][move]
         if there >= 0:
             bit = MOVE_BITS[move]
-            used = state.used_exits[i]
+            used = used_exits[i]
             used[here] |= bit
             used[there] |= OPPOSITE[bit]
             positions[i] = there
             state.moves[i] += 1
-            state.move_result[i] = 1
+            move_result[i] = _MOVED
         else:
-            state.move_result[i] = -there
-            if there == -DOORWAY:
+            move_result[i] = -there
+            if there == -_DOORWAY:
                 state.doorway_moves[i] += 1
             else:
                 state.wall_bumps[i] += 1
 
+    notebooks, notebook_bytes = state.notebooks, state.notebook_bytes
+    notebook_result, notebook_reason = state.notebook_result, state.notebook_reason
     for i in range(n):
         edit = edits[i]
         if edit is None:
-            state.notebook_result[i] = 0
-            state.notebook_reason[i] = ""
+            notebook_result[i] = _NB_NONE
+            notebook_reason[i] = ""
             continue
         if isinstance(edit, tuple):
             start, end, text = edit
-            new, reason = splice(
-                state.notebooks[i],
+            new, size, reason = splice_sized(
+                notebooks[i],
+                notebook_bytes[i],
                 start,
                 end,
                 text,
@@ -197,26 +269,28 @@ def resolve_turn(
                 turn_bytes=config.notebook_turn_bytes,
             )
         else:
-            new, reason = append_line(
-                state.notebooks[i],
+            new, size, reason = append_line_sized(
+                notebooks[i],
+                notebook_bytes[i],
                 edit,
                 max_bytes=config.notebook_max_bytes,
                 turn_bytes=config.notebook_turn_bytes,
             )
         if new is None:
-            state.notebook_result[i] = 2
+            notebook_result[i] = _NB_REJECTED
         else:
-            state.notebooks[i] = new
-            state.notebook_result[i] = 1
-        state.notebook_reason[i] = reason
+            notebooks[i] = new
+            notebook_bytes[i] = size
+            notebook_result[i] = _NB_APPLIED
+        notebook_reason[i] = reason
 
-    outbox = state.radio_outbox
+    outbox, radio_result, radio_reason = state.radio_outbox, state.radio_result, state.radio_reason
     for i in range(n):
         text = radios[i]
         outbox[i] = ""
         if not text:
-            state.radio_result[i] = 0
-            state.radio_reason[i] = ""
+            radio_result[i] = _RADIO_NONE
+            radio_reason[i] = ""
             continue
         reason = check_message(
             text,
@@ -225,31 +299,36 @@ def resolve_turn(
             cooldown_left=cooldown_left(state.radio_ready_turn[i], turn - 1),
         )
         if reason:
-            state.radio_result[i] = 2
+            radio_result[i] = _RADIO_REFUSED
         else:
             outbox[i] = text
-            state.radio_result[i] = 1
+            radio_result[i] = _RADIO_SENT
             state.radio_ready_turn[i] = turn + config.radio_cooldown + 1
-        state.radio_reason[i] = reason
+        radio_reason[i] = reason
 
     state.turn = turn
     rewards = [0.0] * n
     first_visits = [False] * n
     exit_cell = board.exit_cell
-    pay_visits = config.reward_mode == "exit_and_team"
-    for i in range(n):
-        if positions[i] == exit_cell and not state.visited_exit[i]:
-            state.visited_exit[i] = True
-            state.first_visit_turn[i] = turn
-            first_visits[i] = True
-            if pay_visits:
-                rewards[i] += config.exit_reward
-    success = all(state.visited_exit)
+    visited = state.visited_exit
+    if exit_cell in positions:
+        pay_visits = config.reward_mode == "exit_and_team"
+        for i in range(n):
+            if positions[i] == exit_cell and not visited[i]:
+                visited[i] = True
+                state.first_visit_turn[i] = turn
+                first_visits[i] = True
+                if pay_visits:
+                    rewards[i] += config.exit_reward
+    success = all(visited)
     if success:
         state.success = True
         for i in range(n):
             rewards[i] += config.team_bonus
-    return TurnOutcome(rewards, first_visits, success, not success and turn >= config.max_turns)
+    # tuple.__new__ skips the NamedTuple's Python-level __new__ (this runs every turn)
+    return tuple.__new__(
+        TurnOutcome, (rewards, first_visits, success, not success and turn >= config.max_turns)
+    )
 
 
 class StateDigest:

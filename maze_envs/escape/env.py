@@ -12,20 +12,41 @@ Description:
     The full rules are in :mod:`maze_envs.escape.engine`.
 
 Action Space:
-    A ``Dict`` per agent: ``move`` in ``Discrete(5)`` (0..4 = N, E, S, W, STAY), a ``notebook``
-    edit (``splice`` or ``rolling_log`` form, see :mod:`maze_envs.escape.spaces`) and a ``radio``
-    message (``""`` sends nothing). Typed :class:`~maze_envs.escape.types.Action` models are
-    accepted too. Anything outside the space raises ``ValueError`` before the state changes;
-    edits and messages that break a rule are rejected with a reason shown next turn.
+    The same ``Dict`` for every agent (:mod:`maze_envs.escape.spaces`):
+
+    ==========  ===============================================================================
+    key         value
+    ==========  ===============================================================================
+    move        ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
+    notebook    ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
+                replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log`` mode:
+                ``{"append": text}`` (``""``: nothing)
+    radio       text to every teammate (``""`` sends nothing)
+    ==========  ===============================================================================
+
+    Typed :class:`~maze_envs.escape.types.Action` models, any ``Mapping`` and numpy integers are
+    accepted too; every accepted action is normalised to plain data before it is applied and
+    journaled. Anything outside the space (a negative or > 65536 splice position, a move of 5,
+    a key other than these three, text over 65536 UTF-8 bytes...) raises ``ValueError`` naming
+    the agent before the state changes. Inside the space, edits and messages that break a rule
+    are rejected with a reason shown next turn: in particular a splice position past the end of
+    the notebook's text (or ``start > end``) leaves the notebook unchanged and
+    ``last_action.notebook_reason`` says why.
 
 Observation Space:
     A ``Dict`` per agent, documented field by field in :mod:`maze_envs.escape.observe`: the four
     edges of the agent's cell, ``on_exit``, the landmark, turn and turns left, its notebook, last
     turn's radio messages, notebooks of teammates on its cell and the result of its last action;
-    plus, when switched on in the config, distance sensors, coordinates (``own``/``shared``/
-    ``absolute`` frame, x east, y north), a trail, a meeting alert and used exits. Typed
-    :class:`~maze_envs.escape.types.Observation` models, their JSON form and the rebuilding of a
-    journaled observation come from :mod:`maze_envs.escape.convert`.
+    plus, when switched on in the config, distance sensors, coordinates (``[x, y]``, x east, y
+    north, in the ``own``/``shared``/``absolute`` frame; ``absolute`` has its origin at the
+    south-west corner cell), a trail (its last entry is last turn's cell, which equals the current
+    cell after a bump or STAY), a meeting alert and used exits. In **v1** the per-teammate
+    fields (``radio``, ``teammate_notebooks``, ``distances[1:]``, ``colocated_with``) have one
+    entry per agent in name order, the agent's own entry blank, so every agent has the same
+    space; in **v0** they list only the other agents. Observations are new objects every turn,
+    shared with nothing. Typed :class:`~maze_envs.escape.types.Observation` models (the same for
+    both versions), their JSON form and the rebuilding of a journaled observation come from
+    :mod:`maze_envs.escape.convert`.
 
 Rewards:
     ``reward_mode="exit_and_team"`` (default): ``exit_reward`` (1.0) to an agent on its first exit
@@ -42,20 +63,27 @@ Episode End:
 
 Arguments:
     ``config`` (a :class:`~maze_envs.escape.types.Config`), or keyword overrides of the defaults
-    (see ``maze_escape_v0.parallel_env(preset=..., **overrides)``); ``render_mode`` one of
+    (see ``maze_escape_v1.parallel_env(preset=..., **overrides)``); ``render_mode`` one of
     ``human``, ``ansi``, ``rgb_array``; ``generator`` an injected layout generator; ``journal``
     a :class:`maze_envs.journal.Journal` or a path to record every turn to SQLite (a journaled
     game's generator must be one a replay can rebuild: the config's ``maze_algorithm``, a
-    ``PerfectMazeGenerator`` or a ``FixedGenerator``; others raise ``ValueError``).
-    ``infos`` carry per-agent events and analysis fields (true position, path distance to the
-    exit, wall bumps); :meth:`MazeEscapeEnv.ground_truth` gives shortest paths from the starts.
+    ``PerfectMazeGenerator`` or a ``FixedGenerator``; others raise ``ValueError``; ``env.recorder``
+    is its :class:`~maze_envs.journal.recorder.Recorder`; a write that fails raises
+    ``JournalError`` and the game takes no more steps until ``reset()``).
+    ``infos`` carry per-agent events and analysis fields the agents never see: ``xy`` (the true
+    position, absolute ``(x, y)``, x east, y north from the south-west corner), ``row_col``
+    (the same cell as ``(row, column)``, row 0 north, as the viewer and
+    :meth:`MazeEscapeEnv.ground_truth` use), ``path_distance_to_exit``, wall bumps and doorway
+    moves; ``position`` and ``cell`` are older names of ``xy`` and ``row_col``.
 
 Version History:
-    * v0: initial version.
+    * v1: every agent has the same observation space (per-teammate fields keyed by all agent
+      names, the agent's own entry blank); rules and trajectories unchanged.
+    * v0: initial version (per-teammate fields keyed by the other agents).
 
 Example:
-    >>> from maze_envs import maze_escape_v0
-    >>> env = maze_escape_v0.parallel_env(preset="navigator", width=9, height=9, max_turns=50)
+    >>> from maze_envs import maze_escape_v1
+    >>> env = maze_escape_v1.parallel_env(preset="navigator", width=9, height=9, max_turns=50)
     >>> observations, infos = env.reset(seed=7)
     >>> sorted(observations)
     ['A', 'B', 'C']
@@ -65,11 +93,14 @@ Example:
     >>> observations, rewards, terms, truncs, infos = env.step({a: step for a in env.agents})
     >>> observations["A"]["notebook"], observations["B"]["radio"]["A"]
     ('start\\n', 'hello')
+    >>> observations["A"]["radio"]["A"]  # v1: the agent's own slot is blank
+    ''
+    >>> env.observation_space("A") == env.observation_space("B")
+    True
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
@@ -78,6 +109,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from maze_envs.escape import viewer
+from maze_envs.escape.actions import accept, describe_keys
 from maze_envs.escape.convert import action_from_model
 from maze_envs.escape.engine import (
     Board,
@@ -88,21 +120,24 @@ from maze_envs.escape.engine import (
 )
 from maze_envs.escape.generator import Generator, Layout, describe_generator, make_generator
 from maze_envs.escape.observe import Observer
-from maze_envs.escape.spaces import action_space, observation_space, parse_action
+from maze_envs.escape.spaces import action_space, observation_space
 from maze_envs.escape.types import (
+    ENV_IDS,
     MOVE_RESULTS,
     NOTEBOOK_RESULTS,
     RADIO_RESULTS,
     Action,
     Config,
+    EnvVersion,
     State,
 )
+from maze_envs.journal.recorder import Recorder
 
-ENV_ID: Final = "maze_envs/MazeEscape-v0"
+ENV_ID: Final = ENV_IDS[0]
 
 
 class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
-    """The Maze Escape ``ParallelEnv``; see the module docstring."""
+    """The Maze Escape ``ParallelEnv``, version 0 (see also :class:`MazeEscapeV1Env`)."""
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "maze_escape_v0",
@@ -110,6 +145,10 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         "render_fps": 4,
         "is_parallelizable": True,
     }
+    #: The id games of this environment are journaled under (the replayer builds it from it).
+    env_id: ClassVar[str] = ENV_ID
+    #: Layout version of the observations (see :mod:`maze_envs.escape.observe`).
+    version: ClassVar[EnvVersion] = 0
 
     def __init__(
         self,
@@ -137,14 +176,24 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         )
         self.possible_agents = list(self.config.agents)
         self.agents: list[str] = []
-        self._obs_spaces = {a: observation_space(self.config, a) for a in self.possible_agents}
+        self._obs_spaces = {
+            a: observation_space(self.config, a, self.version) for a in self.possible_agents
+        }
         # Each agent gets its own action space object so seeding one does not seed the others.
         self._act_spaces = {a: action_space(self.config) for a in self.possible_agents}
         self._splice = self.config.notebook_mode == "splice"
         self.np_random: np.random.Generator | None = None
         self.game_seed: int | None = None
-        self._recorder = (
-            _Recorder(journal, self.config, generator_spec) if journal is not None else None
+        #: Writes every game to the journal (None without ``journal=``).
+        self.recorder = (
+            Recorder(
+                journal,
+                env_id=self.env_id,
+                config=self.config.model_dump(mode="json"),
+                generator=generator_spec,
+            )
+            if journal is not None
+            else None
         )
         self._board: Board | None = None
         self._state: State | None = None
@@ -178,7 +227,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         layout = self.generator.generate(self.config, self.np_random)
         self._board = board = Board.from_layout(layout)
         self._state = initial_state(board, self.config)
-        self._observer = Observer(board, self.config)
+        self._observer = Observer(board, self.config, self.version)
         self._digest = StateDigest(board, self.config.num_agents)
         self._shortest = tuple(board.exit_path[cell] for cell in board.starts)
         self.agents = list(self.possible_agents)
@@ -188,8 +237,8 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         for name, shortest in zip(self.possible_agents, self._shortest, strict=True):
             infos[name]["start_path_to_exit"] = shortest
             infos[name]["fastest_possible_finish"] = max(self._shortest)
-        if self._recorder is not None:
-            self._recorder.start(seed, observations, self.state_digest())
+        if self.recorder is not None:
+            self.recorder.start(seed, observations, self.state_digest())
         return observations, infos
 
     def step(
@@ -205,19 +254,29 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         state, board = self._state, self._board
         if state is None or board is None or not self.agents:
             raise RuntimeError("the game is over or was never started: call reset() first")
-        if not isinstance(actions, dict) or actions.keys() != self._live:
-            got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
-            raise ValueError(f"step needs one action for each of {self.agents}, got {got}")
+        if self.recorder is not None:
+            self.recorder.check()  # a game the journal stopped recording takes no more steps
+        if not (type(actions) is dict or isinstance(actions, Mapping)) or (
+            len(actions) != len(self.agents)
+        ):
+            raise self._not_one_action_each(actions)
         moves, edits, radios = [], [], []
+        received: dict[str, Any] = {}  # every action as plain data: what the journal records
         config, splice_mode = self.config, self._splice
         for agent in self.agents:
-            raw = actions[agent]
-            if isinstance(raw, Action):
-                raw = action_from_model(raw, config)
-            move, edit, radio = parse_action(agent, raw, splice_mode)
+            try:  # as many actions as agents, and one for each agent: exactly the agents
+                raw = actions[agent]
+            except KeyError:
+                raise self._not_one_action_each(actions) from None
+            if type(raw) is not dict and isinstance(raw, Action):
+                move, edit, radio, _ = accept(agent, action_from_model(raw, config), splice_mode)
+                received[agent] = raw.model_dump(mode="json")  # the typed form, as JSON
+            else:
+                move, edit, radio, received[agent] = accept(agent, raw, splice_mode)
             moves.append(move)
             edits.append(edit)
             radios.append(radio)
+        actions = received
         outcome = resolve_turn(state, board, self.config, moves, edits, radios)
         names = self.agents
         observations = self._observations()
@@ -225,16 +284,35 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         terminations = dict.fromkeys(names, outcome.success)
         truncations = dict.fromkeys(names, outcome.truncated)
         infos = self._infos(outcome)
-        if self._recorder is not None:
+        if self.recorder is not None:
             events = {name: info["events"] for name, info in infos.items()}
-            self._recorder.turn(state.turn, observations, actions, events, self.state_digest())
+            self.recorder.turn(state.turn, observations, actions, events, self.state_digest())
             if outcome.success or outcome.truncated:
-                self._recorder.finish(self.outcome())
+                self.recorder.finish(self.outcome())
         if outcome.success or outcome.truncated:
             self.agents = []
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
+
+    def _not_one_action_each(self, actions: Any) -> ValueError:
+        got = describe_keys(actions) if isinstance(actions, Mapping) else type(actions)
+        return ValueError(f"step needs one action for each of {self.agents}, got {got}")
+
+    def accept(self, agent: str, action: Any) -> Any:
+        """``action`` checked against ``agent``'s action space, in the form :meth:`step` takes
+        and records: plain data for an action dict (``Mapping`` parts become ``dict``, numpy
+        integers ``int``), the model itself for a typed :class:`Action` (it is immutable).
+        Raises ``ValueError`` saying what is wrong; nothing changes. The AEC form calls it on
+        each action as it arrives."""
+        if agent not in self._live:
+            raise ValueError(f"{agent!r} is not a live agent; live agents: {self.agents}")
+        if isinstance(action, Action):
+            accept(agent, action_from_model(action, self.config), self._splice)
+            return action
+        plain = accept(agent, action, self._splice)[3]
+        # a new object even when the action was plain already: the caller may change its own
+        return {**plain, "notebook": dict(plain["notebook"])}
 
     def _observations(self) -> dict[str, dict[str, Any]]:
         assert self._observer is not None and self._state is not None
@@ -246,22 +324,34 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         assert state is not None and board is not None
         first_visits = outcome.first_visits if outcome else [False] * len(state.positions)
         success = bool(outcome and outcome.success)
+        # Locals for everything read per agent: this runs every turn.
+        xy, cells, exit_path = board.xy, board.cells, board.exit_path
+        positions, visited, bumps, doorway = (
+            state.positions,
+            state.visited_exit,
+            state.wall_bumps,
+            state.doorway_moves,
+        )
+        moves, notebooks, radios = state.move_result, state.notebook_result, state.radio_result
+        notebook_reasons, radio_reasons = state.notebook_reason, state.radio_reason
         infos = {}
         for i, name in enumerate(self.possible_agents):
-            pos = state.positions[i]
+            pos = positions[i]
             infos[name] = {
-                "position": board.xy[pos],
-                "cell": board.cells[pos],
-                "path_distance_to_exit": board.exit_path[pos],
-                "visited_exit": state.visited_exit[i],
-                "wall_bumps": state.wall_bumps[i],
-                "doorway_moves": state.doorway_moves[i],
+                "xy": xy[pos],
+                "row_col": cells[pos],
+                "position": xy[pos],  # older name of "xy"
+                "cell": cells[pos],  # older name of "row_col"
+                "path_distance_to_exit": exit_path[pos],
+                "visited_exit": visited[i],
+                "wall_bumps": bumps[i],
+                "doorway_moves": doorway[i],
                 "events": {
-                    "move": MOVE_RESULTS[state.move_result[i]],
-                    "notebook": NOTEBOOK_RESULTS[state.notebook_result[i]],
-                    "notebook_reason": state.notebook_reason[i],
-                    "radio": RADIO_RESULTS[state.radio_result[i]],
-                    "radio_reason": state.radio_reason[i],
+                    "move": MOVE_RESULTS[moves[i]],
+                    "notebook": NOTEBOOK_RESULTS[notebooks[i]],
+                    "notebook_reason": notebook_reasons[i],
+                    "radio": RADIO_RESULTS[radios[i]],
+                    "radio_reason": radio_reasons[i],
                     "first_exit_visit": first_visits[i],
                     "team_success": success,
                 },
@@ -270,11 +360,21 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
 
     # --- analysis ----------------------------------------------------------------------------
     def ground_truth(self) -> dict[str, Any]:
-        """Facts the agents never see: shortest path of each start and the fastest finish."""
+        """Facts the agents never see: shortest path of each start and the fastest finish.
+
+        The exit is given as ``exit_row_col`` ``(row, column)``, row 0 north (also under its
+        older name ``exit_cell``), and as ``exit_xy`` ``(x, y)``, x east, y north from the
+        south-west corner; starts likewise as ``start_row_col`` and ``start_xy``.
+        """
         board = self._require_board()
+        names = self.possible_agents
         return {
             "seed": self.game_seed,
-            "exit_cell": divmod(board.exit_cell, board.width),
+            "exit_row_col": board.cells[board.exit_cell],
+            "exit_xy": board.xy[board.exit_cell],
+            "exit_cell": board.cells[board.exit_cell],
+            "start_row_col": {a: board.cells[s] for a, s in zip(names, board.starts, strict=True)},
+            "start_xy": {a: board.xy[s] for a, s in zip(names, board.starts, strict=True)},
             "shortest_path_to_exit": dict(zip(self.possible_agents, self._shortest, strict=True)),
             "fastest_possible_finish": max(self._shortest),
         }
@@ -321,7 +421,10 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         if self.render_mode is None or self._state is None or self._board is None:
             return None
         if self.render_mode == "rgb_array":
-            return viewer.render_rgb(self._board, self._state)
+            title = f"{self.metadata['name']} · seed {self.game_seed}"
+            return viewer.render_rgb(
+                self._board, self._state, max_turns=self.config.max_turns, title=title
+            )
         text = viewer.render_ansi(self._board, self._state)
         if self.render_mode == "human":
             print(text)
@@ -329,79 +432,28 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         return text
 
     def _abort_unfinished_game(self) -> None:
-        if self._recorder is not None and self._recorder.game_id is not None:
-            self._recorder.finish({**self.outcome(), "aborted": True})
+        if self.recorder is not None and self.recorder.game_id is not None:
+            self.recorder.abort(self.outcome())
 
     def close(self) -> None:
-        if self._recorder is not None:
-            self._abort_unfinished_game()
-            self._recorder.close()
-            self._recorder = None
+        if self.recorder is not None:
+            try:
+                self._abort_unfinished_game()
+            finally:
+                self.recorder.close()
+                self.recorder = None
 
 
-class _Recorder:
-    """Writes games to a :class:`maze_envs.journal.Journal` (opened here when given a path).
-
-    Observations are recorded exactly as delivered (the journal writes arrays as JSON lists;
-    :func:`maze_envs.escape.convert.observation_from_stored` rebuilds them).
+class MazeEscapeV1Env(MazeEscapeEnv):
+    """The Maze Escape ``ParallelEnv``, version 1: the rules of v0, and one observation space
+    for every agent (per-teammate fields keyed by all agent names, the agent's own entry blank).
     """
 
-    def __init__(self, journal: Any, config: Config, generator: dict[str, Any] | None) -> None:
-        from maze_envs import __version__
-        from maze_envs.journal import Journal
+    metadata: ClassVar[dict[str, Any]] = {**MazeEscapeEnv.metadata, "name": "maze_escape_v1"}
+    env_id: ClassVar[str] = ENV_IDS[1]
+    version: ClassVar[EnvVersion] = 1
 
-        self.owned = isinstance(journal, str | os.PathLike)
-        self.journal: Journal = Journal(journal) if self.owned else journal
-        self.config_json = config.model_dump(mode="json")
-        self.generator = generator
-        self.version = __version__
-        self.game_id: int | None = None
 
-    def start(
-        self,
-        seed: int,
-        observations: Mapping[str, dict[str, Any]],
-        digest: bytes,
-    ) -> None:
-        self.game_id = self.journal.start_game(
-            env_id=ENV_ID,
-            config=self.config_json,
-            seed=seed,
-            library_version=self.version,
-            generator=self.generator,
-        )
-        self.journal.record_turn(
-            self.game_id,
-            0,
-            observations=observations,
-            actions={},
-            events={},
-            state_digest=digest,
-        )
-
-    def turn(
-        self,
-        turn: int,
-        observations: Mapping[str, dict[str, Any]],
-        actions: Mapping[str, Any],
-        events: Mapping[str, Any],
-        digest: bytes,
-    ) -> None:
-        assert self.game_id is not None
-        self.journal.record_turn(
-            self.game_id,
-            turn,
-            observations=observations,
-            actions=actions,
-            events=events,
-            state_digest=digest,
-        )
-
-    def finish(self, outcome: dict[str, Any]) -> None:
-        if self.game_id is not None:
-            self.journal.finish_game(self.game_id, outcome)
-            self.game_id = None
-
-    def close(self) -> None:
-        if self.owned:
-            self.journal.close()
+# The environment reference (module docstring) is what ``help()`` shows on the classes too.
+MazeEscapeEnv.__doc__ = f"{MazeEscapeEnv.__doc__}\n\n{__doc__}"
+MazeEscapeV1Env.__doc__ = f"{MazeEscapeV1Env.__doc__}\n\n{__doc__}"

@@ -19,15 +19,16 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
-from maze_envs.escape.types import LANDMARK_NAMES, Config
+from maze_envs.escape.config import Config
+from maze_envs.escape.vocab import LANDMARK_NAMES
 from maze_envs.grid import (
     ALGORITHMS,
     EAST,
@@ -38,7 +39,22 @@ from maze_envs.grid import (
     Maze,
     bfs_distances,
     generate_perfect_maze,
+    straight_line_tenths,
+    tenths_table,
 )
+
+__all__ = [
+    "FixedGenerator",
+    "Generator",
+    "Layout",
+    "PerfectMazeGenerator",
+    "default_landmark_count",
+    "describe_generator",
+    "generator_from_description",
+    "make_generator",
+    "straight_line_tenths",  # re-exported from maze_envs.grid, where it lives now
+    "tenths_table",
+]
 
 
 @dataclass(frozen=True, eq=False)  # identity: holds arrays
@@ -54,6 +70,13 @@ class Layout:
     doorway: int
     landmarks: tuple[tuple[Cell, str], ...]
     starts: tuple[Cell, ...]
+
+    @cached_property
+    def exit_distances(self) -> NDArray[np.int32]:
+        """Moves from the exit to every cell, ``(height, width)`` (computed once, read-only)."""
+        distances = bfs_distances(self.maze, self.exit_cell)
+        distances.flags.writeable = False
+        return distances
 
     @property
     def height(self) -> int:
@@ -127,6 +150,13 @@ def _outer_sides(cell: Cell, width: int, height: int) -> list[int]:
     return sides
 
 
+@lru_cache(maxsize=16)
+def _boundary_cells(width: int, height: int) -> tuple[Cell, ...]:
+    return tuple(
+        (r, c) for r in range(height) for c in range(width) if _outer_sides((r, c), width, height)
+    )
+
+
 @dataclass(frozen=True)
 class PerfectMazeGenerator:
     """A perfect maze from :mod:`maze_envs.grid`, then exit, landmarks and starts at random.
@@ -141,7 +171,7 @@ class PerfectMazeGenerator:
     def generate(self, config: Config, rng: np.random.Generator) -> Layout:
         w, h = config.width, config.height
         maze = generate_perfect_maze(self.algorithm, w, h, rng)
-        boundary = [(r, c) for r in range(h) for c in range(w) if _outer_sides((r, c), w, h)]
+        boundary = _boundary_cells(w, h)
         exit_cell = boundary[int(rng.integers(len(boundary)))]
         sides = _outer_sides(exit_cell, w, h)
         doorway = sides[int(rng.integers(len(sides)))]
@@ -156,7 +186,10 @@ class PerfectMazeGenerator:
             for f, n in zip(lm_flat, names, strict=True)
         )
 
-        dist = bfs_distances(maze, exit_cell).ravel()
+        # A layout without starts yet gives the exit distances the starts are drawn by; the
+        # finished layout keeps them (one search per game instead of two).
+        distances = Layout(maze, exit_cell, doorway, landmarks, ()).exit_distances
+        dist = distances.ravel()
         eligible = np.flatnonzero(dist >= config.min_start_distance)
         if len(eligible) < config.num_agents:
             raise ValueError(
@@ -166,7 +199,9 @@ class PerfectMazeGenerator:
             )
         start_flat = rng.choice(eligible, size=config.num_agents, replace=False)
         starts = tuple((int(f) // w, int(f) % w) for f in start_flat)
-        return Layout(maze, exit_cell, doorway, landmarks, starts)
+        layout = Layout(maze, exit_cell, doorway, landmarks, starts)
+        layout.__dict__["exit_distances"] = distances  # the cached_property's slot: no 2nd BFS
+        return layout
 
 
 @dataclass(frozen=True)
@@ -233,14 +268,3 @@ def make_generator(name: str) -> Generator:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown maze_algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
     return PerfectMazeGenerator(name)
-
-
-@lru_cache(maxsize=8)
-def tenths_table(span: int) -> tuple[tuple[int, ...], ...]:
-    """``table[abs(dx)][abs(dy)]`` = :func:`straight_line_tenths` for offsets below ``span``."""
-    return tuple(tuple(straight_line_tenths(dx, dy) for dy in range(span)) for dx in range(span))
-
-
-def straight_line_tenths(dx: int, dy: int) -> int:
-    """Euclidean distance between cell centres in whole tenths of a cell (rounded)."""
-    return round(10 * math.hypot(dx, dy))

@@ -30,20 +30,50 @@ def _too_much_new_text(size: int, turn_bytes: int) -> str:
 def splice(
     notebook: str, start: int, end: int, text: str, *, max_bytes: int, turn_bytes: int
 ) -> tuple[str | None, str]:
-    """Replace ``notebook[start:end]`` with ``text``; insert, delete and replace are all splices."""
+    """Replace ``notebook[start:end]`` with ``text``; insert, delete and replace are all splices.
+
+    Positions are checked against the text: ``start > end`` or ``end`` past the notebook's
+    length rejects the edit with a reason that says so.
+    """
+    new, _, reason = splice_sized(
+        notebook, _size(notebook), start, end, text, max_bytes=max_bytes, turn_bytes=turn_bytes
+    )
+    return new, reason
+
+
+def splice_sized(
+    notebook: str,
+    notebook_bytes: int,
+    start: int,
+    end: int,
+    text: str,
+    *,
+    max_bytes: int,
+    turn_bytes: int,
+) -> tuple[str | None, int, str]:
+    """:func:`splice` for a notebook whose UTF-8 size is known: ``(new or None, its size,
+    reason)``. The size of the result comes from the sizes of the parts, so a long notebook
+    is never encoded again (the rules run this every turn)."""
     size = _size(text)
     if size > turn_bytes:
-        return None, _too_much_new_text(size, turn_bytes)
+        return None, notebook_bytes, _too_much_new_text(size, turn_bytes)
     length = len(notebook)
     if start > end:
-        return None, f"start {start} is after end {end}"
+        return None, notebook_bytes, f"start {start} is after end {end}"
     if end > length:
-        return None, f"end {end} is beyond the notebook's {length} characters (0..{length})"
-    result = notebook[:start] + text + notebook[end:]
-    result_bytes = _size(result)
+        return (
+            None,
+            notebook_bytes,
+            f"end {end} is beyond the notebook's {length} characters (0..{length})",
+        )
+    result_bytes = notebook_bytes - _size(notebook[start:end]) + size
     if result_bytes > max_bytes:
-        return None, f"the notebook would be {result_bytes} bytes; it holds at most {max_bytes}"
-    return result, ""
+        return (
+            None,
+            notebook_bytes,
+            f"the notebook would be {result_bytes} bytes; it holds at most {max_bytes}",
+        )
+    return notebook[:start] + text + notebook[end:], result_bytes, ""
 
 
 def append_line(
@@ -53,22 +83,40 @@ def append_line(
 
     When the notebook would exceed ``max_bytes``, its oldest whole lines are dropped until it fits.
     """
+    new, _, reason = append_line_sized(
+        notebook, _size(notebook), text, max_bytes=max_bytes, turn_bytes=turn_bytes
+    )
+    return new, reason
+
+
+def append_line_sized(
+    notebook: str, notebook_bytes: int, text: str, *, max_bytes: int, turn_bytes: int
+) -> tuple[str | None, int, str]:
+    """:func:`append_line` for a notebook whose UTF-8 size is known: ``(new or None, its
+    size, reason)``."""
     size = _size(text)
     if size > turn_bytes:
-        return None, _too_much_new_text(size, turn_bytes)
+        return None, notebook_bytes, _too_much_new_text(size, turn_bytes)
     entry = text if text.endswith("\n") else text + "\n"
-    entry_bytes = _size(entry)
+    entry_bytes = size if entry is text else size + 1
     if entry_bytes > max_bytes:
-        return None, f"the entry is {entry_bytes} bytes; the notebook holds at most {max_bytes}"
+        return (
+            None,
+            notebook_bytes,
+            f"the entry is {entry_bytes} bytes; the notebook holds at most {max_bytes}",
+        )
     result = notebook + entry
-    excess = _size(result) - max_bytes
+    total = notebook_bytes + entry_bytes
+    excess = total - max_bytes
     if excess <= 0:
-        return result, ""
+        return result, total, ""
     dropped = 0
     start = 0
     while excess > 0:
         cut = result.index("\n", start) + 1
-        excess -= len(result[start:cut].encode())
+        line_bytes = _size(result[start:cut])
+        excess -= line_bytes
+        total -= line_bytes
         start = cut
         dropped += 1
-    return result[start:], f"dropped {dropped} oldest line(s) to fit {max_bytes} bytes"
+    return result[start:], total, f"dropped {dropped} oldest line(s) to fit {max_bytes} bytes"

@@ -12,32 +12,57 @@ Action space (per agent, a ``Dict``):
   ``rolling_log`` mode ``{"append": Utf8Text}``: an empty string appends nothing.
 * ``radio``: ``Utf8Text``; an empty string sends nothing.
 
-Action text may be up to :data:`~maze_envs.escape.types.ACTION_TEXT_MAX_BYTES` bytes; the rules'
-tighter limits (new text per turn, notebook size, radio size) are rule-level rejections reported
-in the next observation. Anything outside the action space raises ``ValueError`` naming the agent,
-before any state changes.
+Action text may be up to :data:`~maze_envs.escape.config.ACTION_TEXT_MAX_BYTES` bytes; the
+rules' tighter limits (new text per turn, notebook size, radio size) are rule-level rejections
+reported in the next observation. Splice positions are space-checked against ``0..65536``
+only: a position past the notebook's text is a rule-level rejection with a reason, a negative
+or larger one a ``ValueError``. Anything outside the action space raises ``ValueError`` naming
+the agent, before any state changes (:func:`~maze_envs.escape.actions.accept_action`, which
+also turns an accepted action into plain data).
+
+Observation space: see :mod:`maze_envs.escape.observe` for the fields. ``observation_space(config,
+agent, version)`` builds layout version 0 (per-teammate fields keyed by the other agents, so the
+spaces differ between agents) or 1 (keyed by every agent, the same space for all).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from functools import cache
 from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
 
-from maze_envs.escape.engine import NotebookEdit
-from maze_envs.escape.types import (
+from maze_envs.escape.actions import accept_action, parse_action
+from maze_envs.escape.config import (
     ACTION_TEXT_MAX_BYTES,
+    REASON_MAX_BYTES,
+    Config,
+    EnvVersion,
+    slot_names,
+    teammates,
+)
+from maze_envs.escape.vocab import (
+    DIRECTIONS,
+    EDGE_KINDS,
     LANDMARK_NAMES,
     MOVE_RESULTS,
     MOVES,
-    REASON_MAX_BYTES,
-    Config,
-    agent_names,
+    NOTEBOOK_RESULTS,
+    RADIO_RESULTS,
 )
+
+__all__ = [
+    "SAMPLE_CHARSET",
+    "Utf8Text",
+    "accept_action",
+    "action_space",
+    "coordinate_bounds",
+    "max_distance_tenths",
+    "observation_space",
+    "parse_action",
+    "teammates",
+]
 
 #: Characters used when *sampling* text (containment accepts any UTF-8): ASCII plus multi-byte.
 SAMPLE_CHARSET: Final = (
@@ -80,16 +105,6 @@ class Utf8Text(spaces.Text):
         return isinstance(other, Utf8Text) and other.max_bytes == self.max_bytes
 
 
-def teammates(config: Config, agent: str) -> tuple[str, ...]:
-    """The other agents, in name order (the order of every per-teammate field)."""
-    return _teammates(config.num_agents, agent)
-
-
-@cache
-def _teammates(num_agents: int, agent: str) -> tuple[str, ...]:
-    return tuple(name for name in agent_names(num_agents) if name != agent)
-
-
 def coordinate_bounds(config: Config) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest ``[x, y]`` in the configured frame."""
     span = np.array([config.width - 1, config.height - 1], dtype=np.int64)
@@ -101,12 +116,13 @@ def max_distance_tenths(config: Config) -> int:
     return math.ceil(10 * math.hypot(config.width - 1, config.height - 1))
 
 
-def observation_space(config: Config, agent: str) -> spaces.Dict:
-    """The observation space of ``agent`` (optional keys only when their feature is on)."""
-    others = teammates(config, agent)
+def observation_space(config: Config, agent: str, version: EnvVersion = 0) -> spaces.Dict:
+    """The observation space of ``agent`` in layout ``version`` (optional keys only when their
+    feature is on). In version 1 it is the same space for every agent."""
+    others = slot_names(config, agent, version)
     text_nb = Utf8Text(config.notebook_max_bytes)
     fields: dict[str, spaces.Space[Any]] = {
-        "edges": spaces.MultiDiscrete([3, 3, 3, 3]),
+        "edges": spaces.MultiDiscrete([len(EDGE_KINDS)] * len(DIRECTIONS)),
         "on_exit": spaces.Discrete(2),
         "landmark": spaces.Discrete(len(LANDMARK_NAMES) + 1),
         "turn": spaces.Discrete(config.max_turns + 1),
@@ -119,9 +135,9 @@ def observation_space(config: Config, agent: str) -> spaces.Dict:
         "last_action": spaces.Dict(
             {
                 "move": spaces.Discrete(len(MOVE_RESULTS)),
-                "notebook": spaces.Discrete(3),
+                "notebook": spaces.Discrete(len(NOTEBOOK_RESULTS)),
                 "notebook_reason": Utf8Text(REASON_MAX_BYTES),
-                "radio": spaces.Discrete(3),
+                "radio": spaces.Discrete(len(RADIO_RESULTS)),
                 "radio_reason": Utf8Text(REASON_MAX_BYTES),
                 "radio_cooldown": spaces.Discrete(config.radio_cooldown + 1),
             }
@@ -129,7 +145,7 @@ def observation_space(config: Config, agent: str) -> spaces.Dict:
     }
     if config.distance_sensor:
         top = max_distance_tenths(config)
-        fields["distances"] = spaces.Box(0, top, shape=(config.num_agents,), dtype=np.int64)
+        fields["distances"] = spaces.Box(0, top, shape=(1 + len(others),), dtype=np.int64)
     if config.coordinates is not None:
         low, high = coordinate_bounds(config)
         fields["position"] = spaces.Box(low, high, dtype=np.int64)
@@ -141,7 +157,7 @@ def observation_space(config: Config, agent: str) -> spaces.Dict:
     if config.meeting_alert:
         fields["colocated_with"] = spaces.MultiBinary(len(others))
     if config.used_exits:
-        fields["used_exits"] = spaces.MultiBinary(4)
+        fields["used_exits"] = spaces.MultiBinary(len(DIRECTIONS))
     return spaces.Dict(fields)
 
 
@@ -161,86 +177,3 @@ def action_space(config: Config) -> spaces.Dict:
     else:
         notebook = spaces.Dict({"append": text})
     return spaces.Dict({"move": spaces.Discrete(len(MOVES)), "notebook": notebook, "radio": text})
-
-
-# --- fast validation of incoming actions (the step path) --------------------------------------
-
-_ACTION_KEYS: Final = frozenset({"move", "notebook", "radio"})
-_SPLICE_KEYS: Final = frozenset({"edit", "start", "end", "text"})
-_APPEND_KEYS: Final = frozenset({"append"})
-_ALLOWED_MOVES: Final = "move must be an integer 0..4 (0=N, 1=E, 2=S, 3=W, 4=STAY)"
-
-
-def _int_in(value: Any, low: int, high: int) -> int | None:
-    """``value`` as an int when it is an integer (Python, numpy scalar or 0-d array) in range."""
-    if type(value) is int:  # the common case, checked first because this runs every turn
-        return value if low <= value <= high else None
-    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
-        value = value.item()
-    if not isinstance(value, int | np.integer):  # bools are ints, as in Discrete.contains
-        return None
-    number = int(value)
-    return number if low <= number <= high else None
-
-
-def _text(value: Any, agent: str, field: str) -> str:
-    """``value`` when it is a str of at most ACTION_TEXT_MAX_BYTES bytes of valid UTF-8."""
-    if type(value) is str and value.isascii() and len(value) <= ACTION_TEXT_MAX_BYTES:
-        return value  # ASCII: one byte per character, nothing to encode
-    if not isinstance(value, str):
-        raise ValueError(f"agent {agent}: {field} must be a str, got {type(value).__name__}")
-    try:
-        size = len(value.encode())
-    except UnicodeEncodeError:
-        raise ValueError(f"agent {agent}: {field} is not valid UTF-8 text") from None
-    if size > ACTION_TEXT_MAX_BYTES:
-        raise ValueError(
-            f"agent {agent}: {field} is {size} bytes; actions carry at most "
-            f"{ACTION_TEXT_MAX_BYTES} bytes of text"
-        )
-    return str(value)
-
-
-def _keys(value: Any) -> Any:
-    return value.keys() if type(value) is dict or isinstance(value, Mapping) else None
-
-
-def parse_action(agent: str, action: Any, splice_mode: bool) -> tuple[int, NotebookEdit, str]:
-    """Check ``action`` against the action space; return (move, notebook edit, radio text).
-
-    Raises ``ValueError`` naming the agent and what is allowed when it is not in the space.
-    """
-    if _keys(action) != _ACTION_KEYS:
-        got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
-        raise ValueError(
-            f"agent {agent}: an action is a dict with exactly the keys "
-            f"{sorted(_ACTION_KEYS)}, got {got}"
-        )
-    move = _int_in(action["move"], 0, 4)
-    if move is None:
-        raise ValueError(f"agent {agent}: {_ALLOWED_MOVES}, got {action['move']!r}")
-    notebook = action["notebook"]
-    keys = _SPLICE_KEYS if splice_mode else _APPEND_KEYS
-    if _keys(notebook) != keys:
-        raise ValueError(
-            f"agent {agent}: notebook must be a dict with exactly the keys {sorted(keys)} "
-            f"in {'splice' if splice_mode else 'rolling_log'} mode"
-        )
-    edit: NotebookEdit = None
-    if splice_mode:
-        flag = _int_in(notebook["edit"], 0, 1)
-        start = _int_in(notebook["start"], 0, ACTION_TEXT_MAX_BYTES)
-        end = _int_in(notebook["end"], 0, ACTION_TEXT_MAX_BYTES)
-        if flag is None or start is None or end is None:
-            raise ValueError(
-                f"agent {agent}: notebook edit must be 0 or 1 and start/end integers "
-                f"0..{ACTION_TEXT_MAX_BYTES}, got {dict(notebook, text='...')}"
-            )
-        text = _text(notebook["text"], agent, "notebook text")
-        if flag:
-            edit = (start, end, text)
-    else:
-        line = _text(notebook["append"], agent, "notebook append")
-        edit = line or None
-    radio = _text(action["radio"], agent, "radio")
-    return move, edit, radio

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -19,16 +20,19 @@ import pytest
 import uvicorn
 from gymnasium.utils.env_checker import check_env
 
+from maze_envs.agimaze.backends import ordered_actions
 from maze_envs.agimaze.client import (
     AgiMazeAPIError,
     AgiMazeClient,
     AgiMazeConnectionError,
     AgiMazeProtocolError,
     AgiMazeTimeoutError,
+    expected_actions,
 )
 from maze_envs.agimaze.env import AgiMazeEnv
+from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
 from maze_envs.agimaze.server import create_app
-from tests.agimaze.test_env import random_rollout
+from tests.agimaze.test_env import needs_packs, random_rollout
 from tests.agimaze.test_server import (
     CORRIDOR,
     MAZE,
@@ -37,11 +41,13 @@ from tests.agimaze.test_server import (
     write_pack,
 )
 
+SERVICE = make_service()
+
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    """A real uvicorn server on a free loopback port, shut down after the module."""
-    config = uvicorn.Config(create_app(make_service()), host="127.0.0.1", port=0, log_level="error")
+    """A real uvicorn server (over :data:`SERVICE`) on a free loopback port."""
+    config = uvicorn.Config(create_app(SERVICE), host="127.0.0.1", port=0, log_level="error")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -131,9 +137,11 @@ def test_a_retry_after_a_lost_reply_never_steps_twice(base_url: str) -> None:
     real_once = client._once
     sent: list[bytes | None] = []
 
-    def lose_first_reply(method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+    def lose_first_reply(
+        method: str, path: str, data: bytes | None, deadline: float
+    ) -> tuple[int, bytes]:
         sent.append(data)
-        result = real_once(method, path, data)  # the server applies the step...
+        result = real_once(method, path, data, deadline)  # the server applies the step...
         if len(sent) == 1:
             raise ConnectionResetError("reply lost")  # ...but the reply never arrives
         return result
@@ -151,7 +159,7 @@ def test_a_step_without_seq_is_never_retried(base_url: str) -> None:
     sid = client.start(CORRIDOR, seed=0)["id"]
     calls: list[str] = []
 
-    def failing(method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
+    def failing(method: str, path: str, data: bytes | None, deadline: float) -> tuple[int, bytes]:
         calls.append(path)
         raise ConnectionResetError("down")
 
@@ -181,7 +189,7 @@ def test_timeout_is_a_clear_error() -> None:
         client = AgiMazeClient(
             f"http://127.0.0.1:{port}", timeout=0.2, retries=1, sleep=lambda s: None
         )
-        with pytest.raises(AgiMazeTimeoutError, match=r"no answer within 0\.2 s"):
+        with pytest.raises(AgiMazeTimeoutError, match=r"no complete answer within 0\.2 s"):
             client.start(CORRIDOR)
 
 
@@ -260,12 +268,13 @@ def test_a_hostile_server_cannot_push_observations_out_of_their_spaces(
     started = {"id": "s", "actions": ["up", "down", "\u00fcber"], "text": "Game has started."}
     refused = {"error": "bad_action", "action": "up", "allowed": ["\u00fcber" * 2000]}
     handler.replies = [
-        (200, json.dumps(started).encode()),  # the probe
-        (200, json.dumps(started).encode()),  # the episode
+        (200, json.dumps(started).encode()),  # the episode (nothing is sent at construction)
         (400, json.dumps(refused).encode()),
     ]
     env = AgiMazeEnv(path="X", backend="http", base_url=url)
-    obs, _ = env.reset(seed=0)
+    assert handler.hits == []
+    with pytest.warns(UserWarning, match="offers actions \\['\u00fcber'\\]"):
+        obs, _ = env.reset(seed=0)
     assert env.observation_space.contains(obs)
     obs, _, _, _, info = env.step_name("up")
     assert info["error"]["allowed"] == refused["allowed"]
@@ -277,8 +286,9 @@ def test_a_server_without_actions_is_a_protocol_error(
 ) -> None:
     url, handler = scripted
     handler.replies = [(200, b'{"id": "s", "actions": [], "text": "Game has started."}')]
+    env = AgiMazeEnv(path="X", backend="http", base_url=url)
     with pytest.raises(AgiMazeProtocolError, match="no action names"):
-        AgiMazeEnv(path="X", backend="http", base_url=url)
+        env.reset(seed=0)
 
 
 def test_max_steps_overrides_the_servers_budget(base_url: str) -> None:
@@ -377,3 +387,51 @@ def test_the_serve_command_in_a_subprocess(tmp_path: Path) -> None:
 
 def test_check_env_over_http(base_url: str) -> None:
     check_env(AgiMazeEnv(path=MAZE, backend="http", base_url=base_url))
+
+
+@pytest.mark.parametrize(
+    ("reply", "fragment"),
+    [
+        (b"{}", "lacks the documented field 'id'"),
+        (b'{"id": "s", "actions": "up", "text": "x"}', "field 'actions' (list)"),
+        (b'{"id": "s", "actions": ["up"], "text": 5}', "field 'text' (str)"),
+        (b'{"id": "", "actions": ["up"], "text": "x"}', "no session id"),
+        (b'{"id": "s", "actions": ["up"], "text": "x", "formal": []}', "field 'formal'"),
+    ],
+)
+def test_start_replies_without_the_documented_fields_are_protocol_errors(
+    scripted: tuple[str, type[_Scripted]], reply: bytes, fragment: str
+) -> None:
+    url, handler = scripted
+    handler.replies = [(200, reply)]
+    with pytest.raises(AgiMazeProtocolError, match=re.escape(fragment)):
+        AgiMazeClient(url).start(CORRIDOR)
+    env = AgiMazeEnv(path="X", backend="http", base_url=url)
+    with pytest.raises(AgiMazeProtocolError):
+        env.reset(seed=0)
+
+
+def test_a_step_reply_of_an_empty_object_is_never_an_observation(
+    scripted: tuple[str, type[_Scripted]],
+) -> None:
+    url, handler = scripted
+    started = {"id": "s", "actions": ["up", "down", "left", "right"], "text": "Game has started."}
+    handler.replies = [(200, json.dumps(started).encode()), (200, b"{}")]
+    env = AgiMazeEnv(path="X", backend="http", base_url=url, retries=0)
+    env.reset(seed=0)
+    with pytest.raises(AgiMazeProtocolError, match="lacks the documented field 'text'"):
+        env.step_name("up")
+    assert env.unwrapped._steps == 0  # nothing counted for a reply that says nothing
+
+
+@needs_packs
+def test_the_actions_a_path_implies_are_those_of_the_shipped_packs() -> None:
+    """The HTTP env's action space (no session at construction) matches every stage's bundles."""
+    stages: dict[str, set[str]] = {}
+    for name in list_bundles():
+        stage = name.rsplit("/", 1)[0]
+        stages.setdefault(stage, set()).update(resolve_pack_path(name)[1].labyrinth.actions)
+    assert len(stages) == 58
+    for stage, actions in stages.items():
+        assert expected_actions(stage) == ordered_actions(actions), stage
+        assert expected_actions(f"{stage}/0000.json") == ordered_actions(actions), stage

@@ -149,12 +149,25 @@ def test_river_rides_two_cells_then_one_to_the_mouth() -> None:
         result.text == "You went left and fell into a river. The current carries you left 2 tiles."
     )
     assert result.formal["details"]["river"] == {"carried": True, "cells": 2, "to_mouth": False}
+    assert result.events == result.formal["events"] == ["moved", "river_entered", "river_carried"]
     bump = transition(labyrinth, PlayerState((0, 1)), "down")
     assert bump.state.pos == (0, 0)  # a bump mid-river lets the current act
     assert bump.text == (
         "You tried to go down, but a monolith blocks the way. "
         "The current carries you left 1 tile to its mouth."
     )
+    # the events say so too: the bump, then the carry (a dropped river_carried is a bug)
+    assert bump.events == bump.formal["events"] == ["bumped_monolith", "river_carried"]
+    assert bump.formal == {
+        "status": "blocked",
+        "observe": "monolith",
+        "events": ["bumped_monolith", "river_carried"],
+        "inventory": {},
+        "details": {"river": {"carried": True, "cells": 1, "to_mouth": True}},
+    }
+    far = transition(labyrinth, PlayerState((0, 3)), "down")  # two cells to go: carried 2
+    assert far.state.pos == (0, 1) and far.events == ["bumped_monolith", "river_carried"]
+    assert far.formal["details"]["river"] == {"carried": True, "cells": 2, "to_mouth": False}
     back = transition(labyrinth, PlayerState((0, 0)), "right")
     assert back.state.pos == (0, 0)  # stepping into the last arrow washes you back to the mouth
     upstream = transition(labyrinth, PlayerState((0, 3)), "right")

@@ -248,7 +248,7 @@ def test_tutorial_observation_has_the_open_map() -> None:
         ({"path": 5}, "pack path string, got int"),
         ({"labyrinth": "TRAINING/S0-keys"}, "Labyrinth or a Bundle, got str"),
         ({"labyrinth": corridor(), "max_steps": 0}, "max_steps"),
-        ({"labyrinth": corridor(), "render_mode": "rgb_array"}, "render_mode"),
+        ({"labyrinth": corridor(), "render_mode": "rgb"}, "render_mode"),
         ({"labyrinth": corridor(), "backend": "ftp"}, "backend"),
         ({"labyrinth": corridor(), "backend": "http"}, "needs path"),
     ],

@@ -62,12 +62,12 @@ def test_list_bundles_filters_by_prefix() -> None:
         ("TRAINING\\S0-keys\\STAGE-01", "backslash"),
         ("TRAINING/.hidden", "invalid part"),
         ("TRAINING/S0-keys/STAGE-01/0005.json/more", "below a file"),
-        ("x" * 300, "longer than"),
+        ("x" * 513, "longer than 512 characters"),
         ("TRAINING/S0-keys/STAGE-01/\x00.json", "invalid part"),
     ],
 )
 def test_malformed_and_escaping_paths_are_refused(path: str, message: str) -> None:
-    with pytest.raises(PackPathError, match=message):
+    with pytest.raises(PackPathError, match=re.escape(message)):
         resolve_pack_path(path)
 
 

@@ -159,7 +159,6 @@ def test_bad_action_is_the_public_error_and_costs_no_step(client: TestClient) ->
         (json.dumps({"path": CORRIDOR, "client": "api"}).encode(), "agent"),
         (json.dumps({"path": CORRIDOR, "seed": "x", "agent": "a"}).encode(), "seed"),
         (json.dumps({"path": 5, "agent": "a"}).encode(), "path"),
-        (b'{"path": "' + b"x" * 20000 + b'"}', "bytes"),
         (json.dumps({"path": CORRIDOR, "seed": -1, "agent": "a"}).encode(), "seed"),
         (b'{"path": "x", "agent": "a", "seed": ' + b"1" * 5000 + b"}", "not valid JSON"),
         (b"[" * 5000 + b"]" * 5000, "not valid JSON"),
@@ -220,13 +219,21 @@ def test_a_replayed_reply_is_unchanged_by_what_a_caller_did_to_the_first() -> No
     assert service.step(request) == (status, expected)
 
 
-@pytest.mark.parametrize(
-    "path", ["../../etc/passwd", "/etc/passwd", "TRAINING/../../../etc/passwd", "TRAINING\\..\\x"]
-)
-def test_pack_paths_cannot_escape_the_root(client: TestClient, path: str) -> None:
-    reply = client.post("/api/start", json={"path": path, "agent": "a"})
-    assert reply.status_code == 400
-    assert reply.json()["error"] == "bad_path"
+def test_an_oversized_body_is_refused_with_413(client: TestClient) -> None:
+    raw = b'{"path": "' + b"x" * 20000 + b'", "agent": "a"}'
+    reply = client.post("/api/start", content=raw, headers={"Content-Type": "application/json"})
+    assert reply.status_code == 413
+    assert reply.json() == {
+        "error": "body_too_large",
+        "detail": f"request body of {len(raw)} bytes declared; at most 16384 bytes are accepted",
+    }
+    assert reply.headers["connection"] == "close"
+    assert len(make_service().sessions) == 0
+
+
+def test_a_bad_content_length_is_a_bad_request(client: TestClient) -> None:
+    reply = client.post("/api/start", content=b"{}", headers={"Content-Length": "-1"})
+    assert reply.status_code == 400 and "Content-Length" in reply.json()["detail"]
 
 
 def test_seq_replay_returns_the_stored_reply_without_stepping(client: TestClient) -> None:
@@ -238,7 +245,7 @@ def test_seq_replay_returns_the_stored_reply_without_stepping(client: TestClient
     assert snapshot["steps"] == 1 and snapshot["inventory"] == {"key": True}
     # a replayed error reply is also stored: seq 2 stays a bad action even if resent
     assert step(client, sid, "jump", 2)[0] == 400
-    assert step(client, sid, "right", 2)[0] == 400
+    assert step(client, sid, "jump", 2)[1]["error"] == "bad_action"
     assert step(client, sid, "right", 5)[0] == 200  # gaps are allowed
     status, body = step(client, sid, "right", 3)  # older than the latest, never answered
     assert status == 409 and body["error"] == "stale_seq"
@@ -248,14 +255,44 @@ def test_seq_replay_returns_the_stored_reply_without_stepping(client: TestClient
     assert client.get("/api/session", params={"id": sid}).json()["steps"] == 4
 
 
-def test_replay_window_is_bounded() -> None:
+def test_a_stored_seq_with_another_action_is_refused(client: TestClient) -> None:
+    sid = start(client)["id"]
+    first = step(client, sid, "right", 1)
+    status, body = step(client, sid, "left", 1)
+    assert status == 409 and body == {
+        "error": "seq_conflict",
+        "detail": "seq 1 was already used for action 'right', resent with 'left'; a retry must "
+        "resend the same action, and a new step needs a new seq",
+    }
+    assert step(client, sid, "right", 1) == first  # the same action is still replayed
+    assert client.get("/api/session", params={"id": sid}).json()["steps"] == 1
+
+
+def test_replay_window_boundary() -> None:
     with make_client() as client:
         sid = start(client)["id"]
-        for seq in range(1, 80):
-            assert step(client, sid, "up", seq)[0] == 200
-        assert step(client, sid, "up", 79)[0] == 200
-        status, body = step(client, sid, "up", 2)
+        replies = {seq: step(client, sid, "up", seq) for seq in range(1, 81)}
+        assert all(status == 200 for status, _ in replies.values())
+        # 64 replies are kept: seqs 17..80; seq 16 is the newest one forgotten
+        assert step(client, sid, "up", 17) == replies[17]
+        assert step(client, sid, "up", 80) == replies[80]
+        status, body = step(client, sid, "up", 16)
         assert status == 409 and body["error"] == "stale_seq"
+        assert "seq 16 is older than the latest seq 80" in body["detail"]
+        assert client.get("/api/session", params={"id": sid}).json()["steps"] == 80
+
+
+def test_session_expiry_boundary() -> None:
+    clock = Clock()
+    with make_client(ttl_seconds=60.0, clock=clock) as client:
+        sid = start(client)["id"]  # last used at t=0 (times chosen exact in binary)
+        clock.now = 59.75
+        assert client.get("/api/session", params={"id": sid}).status_code == 200  # idle 59.75 s
+        clock.now = 119.5
+        assert step(client, sid, "up", 1)[0] == 200  # idle 59.75 s again: still alive
+        clock.now = 179.5  # idle exactly 60 s: expired
+        status, body = step(client, sid, "up", 2)
+        assert status == 404 and body["error"] == "unknown_session"
 
 
 def test_sessions_expire_after_the_ttl() -> None:
@@ -272,13 +309,25 @@ def test_sessions_expire_after_the_ttl() -> None:
         assert step(client, old, "up", 3)[0] == 200
 
 
-def test_sessions_are_bounded_least_recently_used_evicted() -> None:
-    with make_client(max_sessions=2) as client:
-        a, b = start(client)["id"], start(client)["id"]
-        assert step(client, a, "up", 1)[0] == 200  # b is now the least recently used
+def test_a_full_server_refuses_new_starts_and_never_evicts_active_sessions() -> None:
+    clock = Clock()
+    with make_client(max_sessions=2, ttl_seconds=60.0, clock=clock) as client:
+        a = start(client)["id"]
+        clock.now = 10.0
+        b = start(client)["id"]
+        clock.now = 20.0
+        for _ in range(5):  # anyone may try: the active sessions stay
+            reply = client.post("/api/start", json={"path": CORRIDOR, "agent": "greedy"})
+            assert reply.status_code == 503
+            body = reply.json()
+            assert body["error"] == "server_full" and body["retry_after"] == 40
+            assert reply.headers["retry-after"] == "40"
+            assert "2 active sessions" in body["detail"] and "40 s" in body["detail"]
+        assert step(client, a, "up", 1)[0] == 200 and step(client, b, "up", 1)[0] == 200
+        clock.now = 80.0  # a and b last used at t=20: both expire at t=80
         c = start(client)["id"]
-        assert step(client, b, "up", 1)[1]["error"] == "unknown_session"
-        assert step(client, a, "up", 2)[0] == 200 and step(client, c, "up", 1)[0] == 200
+        assert step(client, c, "up", 1)[0] == 200
+        assert step(client, a, "up", 2)[1]["error"] == "unknown_session"
 
 
 def test_concurrent_sessions_with_threads(client: TestClient) -> None:

@@ -6,7 +6,11 @@ Packs are addressed like the real server's paths: ``TUTORIAL/STAGE-01/0000.json`
 directory stands for every bundle below it, and one of them is drawn with the caller's numpy
 Generator. Paths come from users and HTTP clients, so anything that could reach outside the
 pack root (``..``, absolute paths, backslashes, symbolic links) is refused with a
-:class:`PackPathError`. The pack root is :data:`PACK_ROOT` unless a function is given another
+:class:`PackPathError`, and so is every path the file system cannot take (a part longer than
+:data:`MAX_PART_BYTES` bytes, any ``OSError``). Only regular files are bundles: a FIFO, socket or
+device named ``x.json`` is skipped in listings and refused by name, so nothing ever blocks on
+it. Error messages name only the requested, root-relative path, never a path of the machine
+(they travel to HTTP clients). The pack root is :data:`PACK_ROOT` unless a function is given another
 ``root`` (a bundle tree of the same layout, e.g. ``maze-envs agimaze serve --pack-root``). The
 stage table behind the packs is :mod:`.catalog`; ``maze-envs agimaze build-packs``
 (:mod:`.build`) regenerates them.
@@ -27,18 +31,24 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
-from maze_envs.agimaze.bundle import BundleError, load_bundle
+from maze_envs.agimaze.bundle import BundleError, parse_bundle
 from maze_envs.agimaze.types import Bundle
 
 #: Package data directory that holds TUTORIAL/, TRAINING/, CLASSIC/ and EXTENDED/.
 PACK_ROOT: Final[Path] = Path(__file__).resolve().parent / "data"
-#: Longest pack path accepted (real paths are far shorter).
-MAX_PATH_LENGTH: Final = 256
+#: Longest pack path accepted, in characters (real paths are far shorter; as the API allows).
+MAX_PATH_LENGTH: Final = 512
+#: Longest part (file or folder name) of a pack path, in UTF-8 bytes (POSIX NAME_MAX).
+MAX_PART_BYTES: Final = 255
+#: Largest bundle file read (shipped bundles are a few KiB).
+MAX_BUNDLE_BYTES: Final = 4 * 1024 * 1024
 _BUNDLE_SUFFIX: Final = ".json"
 
 
@@ -83,20 +93,35 @@ def _split(path: str, root: Path) -> list[str]:
             )
         if not part.isprintable() or part.startswith("."):
             raise PackPathError(f"pack path {path!r} has an invalid part {part!r}")
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES:
+            raise PackPathError(
+                f"pack path {path!r} has a part longer than {MAX_PART_BYTES} bytes (UTF-8)"
+            )
     return parts
+
+
+def _entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+    """The visible entries of ``directory``: no dot or underscore names, no symbolic links."""
+    with os.scandir(directory) as found:
+        for entry in found:
+            if not entry.name.startswith((".", "_")) and not entry.is_symlink():
+                yield entry
+
+
+def _is_bundle(entry: os.DirEntry[str]) -> bool:
+    """A bundle is a *regular* ``.json`` file (never a FIFO, socket or device)."""
+    return entry.name.endswith(_BUNDLE_SUFFIX) and entry.is_file(follow_symlinks=False)
 
 
 def _visible_children(directory: Path) -> list[str]:
     """Names under ``directory`` a user may address: folders (with '/') and bundle files."""
     out: list[str] = []
-    for child in sorted(directory.iterdir()):
-        if child.name.startswith((".", "_")) or child.is_symlink():
-            continue
-        if child.is_dir():
-            out.append(child.name + "/")
-        elif child.suffix == _BUNDLE_SUFFIX:
-            out.append(child.name)
-    return out
+    for entry in _entries(directory):
+        if entry.is_dir(follow_symlinks=False):
+            out.append(entry.name + "/")
+        elif _is_bundle(entry):
+            out.append(entry.name)
+    return sorted(out)
 
 
 def _choices_text(directory: Path, root: Path, wanted: str = "", limit: int = 12) -> str:
@@ -114,49 +139,88 @@ def _choices_text(directory: Path, root: Path, wanted: str = "", limit: int = 12
 
 
 def _locate(path: str, root: Path) -> Path:
-    """The file or directory ``path`` names under ``root``, refusing any escape."""
+    """The regular file or directory ``path`` names under ``root``, refusing any escape."""
     if not root.is_dir():
         raise PackPathError(
             f"no pack entry {path!r}: the pack root is missing (the shipped packs are built "
             "by 'maze-envs agimaze build-packs')"
         )
-    current = root
-    for part in _split(path, root):
-        if not current.is_dir():
-            raise PackPathError(f"pack path {path!r} continues below a file")
-        candidate = current / part
-        if candidate.is_symlink():
-            raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
-        if not candidate.exists():
-            raise PackPathError(f"no pack entry {path!r}: {_choices_text(current, root, part)}")
-        current = candidate
-    resolved = current.resolve()
+    parts = _split(path, root)
+    try:
+        current = root
+        for part in parts:
+            if not current.is_dir():
+                raise PackPathError(f"pack path {path!r} continues below a file")
+            candidate = current / part
+            if candidate.is_symlink():
+                raise PackPathError(f"pack path {path!r} goes through a symbolic link; refused")
+            if not candidate.exists():
+                choices = _choices_text(current, root, part)
+                raise PackPathError(f"no pack entry {path!r}: {choices}")
+            current = candidate
+        mode = current.lstat().st_mode
+        resolved = current.resolve()
+    except OSError as exc:  # the OS message would name the server's own path: keep it out
+        raise PackPathError(
+            f"pack path {path!r} cannot be read ({os.strerror(exc.errno or 0).lower()})"
+        ) from None
     if not resolved.is_relative_to(root):
         raise PackPathError(f"pack path {path!r} leaves the pack root; refused")
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise PackPathError(f"pack path {path!r} is not a regular file or a directory; refused")
     return current
 
 
 def _bundle_names(directory: Path, root: Path) -> list[str]:
-    """Root-relative names of the bundle files below ``directory`` (links skipped), sorted."""
+    """Root-relative names of the regular bundle files below ``directory``, sorted.
+
+    Symbolic links, hidden names and non-regular files are skipped.
+    """
     base = directory.relative_to(root).as_posix()
-    prefix = "" if base == "." else base + "/"
     out: list[str] = []
-    for folder, subfolders, files in os.walk(directory):
-        subfolders[:] = [
-            d
-            for d in subfolders
-            if not d.startswith((".", "_")) and not os.path.islink(os.path.join(folder, d))
-        ]
-        rel = os.path.relpath(folder, directory).replace(os.sep, "/")
-        inner = "" if rel == "." else rel + "/"
-        for name in files:
-            if (
-                name.endswith(_BUNDLE_SUFFIX)
-                and not name.startswith((".", "_"))
-                and not os.path.islink(os.path.join(folder, name))
-            ):
-                out.append(prefix + inner + name)
+    pending = [(directory, "" if base == "." else base + "/")]
+    while pending:
+        folder, prefix = pending.pop()
+        try:
+            entries = list(_entries(folder))
+        except OSError:  # an unreadable folder holds no bundles we can serve
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
+            elif _is_bundle(entry):
+                out.append(prefix + entry.name)
     return sorted(out)
+
+
+def _read_bundle(target: Path, name: str) -> Bundle:
+    """Load the bundle file ``target`` (pack name ``name``), refusing anything not regular.
+
+    Opened without following links and without blocking, then checked with ``fstat``: a file
+    swapped for a FIFO after the listing cannot stall the caller. Messages name only ``name``.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(target, flags)
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise PackPathError(f"pack path {name!r} is not a regular file; refused")
+            if info.st_size > MAX_BUNDLE_BYTES:
+                raise PackPathError(
+                    f"pack bundle {name!r} is larger than {MAX_BUNDLE_BYTES} bytes; refused"
+                )
+            data = file.read(MAX_BUNDLE_BYTES + 1)
+    except OSError as exc:
+        raise PackPathError(
+            f"pack bundle {name!r} cannot be read ({os.strerror(exc.errno or 0).lower()})"
+        ) from None
+    try:
+        return parse_bundle(data.decode("utf-8"), source=name)
+    except UnicodeDecodeError:
+        raise PackPathError(f"pack bundle {name!r} is damaged: not UTF-8 text") from None
+    except BundleError as exc:
+        raise PackPathError(f"pack bundle {name!r} is damaged: {exc}") from None
 
 
 def resolve_pack_path(
@@ -182,10 +246,7 @@ def resolve_pack_path(
     elif target.suffix != _BUNDLE_SUFFIX:
         raise PackPathError(f"pack path {path!r} is not a {_BUNDLE_SUFFIX} bundle")
     name = target.relative_to(base).as_posix()
-    try:
-        return name, load_bundle(target)
-    except BundleError as exc:
-        raise PackPathError(f"pack bundle {name!r} is damaged: {exc}") from None
+    return name, _read_bundle(target, name)
 
 
 def list_bundles(prefix: str = "", root: Path | None = None) -> list[str]:
@@ -204,4 +265,11 @@ def list_bundles(prefix: str = "", root: Path | None = None) -> list[str]:
     return [n for n in _bundle_names(base, base) if n.startswith(prefix)]
 
 
-__all__ = ["PACK_ROOT", "PackPathError", "list_bundles", "pack_root", "resolve_pack_path"]
+__all__ = [
+    "MAX_PART_BYTES",
+    "PACK_ROOT",
+    "PackPathError",
+    "list_bundles",
+    "pack_root",
+    "resolve_pack_path",
+]

@@ -51,7 +51,6 @@ from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 
 #: Name of the hash manifest written beside the group folders.
 MANIFEST_NAME: Final = "MANIFEST.txt"
-GROUPS: Final = ("TUTORIAL", "TRAINING", "CLASSIC", "EXTENDED")
 _GENERATOR_NAME: Final = "maze_envs.agimaze.generator.LabyrinthGenerator"
 
 

@@ -1,0 +1,326 @@
+"""``maze-envs bench``: run an experiment from the command line or a file.
+
+Three ways to say what to run:
+
+* nothing: the **main job**, the classical baselines of both environments on embedded defaults
+  (``maze_envs/bench/data/main.toml``), with the journal verified and viewer pages written;
+* ``--config experiment.toml`` (or ``.yaml``/``.json``): one experiment file;
+* ``--env escape`` (``--preset``, ``--size``, ``--max-turns``, ``--set key=value``,
+  ``--escape-version``) or ``--env agimaze`` (``--pack``, ``--budget-factor``), with
+  ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
+
+Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
+arguments or an unusable output folder.
+
+Example:
+    >>> import tempfile
+    >>> main(["--env", "escape", "--size", "7", "--max-turns", "40", "--policy", "explorer",
+    ...       "--seeds", "0-1", "--out", tempfile.mkdtemp(), "--quiet"])
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from maze_envs.bench.executors import EXECUTORS
+from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
+from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.runner import (
+    JOURNAL_NAME,
+    PAGES_NAME,
+    RunError,
+    RunOptions,
+    RunResult,
+    run_experiment,
+)
+from maze_envs.bench.seeds import parse_seeds
+from maze_envs.bench.spec import Experiment, describe_errors
+
+#: Policies of a command-line setup when none is given.
+DEFAULT_POLICY = "explorer"
+DEFAULT_OUT = "out"
+
+
+def main_experiment() -> Experiment:
+    """The main job's experiment (package data ``maze_envs/bench/data/main.toml``)."""
+    import tomllib
+
+    text = resources.files("maze_envs.bench").joinpath("data/main.toml").read_text("utf-8")
+    return Experiment.model_validate(tomllib.loads(text))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maze-envs bench",
+        description="Run a benchmark: environment setups x policies x seeds, every game journaled, "
+        "results as a table (CSV, JSON, Markdown) with intervals, and plots. With no setup "
+        "options: the classical baselines of both environments (the main job).",
+    )
+    what = parser.add_argument_group("what to run")
+    what.add_argument("--config", metavar="FILE", help="an experiment file (.toml, .yaml, .json)")
+    what.add_argument("--env", choices=("escape", "agimaze"), help="one environment setup")
+    what.add_argument("--name", help="the experiment's name (tables, results.json)")
+    what.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME[:k=v,...]",
+        help="a policy for every agent (repeatable): explorer, wall-follower-left, "
+        "package.module:Class, anthropic:<model>, ollama:<model>, ...",
+    )
+    what.add_argument(
+        "--team",
+        action="append",
+        default=[],
+        metavar="A,B,C",
+        help="one policy per Maze Escape agent, e.g. explorer,explorer,random (repeatable)",
+    )
+    what.add_argument("--seeds", nargs="+", metavar="SEEDS", help="e.g. 0-49 or 1 5 9 (default 0)")
+    escape = parser.add_argument_group("Maze Escape (--env escape)")
+    escape.add_argument("--escape-version", type=int, default=1, choices=(0, 1))
+    escape.add_argument("--preset", help="sparse, navigator, shared_frame or full")
+    escape.add_argument("--size", nargs="+", metavar="N", help="maze sizes, e.g. 9 11 13 or 13x9")
+    escape.add_argument("--max-turns", type=int, help="turn limit")
+    escape.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override, e.g. radio=false (repeatable)",
+    )
+    agimaze = parser.add_argument_group("AGI Maze (--env agimaze)")
+    agimaze.add_argument(
+        "--pack",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="pack path or group: TUTORIAL, TRAINING, TRAINING/S1-rivers, a bundle (repeatable)",
+    )
+    agimaze.add_argument("--budget-factor", type=float, help="evaluation budget x max_steps (5)")
+    agimaze.add_argument("--pack-root", help="a pack tree of your own instead of the shipped one")
+    run = parser.add_argument_group("how to run")
+    run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default=None,
+        help="where games run (default: inline; the main job uses a process pool)",
+    )
+    run.add_argument("--workers", type=int, help="processes or Ray workers (default 2)")
+    run.add_argument("--concurrency", type=int, help="games at once in-process (async policies)")
+    run.add_argument("--ray-address", help="a Ray cluster to join (default: start a local one)")
+    run.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT})")
+    run.add_argument("--resume", action="store_true", help="skip games already done in --out")
+    run.add_argument("--fresh", action="store_true", help="delete the run in --out first")
+    run.add_argument("--no-journal", action="store_true", help="do not record games")
+    run.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None)
+    run.add_argument("--pages", action=argparse.BooleanOptionalAction, default=None)
+    run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    return parser
+
+
+def _entries(args: argparse.Namespace) -> list[PolicyEntry]:
+    entries = [PolicyEntry(policy=PolicySpec.parse(text)) for text in args.policy]
+    entries += [PolicyEntry.parse_team(text) for text in args.team]
+    return entries or [PolicyEntry(policy=PolicySpec.parse(DEFAULT_POLICY))]
+
+
+def _setup_options(args: argparse.Namespace) -> list[str]:
+    given = {
+        "--preset": args.preset,
+        "--size": args.size,
+        "--max-turns": args.max_turns,
+        "--set": args.set,
+        "--pack": args.pack,
+        "--budget-factor": args.budget_factor,
+        "--pack-root": args.pack_root,
+        "--policy": args.policy,
+        "--team": args.team,
+    }
+    return [flag for flag, value in given.items() if value]
+
+
+def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
+    """The experiment the arguments describe, and whether it is the main job."""
+    setup_flags = _setup_options(args)
+    seeds: dict[str, Any] = {} if not args.seeds else {"seeds": parse_seeds(list(args.seeds))}
+    if args.config:
+        if args.env or setup_flags:
+            raise ValueError(
+                f"give the setup either in --config or by --env options, not both "
+                f"(also given: {', '.join(['--env'] * bool(args.env) + setup_flags)})"
+            )
+        experiment = Experiment.load(args.config)
+        changes = {**seeds, **({"name": args.name} if args.name else {})}
+        return (experiment.model_copy(update=changes) if changes else experiment), False
+    if args.env is None:
+        if setup_flags:
+            raise ValueError(f"{', '.join(setup_flags)} need --env escape or --env agimaze")
+        experiment = main_experiment()
+        return (experiment.model_copy(update=seeds) if seeds else experiment), True
+    wrong = {
+        "escape": ["--pack", "--budget-factor", "--pack-root"],
+        "agimaze": ["--preset", "--size", "--max-turns", "--set", "--team"],
+    }[args.env]
+    misplaced = [flag for flag in setup_flags if flag in wrong]
+    if misplaced:
+        raise ValueError(f"{', '.join(misplaced)} do not apply to --env {args.env}")
+    setup: dict[str, Any] = {"policies": _entries(args)}
+    if args.env == "escape":
+        overrides: dict[str, Any] = {}
+        for text in args.set:
+            overrides.update(parse_assignments(text, "--set"))
+        setup.update(version=args.escape_version, preset=args.preset, set=overrides)
+        if args.size:
+            setup["sizes"] = list(args.size)
+        if args.max_turns is not None:
+            setup["max_turns"] = args.max_turns
+    else:
+        setup["packs"] = args.pack or ["TRAINING"]
+        if args.budget_factor is not None:
+            setup["budget_factor"] = args.budget_factor
+        if args.pack_root:
+            setup["pack_root"] = args.pack_root
+    data = {"name": args.name or f"{args.env} bench", args.env: [setup], **seeds}
+    return Experiment.model_validate(data), False
+
+
+def write_pages(out: Path, rows: Sequence[dict[str, Any]], notes: list[str]) -> list[Path]:
+    """A viewer page (:mod:`maze_envs.view`) of the first recorded game of each arm, in
+    ``out/pages/``. (Here, at the command, not in the runner: the viewer is a higher floor.)"""
+    try:
+        from maze_envs.view import game_html
+    except (ImportError, AttributeError):
+        notes.append("viewer pages skipped: the viewer is not available")
+        return []
+    from maze_envs.journal import Journal
+
+    first: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in rows:
+        if row.get("game_id") is not None:
+            first.setdefault((row["env"], row["setup"], row["policy"]), row)
+    pages = out / PAGES_NAME
+    pages.mkdir(exist_ok=True)
+    written = []
+    with Journal(out / JOURNAL_NAME, readonly=True) as journal:
+        for (env, setup, policy), row in first.items():
+            name = _slug(f"{env}-{setup}-{policy}-{row['case']}-seed{row['seed']}") + ".html"
+            path = pages / name
+            path.write_text(game_html(journal, row["game_id"]), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def _slug(text: str) -> str:
+    keep = [c if c.isalnum() or c in "-_." else "-" for c in text]
+    return "".join(keep).strip("-")[:120]
+
+
+def _report(result: RunResult, main_job: bool) -> None:
+    escape = result.summary.get("escape") or []
+    families = (result.summary.get("agimaze") or {}).get("family") or []
+    if escape:
+        print("\nMaze Escape\n")
+        print(escape_table(escape))
+    if families:
+        print(
+            "\nAGI Maze, per pack family (per stage, laid out like the benchmark's calibration "
+            "table: summary.md)\n"
+        )
+        print(agimaze_level_table(families, "family"))
+    errors = [r for r in result.rows if r.get("status") == "error"]
+    print(
+        f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
+        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error"
+    )
+    for row in errors[:5]:
+        print(
+            f"  error in {row['setup']} / {row['case']} / {row['policy']} seed {row['seed']}: "
+            f"{row['error']}"
+        )
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.verified is not None:
+        bad = [r for r in result.verified if not r.ok]
+        print(
+            f"verify: {len(result.verified) - len(bad)} of {len(result.verified)} games "
+            f"replayed and verified" + ("" if not bad else f"; FAILED: {len(bad)}")
+        )
+        for report in bad[:5]:
+            print(f"  {report.describe()}")
+    out = result.out
+    print(f"\nwritten to {out}/:")
+    if result.journal is not None:
+        print(
+            f"  {result.journal.name:<24} every game (check it: maze-envs verify {result.journal})"
+        )
+    for label, path in (("the table", "markdown"), ("every game", "csv"), ("everything", "json")):
+        if path in result.paths:
+            print(f"  {result.paths[path].name:<24} {label}")
+    for plot in result.plots:
+        print(f"  {plot.name:<24} plot")
+    if result.pages:
+        print(
+            f"  {'pages/':<24} {len(result.pages)} viewer page(s), one per arm (open in a browser)"
+        )
+    print(f"  {'experiment.json':<24} the experiment as run (resume: add --resume)")
+    if main_job:
+        print(
+            "\nrun your own: maze-envs bench --env escape --size 9 13 --policy explorer "
+            "--seeds 0-49 (see maze-envs bench --help)"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark the arguments describe; see the module docstring for exit statuses."""
+    parser = _parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        experiment, main_job = build_experiment(args)
+        experiment.tasks()  # every setup resolves (sizes, configs, packs, teams) before a game
+    except ValidationError as exc:
+        parser.error(describe_errors(exc))
+    except ValueError as exc:
+        parser.error(str(exc))
+    for flag in ("workers", "concurrency"):
+        value = getattr(args, flag)
+        if value is not None and value < 1:
+            parser.error(f"--{flag} must be at least 1, got {value}")
+    options = RunOptions(
+        executor=args.executor or ("process" if main_job else "inline"),
+        workers=args.workers,
+        concurrency=args.concurrency,
+        resume=args.resume,
+        fresh=args.fresh,
+        journal=not args.no_journal,
+        verify=(main_job if args.verify is None else args.verify) and not args.no_journal,
+        plots=not args.no_plots,
+        quiet=args.quiet,
+        ray_address=args.ray_address,
+    )
+    if args.fresh and args.resume:
+        parser.error("--fresh starts over and --resume continues: give one of them")
+    # The main job is a demonstration on embedded defaults: each run starts over, so running it
+    # again is always safe (unless asked to resume).
+    options.fresh = options.fresh or (main_job and not args.resume)
+    out = Path(args.out or DEFAULT_OUT)
+    if main_job and not args.quiet:
+        print(f"maze-envs bench: the main job ({experiment.name}): {experiment.description}")
+    try:
+        result = run_experiment(experiment, out, options)
+    except (RunError, ValueError) as exc:
+        print(f"maze-envs bench: {exc}", file=sys.stderr)
+        return 2
+    if (main_job if args.pages is None else args.pages) and result.journal is not None:
+        result.pages = write_pages(result.out, result.rows, result.notes)
+    if not args.quiet:
+        _report(result, main_job)
+    return 0 if result.verified_ok else 1

@@ -1,0 +1,231 @@
+"""The environments as the runner drives them: build, reset, observe, step, score, abort.
+
+An :class:`EnvAdapter` wraps one game of either environment behind the few calls the game loops
+of :mod:`maze_envs.bench.rollout` need, so those loops are written once for both: typed
+observations of the agents to act, a step with their typed actions, the game's metrics at the
+end, and the journal's recorder. Policies come from the registry
+(:func:`maze_envs.policies.registry.make_policy`: built-in names, import paths, plug-ins) and
+their episode information from the environments' builders; privileged policies get the ground
+truth.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+from maze_envs.bench.metrics import EscapeTally, UsageTally, agimaze_scores
+from maze_envs.bench.seeds import agent_seed
+from maze_envs.bench.spec import AgiMazeCase, EnvKind, EscapeCase, GameTask
+from maze_envs.policies.interface import is_privileged
+
+
+class EnvAdapter(Protocol):
+    """One game of an environment, as the runner drives it."""
+
+    policies: dict[str, Any]
+    specs: list[Any]
+    privileged: set[str]
+    recorder: Any
+    usage: UsageTally
+    started: bool
+    game_id: int | None
+
+    def reset(self) -> None: ...
+
+    def observations(self) -> dict[str, Any]: ...
+
+    def step(self, actions: dict[str, Any]) -> None: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    def metrics(self) -> dict[str, Any]: ...
+
+    def abort(self, extra: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def make_policy(spec: str, env_kind: EnvKind, options: dict[str, Any]) -> Any:
+    """A policy from the registry (names, ``package.module:Class`` paths, plug-in prefixes)."""
+    from maze_envs.policies.registry import make_policy as registry_make
+
+    return registry_make(spec, env_kind, **options)
+
+
+def build_policies(task: GameTask) -> list[Any]:
+    """One fresh policy per agent of ``task`` (a team shares nothing between members)."""
+    return [
+        make_policy(s.spec, task.case.kind, s.options) for s in task.policy.members(task.agents)
+    ]
+
+
+class _Base:
+    def __init__(self, task: GameTask, journal: Any) -> None:
+        self.task = task
+        self.specs = task.policy.members(task.agents)
+        self.policies: dict[str, Any] = {}
+        for agent, policy in zip(task.agents, build_policies(task), strict=True):
+            self.policies[agent] = policy
+        self.privileged = {a for a, p in self.policies.items() if is_privileged(p)}
+        self.usage = UsageTally()
+        self.started = False
+        self.game_id: int | None = None
+        self.env: Any = None
+        self.recorder: Any = None
+        self._journal = journal
+
+    def _attach_recorder(self) -> None:
+        if self._journal is not None:
+            recorder = getattr(self.env, "recorder", None)
+            if recorder is None:
+                raise RuntimeError(f"{type(self.env).__name__} has no journal recorder")
+            self.recorder = recorder
+
+    def _started(self) -> None:
+        self.started = True
+        if self.recorder is not None:
+            self.game_id = self.recorder.game_id
+
+    def close(self) -> None:
+        try:
+            for policy in self.policies.values():
+                policy.close()
+        finally:
+            if self.env is not None:
+                self.env.close()
+
+
+class EscapeAdapter(_Base):
+    """A Maze Escape game (version 0 or 1) with one policy per agent."""
+
+    def __init__(self, task: GameTask, journal: Any) -> None:
+        super().__init__(task, journal)
+        case = task.case
+        assert isinstance(case, EscapeCase)
+        self.config = case.game_config
+        module = importlib.import_module(f"maze_envs.maze_escape_v{case.version}")
+        self.env = module.parallel_env(config=self.config, journal=journal)
+        self._attach_recorder()
+        self.tally = EscapeTally(self.config.agents)
+        self._raw: dict[str, Any] = {}
+
+    def reset(self) -> None:
+        from maze_envs.policies.episodes import escape_episode
+
+        self._raw, _ = self.env.reset(seed=self.task.seed)
+        self._started()
+        for index, (agent, policy) in enumerate(self.policies.items()):
+            episode = escape_episode(self.env, agent, privileged=agent in self.privileged)
+            policy.reset(agent, agent_seed(self.task.seed, index, self.task.case.salt), episode)
+
+    def observations(self) -> dict[str, Any]:
+        from maze_envs.escape.convert import observation_to_model
+
+        raw, config = self._raw, self.config
+        return {agent: observation_to_model(raw[agent], config, agent) for agent in self.env.agents}
+
+    def step(self, actions: dict[str, Any]) -> None:
+        self._raw, _, _, _, infos = self.env.step(actions)
+        self.tally.add_turn({agent: info["events"] for agent, info in infos.items()})
+
+    @property
+    def running(self) -> bool:
+        return bool(self.env.agents)
+
+    def metrics(self) -> dict[str, Any]:
+        if not self.started:
+            return {}
+        notebooks = {agent: str(obs["notebook"]) for agent, obs in self._raw.items()}
+        return self.tally.finish(self.env.outcome(), notebooks, self.config.max_turns)
+
+    def abort(self, extra: dict[str, Any]) -> None:
+        if self.recorder is not None:
+            self.recorder.abort({**self.env.outcome(), **extra})
+
+
+class AgiMazeAdapter(_Base):
+    """An AGI Maze episode on one bundle, played by one policy as ``"player"``."""
+
+    def __init__(self, task: GameTask, journal: Any) -> None:
+        super().__init__(task, journal)
+        from maze_envs.agimaze.env import AgiMazeEnv
+
+        case = task.case
+        assert isinstance(case, AgiMazeCase)
+        self.case = case
+        kwargs: dict[str, Any] = {
+            "path": case.pack,
+            "budget_factor": case.budget_factor,
+            "max_steps": case.max_steps,
+            "reward_shaping": case.reward_shaping,
+            "pack_root": case.pack_root,
+        }
+        if journal is not None:
+            kwargs["journal"] = journal
+        self.env = AgiMazeEnv(**kwargs)
+        self._attach_recorder()
+        self._typed: Any = None
+        self._info: dict[str, Any] = {}
+        self._over = False
+
+    def reset(self) -> None:
+        from maze_envs.agimaze.observation import AgiMazeObservation
+        from maze_envs.policies.episodes import agimaze_episode
+
+        obs, info = self.env.reset(seed=self.task.seed)
+        self._started()
+        self._info = info
+        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
+        policy = self.policies["player"]
+        episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
+        policy.reset("player", agent_seed(self.task.seed, 0, self.task.case.salt), episode)
+
+    def observations(self) -> dict[str, Any]:
+        return {"player": self._typed}
+
+    def step(self, actions: dict[str, Any]) -> None:
+        from maze_envs.agimaze.observation import AgiMazeObservation
+
+        action = actions["player"]
+        obs, _, terminated, truncated, info = self.env.step_name(str(action))
+        self._info = info
+        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=str(action))
+        self._over = bool(terminated or truncated)
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self._over
+
+    def metrics(self) -> dict[str, Any]:
+        if not self.started:
+            return {}
+        from maze_envs.bench.rollout import budget_of
+
+        info, case = self._info, self.case
+        max_steps = int(info["max_steps"])
+        soft = case.soft_good_steps if case.max_steps is None else None
+        budget = int(info.get("budget") or budget_of(case.budget_factor, max_steps))
+        return agimaze_scores(
+            steps=int(info["steps"]),
+            solved=bool(info["solved"]),
+            max_steps=max_steps,
+            soft_good_steps=soft,
+            budget=budget,
+        )
+
+    def abort(self, extra: dict[str, Any]) -> None:
+        if self.recorder is not None:
+            self.recorder.abort({**self._info_outcome(), **extra})
+
+    def _info_outcome(self) -> dict[str, Any]:
+        info = self._info
+        return {"solved": bool(info.get("solved")), "steps": int(info.get("steps", 0))}
+
+
+def make_adapter(task: GameTask, journal: Any) -> EnvAdapter:
+    """The adapter of ``task``'s environment."""
+    if isinstance(task.case, EscapeCase):
+        return EscapeAdapter(task, journal)
+    return AgiMazeAdapter(task, journal)

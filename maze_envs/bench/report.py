@@ -1,0 +1,309 @@
+"""Writing a run's results: CSV and JSON of every game, a Markdown summary of the aggregates.
+
+``results.csv``
+    One line per game, flat: nested values become columns (``exit_turn_A``, ...) or JSON text
+    (``quirks``, ``policy_specs``).
+``results.json``
+    ``{"experiment": ..., "games": [rows], "summary": {...}}`` with the aggregates of
+    :func:`maze_envs.bench.results.summarize` (every interval included).
+``summary.md``
+    The tables: Maze Escape per setup, size and policy; AGI Maze per stage laid out like the
+    AGI Maze benchmark's calibration table (Family, Stage, Size, soft/hard, success, good, late
+    in %), then per pack family and per pack group.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+Row = dict[str, Any]
+
+#: Row columns that hold nested data written as JSON text in the CSV.
+_JSON_COLUMNS = ("policy_specs", "quirks")
+#: Row columns left out of the CSV (in the JSON only).
+_JSON_ONLY = ("usage_by_agent", "exit_turns")
+
+
+def _flat(row: Row) -> Row:
+    flat = {k: v for k, v in row.items() if k not in _JSON_ONLY}
+    for agent, turn in (row.get("exit_turns") or {}).items():
+        flat[f"exit_turn_{agent}"] = turn
+    for column in _JSON_COLUMNS:
+        if column in flat:
+            flat[column] = orjson.dumps(flat[column]).decode()
+    return flat
+
+
+def csv_text(rows: Sequence[Row]) -> str:
+    """Every row as CSV; columns in first-seen order across all rows."""
+    flats = [_flat(row) for row in rows]
+    columns: dict[str, None] = {}
+    for flat in flats:
+        columns.update(dict.fromkeys(flat))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    for flat in flats:
+        writer.writerow({k: ("" if v is None else v) for k, v in flat.items()})
+    return out.getvalue()
+
+
+def write_results(
+    out: Path, experiment: dict[str, Any], rows: Sequence[Row], summary: dict[str, Any]
+) -> dict[str, Path]:
+    """Write results.csv, results.json and summary.md into ``out``; return their paths."""
+    paths = {
+        "csv": out / "results.csv",
+        "json": out / "results.json",
+        "markdown": out / "summary.md",
+    }
+    paths["csv"].write_text(csv_text(rows), encoding="utf-8")
+    data = {"experiment": experiment, "games": list(rows), "summary": summary}
+    paths["json"].write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    paths["markdown"].write_text(markdown(experiment, summary), encoding="utf-8")
+    return paths
+
+
+# --- Markdown ---------------------------------------------------------------------------------
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _interval(estimate: dict[str, Any] | None, digits: int = 2) -> str:
+    if not estimate or estimate.get("mean") is None:
+        return "–"
+    mean, low, high = estimate["mean"], estimate["low"], estimate["high"]
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _rate(successes: int, trials: int, low: float | None, high: float | None) -> str:
+    if not trials:
+        return "–"
+    return f"{successes}/{trials} = {100 * successes / trials:.0f}% [{_pct(low)}, {_pct(high)}]"
+
+
+def _money(value: float | None, status: str | None) -> str:
+    if value is None:
+        return "unknown" if status == "unknown" else "–"
+    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+
+
+def table(header: Sequence[str], lines: Iterable[Sequence[str]]) -> str:
+    """A Markdown table."""
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows += ["| " + " | ".join(cells) + " |" for cells in lines]
+    return "\n".join(rows)
+
+
+def _policy(summary: dict[str, Any]) -> str:
+    return summary["policy"] + (" (privileged)" if summary.get("privileged") else "")
+
+
+def escape_table(groups: Sequence[dict[str, Any]]) -> str:
+    """The Maze Escape table: one line per setup, size and policy."""
+    with_usage = any(g.get("input_tokens") is not None for g in groups)
+    header = [
+        "setup",
+        "size",
+        "policy",
+        "team success (95% CI)",
+        "finish turn",
+        "finish / fastest (95% CI)",
+        "censored ratio",
+        "first out",
+        "wall-move rate",
+        "STAY",
+        "radio",
+        "notebook B",
+    ]
+    if with_usage:
+        header += ["tokens in/out", "cost", "cost / success", "fallbacks", "quirks"]
+    lines = []
+    for g in groups:
+        cells = [
+            g["setup"],
+            g["size"],
+            _policy(g),
+            _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
+            _num(g["finish_turn"]["mean"], 1),
+            _interval(g["finish_ratio"]),
+            _num(g["finish_ratio_censored"]["mean"]),
+            _num(g["first_out"]["mean"], 1),
+            _percent(g["wall_move_rate"]["mean"]),
+            _num(g["stays"]["mean"], 1),
+            _num(g["radio_messages"]["mean"], 1),
+            _num(g["notebook_bytes"]["mean"], 0),
+        ]
+        if with_usage:
+            tokens = (
+                "–"
+                if g["input_tokens"] is None
+                else f"{g['input_tokens']:,}/{g['output_tokens']:,}"
+            )
+            quirks = ", ".join(f"{k} {v}" for k, v in g["quirks"].items()) or "–"
+            cells += [
+                tokens,
+                _money(g["cost_usd"], g["cost_status"]),
+                _money(g["cost_per_success"], g["cost_status"]),
+                str(g["fallbacks"]),
+                quirks,
+            ]
+        lines.append(cells)
+    return table(header, lines)
+
+
+def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
+    """Per stage, laid out like the AGI Maze benchmark's calibration table (rates in %)."""
+    header = [
+        "Family",
+        "Stage",
+        "Size",
+        "soft/hard",
+        "policy",
+        "episodes",
+        "success",
+        "good",
+        "late",
+        "solved (budget)",
+        "RHAE70 (95% CI)",
+        "RHAE60",
+        "RHAE80",
+        "step fraction",
+        "random, real",
+    ]
+    lines = []
+    for s in stages:
+        real = s.get("real_random_success_pct")
+        family = (
+            s["family"]
+            if s["group"] in {"TRAINING", s["family"]}
+            else f"{s['group']}/{s['family']}"
+        )
+        lines.append(
+            [
+                family,
+                s["stage"],
+                str(s.get("size") or "–"),
+                f"{s.get('soft_good_steps')}/{s.get('max_steps')}",
+                _policy(s),
+                str(s["episodes"]),
+                f"{s['success_pct']:.1f}",
+                f"{s['good_pct']:.1f}",
+                f"{s['late_pct']:.1f}",
+                _rate(s["solved"], s["episodes"], s["solved_low"], s["solved_high"]),
+                _interval(s["rhae70"], 3),
+                _num(s["rhae60"], 3),
+                _num(s["rhae80"], 3),
+                _num(s["step_fraction"]["mean"]),
+                "–" if real is None else f"{real:.1f}",
+            ]
+        )
+    return table(header, lines)
+
+
+def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
+    """Per pack family, group or overall: the same scores without the stage's budget columns."""
+    names = {"family": ["Group", "Family"], "group": ["Group"], "overall": []}[level]
+    header = [
+        *names,
+        "policy",
+        "episodes",
+        "success %",
+        "good %",
+        "late %",
+        "x1-solved",
+        "solved (budget)",
+        "RHAE70 (95% CI)",
+        "RHAE60",
+        "RHAE80",
+        "step fraction (95% CI)",
+        "cost / solved",
+    ]
+    lines = []
+    for g in groups:
+        where = (
+            [g["group"], g["family"]]
+            if level == "family"
+            else [g["group"]]
+            if level == "group"
+            else []
+        )
+        lines.append(
+            [
+                *where,
+                _policy(g),
+                str(g["episodes"]),
+                f"{g['success_pct']:.1f}",
+                f"{g['good_pct']:.1f}",
+                f"{g['late_pct']:.1f}",
+                str(g["x1_solved"]),
+                _rate(g["solved"], g["episodes"], g["solved_low"], g["solved_high"]),
+                _interval(g["rhae70"], 3),
+                _num(g["rhae60"], 3),
+                _num(g["rhae80"], 3),
+                _interval(g["step_fraction"]),
+                _money(g["cost_per_success"], g["cost_status"]),
+            ]
+        )
+    return table(header, lines)
+
+
+def _by_setup(groups: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for group in groups:
+        out.setdefault(group["setup"], []).append(group)
+    return out
+
+
+NOTES = {
+    "escape": (
+        "Team success: every agent visited the exit. Finish / fastest: the team's finish turn "
+        "over the fastest possible finish (the longest of the agents' shortest paths), over the "
+        "successful games; the censored ratio counts a failure as max_turns / fastest (a lower "
+        "bound). Intervals: Wilson (rates) and seeded bootstrap (means), 95 %."
+    ),
+    "agimaze": (
+        "success / good / late (%, the AGI Maze benchmark's convention): solved within "
+        "hard_max_steps (= max_steps) / within soft_good_steps (half of it) / after soft but "
+        "within hard. Solved (budget): within the evaluation budget (budget factor x "
+        "max_steps). RHAE70 = min(1, (0.7 max_steps / steps)^2) when solved, else 0. "
+        "'random, real': the real benchmark's random-agent success on that TRAINING stage."
+    ),
+}
+
+
+def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
+    """The Markdown summary of a run."""
+    parts = [f"# {experiment.get('name', 'experiment')}"]
+    if experiment.get("description"):
+        parts.append(str(experiment["description"]))
+    escape = summary.get("escape") or []
+    if escape:
+        parts += ["## Maze Escape", escape_table(escape), NOTES["escape"]]
+    agimaze = summary.get("agimaze") or {}
+    if agimaze.get("stage"):
+        parts.append("## AGI Maze")
+        for setup, stages in _by_setup(agimaze["stage"]).items():
+            parts += [f"### {setup}: per stage", agimaze_stage_table(stages)]
+        for level in ("family", "group", "overall"):
+            groups = agimaze.get(level) or []
+            for setup, part in _by_setup(groups).items():
+                parts += [f"### {setup}: per {level}", agimaze_level_table(part, level)]
+        parts.append(NOTES["agimaze"])
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,234 @@
+"""Aggregates of a run's rows, with their uncertainty.
+
+Rows are grouped into **arms** (a setup and a policy entry) and, within an arm, by maze size
+(Maze Escape) or by AGI Maze stage, pack family and pack group. Every rate comes with its Wilson
+interval and every mean with a seeded bootstrap interval (:mod:`maze_envs.bench.stats`), so a
+single game is never presented as an effect.
+
+Maze Escape, per (setup, size, policy): games, successes and the success rate, the team finish
+turn and finish / fastest possible finish over the successful games, the censored finish ratio
+over all games (a failure counts as ``max_turns`` / fastest, a lower bound of its true ratio),
+first agent out, wall-move rate, STAY count, radio messages, notebook bytes, and, when policies
+report them, tokens, cost and cost per team success (the cost of every game of the group,
+failures included, divided by the successes).
+
+AGI Maze, per (setup, policy) and stage / family / group: episodes, solved within the evaluation
+budget (Wilson), x1-solved, the benchmark's success / good / late (in %, as its calibration table
+reports them), RHAE70 (bootstrap) with RHAE60 and RHAE80, step fraction and steps; TRAINING stages
+also carry the real benchmark's random-agent success rate for comparison.
+
+Example:
+    >>> rows = [{"env": "escape", "setup": "s", "size": "9x9", "policy": "p", "status": "ok",
+    ...          "success": s, "finish_turn": 20 if s else None, "finish_ratio": 2.0 if s else None,
+    ...          "finish_ratio_censored": 2.0 if s else 5.0, "privileged": False}
+    ...         for s in (True, True, False)]
+    >>> (group,) = escape_summary(rows)
+    >>> group["games"], group["successes"], round(group["success_rate"], 3)
+    (3, 2, 0.667)
+    >>> group["finish_ratio"]["mean"], group["finish_ratio_censored"]["mean"]
+    (2.0, 3.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from maze_envs.bench.stats import Estimate, bootstrap_mean, wilson_interval
+
+Row = dict[str, Any]
+Summary = dict[str, Any]
+
+#: Maze Escape means reported per group: column -> (label, over which games).
+ESCAPE_MEANS: dict[str, str] = {
+    "finish_turn": "successes",
+    "finish_ratio": "successes",
+    "finish_ratio_censored": "all",
+    "first_out": "games with an agent out",
+    "fastest": "all",
+    "wall_move_rate": "games with a move tried",
+    "stays": "all",
+    "radio_messages": "all",
+    "notebook_bytes": "all",
+}
+#: AGI Maze levels of aggregation, each a tuple of row columns below (setup, policy).
+AGIMAZE_LEVELS: dict[str, tuple[str, ...]] = {
+    "stage": ("group", "family", "stage"),
+    "family": ("group", "family"),
+    "group": ("group",),
+    "overall": (),
+}
+
+
+def _groups(
+    rows: Iterable[Row], key: Callable[[Row], tuple[Any, ...]]
+) -> dict[tuple[Any, ...], list[Row]]:
+    groups: dict[tuple[Any, ...], list[Row]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return groups
+
+
+def _estimate(rows: Sequence[Row], column: str) -> Estimate:
+    return bootstrap_mean([r[column] for r in rows if r.get(column) is not None])
+
+
+def _rate(successes: int, trials: int) -> dict[str, Any]:
+    low, high = wilson_interval(successes, trials)
+    return {"rate": successes / trials if trials else None, "low": low, "high": high}
+
+
+def usage_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """Tokens, cost and quirks of a group of games (cost None when any price is unknown)."""
+    reported = [r for r in rows if r.get("input_tokens") is not None]
+    statuses = {r.get("cost_status") for r in rows}
+    unknown = "unknown" in statuses
+    priced = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+    cost = None if unknown or not priced else float(sum(priced))
+    quirks: dict[str, int] = {}
+    for row in rows:
+        for name, count in (row.get("quirks") or {}).items():
+            quirks[name] = quirks.get(name, 0) + int(count)
+    return {
+        "input_tokens": sum(r["input_tokens"] for r in reported) if reported else None,
+        "output_tokens": sum(r["output_tokens"] or 0 for r in reported) if reported else None,
+        "cost_usd": cost,
+        "cost_status": "unknown" if unknown else "priced" if priced else "none",
+        "fallbacks": sum(int(r.get("fallbacks") or 0) for r in rows),
+        "outages": sum(int(r.get("outages") or 0) for r in rows),
+        "quirks": dict(sorted(quirks.items())),
+    }
+
+
+def escape_summary(rows: Iterable[Row]) -> list[Summary]:
+    """One summary per (setup, size, policy) of the Maze Escape rows, in first-seen order."""
+    escape = [r for r in rows if r.get("env") == "escape"]
+    out: list[Summary] = []
+    for (setup, size, policy), group in _groups(
+        escape, lambda r: (r["setup"], r["size"], r["policy"])
+    ).items():
+        games = len(group)
+        successes = sum(1 for r in group if r.get("success"))
+        rate = _rate(successes, games)
+        usage = usage_summary(group)
+        cost = usage["cost_usd"]
+        summary: Summary = {
+            "env": "escape",
+            "setup": setup,
+            "size": size,
+            "policy": policy,
+            "privileged": any(r.get("privileged") for r in group),
+            "games": games,
+            "errors": sum(1 for r in group if r.get("status") == "error"),
+            "successes": successes,
+            "success_rate": rate["rate"],
+            "success_low": rate["low"],
+            "success_high": rate["high"],
+        }
+        for column in ESCAPE_MEANS:
+            summary[column] = _estimate(group, column).to_json()
+        summary.update(usage)
+        summary["cost_per_success"] = cost / successes if cost is not None and successes else None
+        out.append(summary)
+    return out
+
+
+def _training_reference(group: str, family: str, stage: str) -> float | None:
+    """The real benchmark's random-agent success (%) of a TRAINING stage (None elsewhere)."""
+    if group != "TRAINING":
+        return None
+    from maze_envs.agimaze.packs.catalog import REAL_CALIBRATION
+
+    for row in REAL_CALIBRATION:
+        if row.family == family and row.stage == stage:
+            return row.success
+    return None
+
+
+def agimaze_summary(rows: Iterable[Row], level: str = "stage") -> list[Summary]:
+    """AGI Maze summaries per (setup, policy) and ``level`` (stage, family, group, overall)."""
+    if level not in AGIMAZE_LEVELS:
+        raise ValueError(f"unknown level {level!r}; use one of {', '.join(AGIMAZE_LEVELS)}")
+    columns = AGIMAZE_LEVELS[level]
+    agimaze = [r for r in rows if r.get("env") == "agimaze"]
+    out: list[Summary] = []
+    grouped = _groups(
+        agimaze, lambda r: (r["setup"], r["policy"], *(r.get(c, "") for c in columns))
+    )
+    for key, group in grouped.items():
+        setup, policy, *where = key
+        episodes = len(group)
+        solved = sum(1 for r in group if r.get("solved"))
+        success = sum(1 for r in group if r.get("success"))
+        good = sum(1 for r in group if r.get("good"))
+        rate = _rate(solved, episodes)
+        summary: Summary = {
+            "env": "agimaze",
+            "level": level,
+            "setup": setup,
+            "policy": policy,
+            **dict(zip(columns, where, strict=True)),
+            "privileged": any(r.get("privileged") for r in group),
+            "episodes": episodes,
+            "errors": sum(1 for r in group if r.get("status") == "error"),
+            "solved": solved,
+            "solved_rate": rate["rate"],
+            "solved_low": rate["low"],
+            "solved_high": rate["high"],
+            "x1_solved": sum(1 for r in group if r.get("x1_solved")),
+            "success_pct": 100 * success / episodes,
+            "good_pct": 100 * good / episodes,
+            "late_pct": 100 * (success - good) / episodes,
+            "rhae70": _estimate(group, "rhae70").to_json(),
+            "rhae60": _estimate(group, "rhae60").mean,
+            "rhae80": _estimate(group, "rhae80").mean,
+            "step_fraction": _estimate(group, "step_fraction").to_json(),
+            "steps": _estimate(group, "steps").mean,
+        }
+        if level == "stage":
+            first = group[0]
+            summary["size"] = first.get("size")
+            summary["soft_good_steps"] = first.get("soft_good_steps")
+            summary["max_steps"] = first.get("max_steps")
+            summary["real_random_success_pct"] = _training_reference(*where)
+        usage = usage_summary(group)
+        summary.update(usage)
+        cost = usage["cost_usd"]
+        summary["cost_per_success"] = cost / solved if cost is not None and solved else None
+        out.append(summary)
+    return out
+
+
+def paired_difference(
+    rows: Iterable[Row],
+    first: tuple[str, str],
+    second: tuple[str, str],
+    column: str,
+    by: str = "size",
+) -> dict[str, Estimate]:
+    """Per ``by`` value, the mean of ``column`` in arm ``first`` minus arm ``second``, paired.
+
+    Arms are ``(setup, policy)``. Two games pair up when they share ``by`` and the seed (the
+    same maze when the setups differ only in what the agents may do, such as the radio), so
+    the maze's own difficulty cancels out; the interval is the bootstrap one of the paired
+    differences. Pairs where either value is missing are left out.
+    """
+    values: dict[tuple[str, str], dict[tuple[Any, int], Any]] = {first: {}, second: {}}
+    for row in rows:
+        arm = (str(row.get("setup")), str(row.get("policy")))
+        if arm in values:
+            values[arm][(row.get(by), int(row.get("seed") or 0))] = row.get(column)
+    differences: dict[Any, list[float]] = {}
+    for (group, seed), a in values[first].items():
+        b = values[second].get((group, seed))
+        if a is not None and b is not None:
+            differences.setdefault(group, []).append(float(a) - float(b))
+    return {group: bootstrap_mean(diffs) for group, diffs in differences.items()}
+
+
+def summarize(rows: Sequence[Row]) -> dict[str, Any]:
+    """Every aggregate of a run: Maze Escape groups and AGI Maze at each level."""
+    return {
+        "escape": escape_summary(rows),
+        "agimaze": {level: agimaze_summary(rows, level) for level in AGIMAZE_LEVELS},
+    }

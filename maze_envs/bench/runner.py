@@ -1,0 +1,342 @@
+"""A whole benchmark run: tasks -> executor -> journal and rows -> results, plots, verification.
+
+:func:`run_experiment` plays every game of an :class:`~maze_envs.bench.spec.Experiment` that is
+not already done and writes, in the output folder:
+
+``games.sqlite``
+    Every game, copied from the workers' shard journals once finished (see
+    :mod:`maze_envs.bench.executors`); ``journal=False`` plays without one.
+``rows.jsonl``
+    The per-game rows (see :mod:`maze_envs.bench.rowstore`), for resuming.
+``results.csv``, ``results.json``, ``summary.md``, ``*.png``
+    The results of the experiment's games (:mod:`.report`, :mod:`.plots`).
+``experiment.json``
+    The experiment as resolved (commit it, or the file it came from, with the results).
+
+Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
+journal, a row) are skipped; games that ended with an error are played again. Without ``resume``
+a folder that already holds a run is refused, unless ``fresh=True`` deletes the run's files
+(only those) first.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from maze_envs.bench.executors import Finished, make_executor
+from maze_envs.bench.plots import write_plots
+from maze_envs.bench.progress import make_progress
+from maze_envs.bench.report import write_results
+from maze_envs.bench.results import summarize
+from maze_envs.bench.rollout import Row
+from maze_envs.bench.rowstore import RowStore, row_from_journal
+from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
+
+JOURNAL_NAME = "games.sqlite"
+ROWS_NAME = "rows.jsonl"
+SHARDS_NAME = "shards"
+PAGES_NAME = "pages"
+#: Files a run writes (deleted by ``fresh``; nothing else in the folder is touched).
+RUN_FILES = (
+    JOURNAL_NAME,
+    JOURNAL_NAME + "-wal",
+    JOURNAL_NAME + "-shm",
+    ROWS_NAME,
+    "results.csv",
+    "results.json",
+    "summary.md",
+    "experiment.json",
+    "escape_by_size.png",
+    "agimaze_rhae70.png",
+    "cost_per_success.png",
+)
+
+
+class RunError(ValueError):
+    """A run that cannot start: a bad output folder, an unknown policy, a bad option."""
+
+
+@dataclass
+class RunOptions:
+    """How a run is executed and what it writes."""
+
+    executor: str = "inline"
+    workers: int | None = None
+    concurrency: int | None = None
+    resume: bool = False
+    fresh: bool = False
+    journal: bool = True
+    verify: bool = False
+    plots: bool = True
+    quiet: bool = False
+    ray_address: str | None = None
+
+
+@dataclass
+class RunResult:
+    """What a run did and wrote."""
+
+    out: Path
+    rows: list[Row]
+    summary: dict[str, Any]
+    played: int
+    skipped: int
+    elapsed_s: float
+    paths: dict[str, Path] = field(default_factory=dict)
+    plots: list[Path] = field(default_factory=list)
+    pages: list[Path] = field(default_factory=list)
+    verified: list[Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def journal(self) -> Path | None:
+        path = self.out / JOURNAL_NAME
+        return path if path.is_file() else None
+
+    @property
+    def verified_ok(self) -> bool:
+        return self.verified is None or all(report.ok for report in self.verified)
+
+
+def check_tasks(tasks: Sequence[GameTask]) -> bool:
+    """Build each distinct policy once and load each env version, so that an unknown name, a
+    bad option or a missing environment fails before any game.
+
+    Returns whether any policy is async (its own ``aact``). Raises :class:`RunError`.
+    """
+    import importlib
+
+    from maze_envs.bench.envs import make_adapter, make_policy
+    from maze_envs.policies.interface import is_async
+
+    for version in sorted({t.case.version for t in tasks if isinstance(t.case, EscapeCase)}):
+        try:
+            importlib.import_module(f"maze_envs.maze_escape_v{version}")
+        except ImportError as exc:
+            raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
+    seen: set[tuple[str, str]] = set()
+    any_async = False
+    for task in tasks:
+        for spec in task.policy.specs:
+            key = (task.case.kind, spec.model_dump_json())
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                policy = make_policy(spec.spec, task.case.kind, spec.options)
+            except Exception as exc:
+                raise RunError(f"policy {spec.text!r} ({task.case.kind}): {exc}") from None
+            any_async = any_async or is_async(policy)
+            policy.close()
+    setups: dict[str, GameTask] = {}
+    for task in tasks:
+        setups.setdefault(task.case.setup, task)
+    for setup, task in setups.items():
+        try:
+            make_adapter(task, None).close()
+        except Exception as exc:
+            raise RunError(f"setup {setup!r}: the environment cannot be built: {exc}") from None
+    return any_async
+
+
+def _prepare(out: Path, options: RunOptions) -> None:
+    if out.exists() and not out.is_dir():
+        raise RunError(f"cannot use {out} as the output folder: it is a file")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"cannot use {out} as the output folder: {exc}") from None
+    holds_run = (out / JOURNAL_NAME).exists() or (out / ROWS_NAME).exists()
+    if options.fresh:
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / PAGES_NAME, ignore_errors=True)
+    elif holds_run and not options.resume:
+        raise RunError(
+            f"{out} already holds a run; pass --resume to continue it, --fresh to start over, "
+            "or choose another --out"
+        )
+    # shards of an interrupted run: their games never counted, so they are simply dropped
+    shutil.rmtree(out / SHARDS_NAME, ignore_errors=True)
+
+
+class _Merger:
+    """Copies finished games from shards into the run's journal, each run key at most once."""
+
+    def __init__(self, journal: Any, store: RowStore, done: set[str]) -> None:
+        self.journal = journal
+        self.store = store
+        self.merged = set(done)
+        self._shards: dict[str, Any] = {}
+
+    def add(self, finished: Finished) -> Row | None:
+        row = dict(finished.row)
+        key = row["run_key"]
+        if key in self.merged:
+            return None  # a retried task that finished twice: the first copy stands
+        shard_game = row.get("game_id")
+        row["game_id"] = None
+        if self.journal is not None and finished.shard is not None and shard_game is not None:
+            row["game_id"] = self.journal.copy_game(self._shard(finished.shard), shard_game)
+        self.merged.add(key)
+        self.store.append(row)
+        return row
+
+    def _shard(self, path: str) -> Any:
+        if path not in self._shards:
+            from maze_envs.journal import Journal
+
+            self._shards[path] = Journal(path, readonly=True)
+        return self._shards[path]
+
+    def close(self) -> None:
+        for shard in self._shards.values():
+            shard.close()
+        self._shards.clear()
+
+
+def _resume_state(
+    tasks: Sequence[GameTask], journal: Any, store: RowStore
+) -> tuple[dict[str, Row], set[str], list[str]]:
+    """Rows known so far, the run keys already done, and notes about what was recovered."""
+    rows = store.load()
+    keys = {task.run_key for task in tasks}
+    notes: list[str] = []
+    if journal is None:
+        done = {k for k in keys if k in rows and rows[k].get("status") != "error"}
+        return rows, done, notes
+    completed = set(journal.completed_keys("run_key")) & keys
+    stopped = {
+        k
+        for k in keys
+        if k in rows and rows[k].get("status") == "stopped" and rows[k].get("game_id") is not None
+    }
+    missing = {k for k in completed if k not in rows or rows[k].get("status") == "error"}
+    if missing:  # the runner stopped between copying a game and writing its row
+        for game in journal.games():
+            key = (getattr(game, "meta", None) or {}).get("run_key")
+            if (
+                isinstance(key, str)
+                and key in missing
+                and game.outcome is not None
+                and not game.outcome.get("aborted")
+            ):
+                row = row_from_journal(journal, game)
+                if row is not None:
+                    rows[key] = row
+                    store.append(row)
+        notes.append(f"{len(missing)} game(s) scored again from the journal (no saved row)")
+    return rows, completed | stopped, notes
+
+
+def run_experiment(
+    experiment: Experiment,
+    out: str | Path,
+    options: RunOptions | None = None,
+    *,
+    on_row: Callable[[Row], None] | None = None,
+) -> RunResult:
+    """Play the experiment's games that are not done yet and write the results (module doc)."""
+    options = options or RunOptions()
+    started = time.perf_counter()
+    folder = Path(out)
+    tasks = experiment.tasks()
+    any_async = check_tasks(tasks)
+    concurrency = options.concurrency or (8 if any_async and options.executor == "inline" else 1)
+    executor = make_executor(options.executor, options.workers, concurrency, options.ray_address)
+    _prepare(folder, options)
+    (folder / "experiment.json").write_bytes(
+        orjson.dumps(experiment.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
+    )
+    journal: Any = None
+    if options.journal:
+        from maze_envs.journal import Journal
+
+        journal = Journal(folder / JOURNAL_NAME)
+    store = RowStore(folder / ROWS_NAME)
+    merger: _Merger | None = None
+    try:
+        rows, done, notes = _resume_state(tasks, journal, store)
+        todo = [task for task in tasks if task.run_key not in done]
+        shard_dir = None
+        if journal is not None and todo:
+            shard_dir = folder / SHARDS_NAME
+            shard_dir.mkdir()
+        merger = _Merger(journal, store, done)
+        progress = make_progress(len(tasks), len(tasks) - len(todo), quiet=options.quiet)
+        try:
+            for finished in executor.run(todo, shard_dir):
+                row = merger.add(finished)
+                if row is None:
+                    continue
+                rows[row["run_key"]] = row
+                progress.update(row)
+                if on_row is not None:
+                    on_row(row)
+        finally:
+            progress.close()
+            merger.close()
+            if shard_dir is not None:
+                shutil.rmtree(shard_dir, ignore_errors=True)
+        ordered = [rows[task.run_key] for task in tasks if task.run_key in rows]
+        summary = summarize(ordered)
+        result = RunResult(
+            out=folder,
+            rows=ordered,
+            summary=summary,
+            played=len(todo),
+            skipped=len(tasks) - len(todo),
+            elapsed_s=0.0,
+            notes=notes,
+        )
+        result.paths = write_results(folder, experiment.model_dump(mode="json"), ordered, summary)
+        if options.plots:
+            result.plots, reason = write_plots(folder, summary)
+            if reason:
+                result.notes.append(reason)
+        if journal is not None:
+            journal.close()
+            journal = None
+            if options.verify:
+                parallel = options.executor != "inline" and (options.workers or 2) > 1
+                workers = (options.workers or 2) if parallel else 1
+                result.verified = _verify(folder / JOURNAL_NAME, workers)
+        result.elapsed_s = time.perf_counter() - started
+        return result
+    finally:
+        store.close()
+        if journal is not None:
+            journal.close()
+
+
+def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
+    from maze_envs.verify import verify_journal
+
+    return verify_journal(path, game_ids)
+
+
+def _verify(path: Path, workers: int = 1) -> list[Any]:
+    """Replay and check every game of the journal (``maze-envs verify``'s own check), in
+    ``workers`` processes when there are several (each replays a share of the games)."""
+    from maze_envs.journal import Journal
+
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids()
+    if workers <= 1 or len(ids) < 2 * workers:
+        return _verify_ids(str(path), ids)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    shares = [ids[start::workers] for start in range(workers)]
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        parts = list(pool.map(_verify_ids, [str(path)] * workers, shares))
+    reports = [report for part in parts for report in part]
+    return sorted(reports, key=lambda report: report.game_id)

@@ -1,0 +1,136 @@
+"""Session store and seq replay: exact boundaries of expiry, the bound and the replay window."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+
+import pytest
+
+from maze_envs.agimaze.service import AgiMazeService
+from maze_envs.agimaze.sessions import (
+    SeqConflictError,
+    SeqReplay,
+    SessionLimitError,
+    SessionStore,
+    StaleSeqError,
+    UnknownSessionError,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_expiry_happens_at_exactly_the_ttl() -> None:
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(max_sessions=4, ttl_seconds=10.0, clock=clock)
+    sid = store.add("game")
+    clock.now = 9.875  # idle 9.875 s: alive, and the get restarts its window
+    assert store.get(sid) == "game"
+    clock.now = 19.75  # idle 9.875 s again
+    assert store.get(sid) == "game"
+    clock.now = 29.75  # idle exactly 10 s: gone
+    with pytest.raises(UnknownSessionError, match="expired after inactivity"):
+        store.get(sid)
+    assert len(store) == 0
+
+
+def test_a_full_store_refuses_and_never_evicts_an_active_session() -> None:
+    clock = Clock()
+    store: SessionStore[int] = SessionStore(max_sessions=2, ttl_seconds=10.0, clock=clock)
+    first = store.add(1)
+    clock.now = 4.0
+    second = store.add(2)
+    clock.now = 6.0
+    with pytest.raises(SessionLimitError) as info:
+        store.add(3)
+    assert info.value.limit == 2 and info.value.retry_after == pytest.approx(4.0)
+    assert "2 active sessions" in str(info.value) and "try again in 4 s" in str(info.value)
+    assert store.get(first) == 1 and store.get(second) == 2  # both untouched (and now used)
+    clock.now = 15.5  # used at t=6: the window runs to t=16
+    with pytest.raises(SessionLimitError) as info:
+        store.add(3)
+    assert info.value.retry_after == pytest.approx(0.5)
+    clock.now = 16.0  # both expire: room again
+    third = store.add(3)
+    assert store.get(third) == 3 and len(store) == 1
+
+
+def test_store_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="max_sessions"):
+        SessionStore(max_sessions=0)
+    with pytest.raises(ValueError, match="ttl_seconds"):
+        SessionStore(ttl_seconds=0)
+    with pytest.raises(ValueError, match="window"):
+        SeqReplay(window=0)
+
+
+def reply(seq: int) -> tuple[int, dict]:
+    return 200, {"text": f"step {seq}", "done": False}
+
+
+def test_replay_window_keeps_exactly_the_last_replies() -> None:
+    replay = SeqReplay(window=3)
+    computed: list[int] = []
+    for seq in range(1, 6):
+        replay.handle(seq, "up", lambda s=seq: (computed.append(s), reply(s))[1])
+    assert computed == [1, 2, 3, 4, 5]
+    for seq in (3, 4, 5):  # the window: replayed, never recomputed
+        assert replay.handle(seq, "up", lambda: pytest.fail("recomputed")) == reply(seq)
+    with pytest.raises(StaleSeqError, match="seq 2 is older than the latest seq 5"):
+        replay.handle(2, "up", lambda: pytest.fail("recomputed"))
+    assert replay.handle(9, "up", lambda: reply(9)) == reply(9)  # gaps are fine
+    with pytest.raises(StaleSeqError):
+        replay.handle(7, "up", lambda: reply(7))  # skipped, never answered
+    assert replay.handle(None, "up", lambda: reply(0)) == reply(0)  # null is never stored
+    assert replay.handle(None, "up", lambda: reply(1)) == reply(1)
+
+
+def test_a_stored_seq_resent_with_another_action_is_a_conflict() -> None:
+    replay = SeqReplay()
+    replay.handle(1, "up", lambda: reply(1))
+    with pytest.raises(SeqConflictError, match="seq 1 was already used for action 'up'"):
+        replay.handle(1, "down", lambda: reply(2))
+    assert replay.handle(1, "up", lambda: reply(3)) == reply(1)
+
+
+def test_replayed_replies_are_fresh_objects() -> None:
+    replay = SeqReplay()
+    first = replay.handle(1, "up", lambda: (200, {"events": ["moved"]}))
+    first[1]["events"].append("tampered")
+    again = replay.handle(1, "up", lambda: reply(0))
+    assert again == (200, {"events": ["moved"]}) and again[1] is not first[1]
+
+
+def test_a_stored_step_costs_its_json_not_an_encoder_buffer() -> None:
+    """~0.5 KiB of JSON per stored step (orjson's own result holds a 4 KiB buffer)."""
+    service = AgiMazeService()
+    start = json.dumps({"path": "TRAINING/S1-rivers/STAGE-06/0000.json", "agent": "m"})
+    sid = service.start(start.encode())[1]["id"]
+    session = service.sessions.get(sid)
+    steps = 64
+    requests = [
+        json.dumps({"id": sid, "action": ("up", "left", "down", "right")[i % 4], "seq": i + 1})
+        for i in range(steps)
+    ]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        for request in requests:
+            assert service.step(request.encode())[0] == 200
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+    per_step = grown / steps
+    json_per_step = session.replay.stored_bytes() / steps
+    assert 300 < json_per_step < 1024
+    assert per_step < 1.5 * 1024, f"{per_step:.0f} bytes per stored step"

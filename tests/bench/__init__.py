@@ -1,0 +1,4 @@
+"""Tests of the benchmark runner (``maze_envs.bench``)."""
+
+#: The Maze Escape version the runner tests play (the runner's default).
+ESCAPE_VERSION = 1

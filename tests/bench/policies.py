@@ -1,0 +1,119 @@
+"""Policies the runner tests plug in by import path (``tests.bench.policies:Name``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from maze_envs.escape.types import Action, Observation
+from maze_envs.policies.interface import AsyncPolicyBase, Decision, PolicyBase, Usage
+
+
+class Stay(PolicyBase[Any, Observation, Action]):
+    """Stays put; remembers whether it was handed the ground truth."""
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        super().reset(agent, seed, episode)
+        if episode.ground_truth is not None:
+            raise AssertionError("a policy that is not privileged got the ground truth")
+
+    def act(self, observation: Observation) -> Action:
+        return Action(move="STAY")
+
+
+class RaiseOnTurn(PolicyBase[Any, Observation, Action]):
+    """Stays, then raises on turn ``turn`` (an observation's turn number)."""
+
+    def __init__(self, turn: int = 3) -> None:
+        self.turn = turn
+
+    def act(self, observation: Observation) -> Action:
+        if observation.turn >= self.turn:
+            raise RuntimeError(f"the policy broke on turn {observation.turn}")
+        return Action(move="STAY")
+
+
+class BadMove(PolicyBase[Any, Observation, Action]):
+    """Returns something that is not an action."""
+
+    def act(self, observation: Observation) -> Any:
+        return {"move": 17}
+
+
+class StopAfter(PolicyBase[Any, Observation, Action]):
+    """Asks the runner to stop the game after ``turns`` turns (as a cost cap would)."""
+
+    def __init__(self, turns: int = 2) -> None:
+        self.turns = turns
+
+    def act(self, observation: Observation) -> Decision[Action]:
+        stop = "cost cap reached" if observation.turn + 1 >= self.turns else None
+        return Decision(Action(move="STAY"), stop=stop)
+
+
+class Recorded(PolicyBase[Any, Observation, Action]):
+    """Every decision carries a record, usage (priced) and a quirk; reports harness settings."""
+
+    def harness(self) -> dict[str, Any]:
+        return {"prompt_version": "v-test", "temperature": 0.3}
+
+    def act(self, observation: Observation) -> Decision[Action]:
+        usage = Usage(
+            input_tokens=100, output_tokens=7, requests=1, cost_usd=0.001, cost_status="priced"
+        )
+        record = {"turn": observation.turn, "quirks": ["code_fence"], "usage": usage.to_json()}
+        move = next((d for d, kind in observation.edges.items() if kind == "open"), "STAY")
+        return Decision(Action(move=move), record=record, usage=usage)
+
+
+class SlowAsync(AsyncPolicyBase[Any, Observation, Action]):
+    """An I/O-bound policy: each decision awaits ``delay`` seconds; counts calls in flight."""
+
+    in_flight: ClassVar[int] = 0
+    most_in_flight: ClassVar[int] = 0
+
+    def __init__(self, delay: float = 0.02) -> None:
+        self.delay = delay
+
+    async def aact(self, observation: Observation) -> Action:
+        cls = type(self)
+        cls.in_flight += 1
+        cls.most_in_flight = max(cls.most_in_flight, cls.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            cls.in_flight -= 1
+        return Action(move="STAY")
+
+
+class KillOnce(PolicyBase[Any, Observation, Action]):
+    """Kills its own process (SIGKILL) mid-game the first time any game reaches ``turn``.
+
+    ``marker`` is a file created just before the kill, so the retried game plays on.
+    """
+
+    def __init__(self, marker: str, turn: int = 3) -> None:
+        self.marker = Path(marker)
+        self.turn = turn
+
+    def act(self, observation: Observation) -> Action:
+        if observation.turn == self.turn and not self.marker.exists():
+            self.marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGKILL)
+        move = next((d for d, kind in observation.edges.items() if kind == "open"), "STAY")
+        return Action(move=move)
+
+
+class KillAlways(PolicyBase[Any, Observation, Action]):
+    """Kills its own process (SIGKILL) on turn ``turn`` of every game."""
+
+    def __init__(self, turn: int = 1) -> None:
+        self.turn = turn
+
+    def act(self, observation: Observation) -> Action:
+        if observation.turn == self.turn:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return Action(move="STAY")

@@ -1,0 +1,210 @@
+"""``maze-envs bench`` on the command line, the main job, and the cooperation study example."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from maze_envs.bench.command import main, main_experiment
+from maze_envs.cli import main as cli_main
+from maze_envs.journal import Journal
+from tests.bench import ESCAPE_VERSION
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def rows(out: Path) -> list[dict[str, object]]:
+    return list(orjson.loads((out / "results.json").read_bytes())["games"])
+
+
+def test_an_escape_setup_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    code = cli_main(
+        [
+            "bench",
+            "--env",
+            "escape",
+            "--escape-version",
+            str(ESCAPE_VERSION),
+            "--size",
+            "7",
+            "9x7",
+            "--max-turns",
+            "70",
+            "--set",
+            "radio=false",
+            "--set",
+            "coordinates=own,trail_length=5",
+            "--policy",
+            "explorer",
+            "--team",
+            "explorer,random,wall-follower-left",
+            "--seeds",
+            "0-1",
+            "5",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    games = rows(out)
+    assert len(games) == 2 * 2 * 3
+    assert {g["size"] for g in games} == {"7x7", "9x7"}
+    assert {g["seed"] for g in games} == {0, 1, 5}
+    assert {g["policy"] for g in games} == {"explorer", "explorer+random+wall-follower-left"}
+    team = next(g for g in games if "+" in str(g["policy"]))
+    assert team["policy_specs"] == ["explorer", "random", "wall-follower-left"]
+    experiment = orjson.loads((out / "experiment.json").read_bytes())
+    assert experiment["escape"][0]["set"] == {
+        "radio": False,
+        "coordinates": "own",
+        "trail_length": 5,
+    }
+    printed = capsys.readouterr().out
+    assert "| setup | size | policy | team success (95% CI) |" in printed
+    assert "12 games (12 played, 0 already done)" in printed
+    assert "summary.md" in printed and "games.sqlite" in printed
+
+
+def test_an_agimaze_setup_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["--env", "agimaze", "--pack", "TUTORIAL/STAGE-01", "--budget-factor", "2"]
+    args += ["--policy", "random", "--policy", "oracle", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    assert capsys.readouterr().out == ""
+    games = rows(out)
+    assert len(games) == 6 and {g["budget"] for g in games} == {60, 40}
+    assert main([*args, "--resume"]) == 0
+    with Journal(out / "games.sqlite", readonly=True) as journal:
+        assert len(journal.game_ids()) == 6
+
+
+def test_a_config_file(tmp_path: Path) -> None:
+    config = tmp_path / "exp.toml"
+    config.write_text(
+        f'name = "file"\nseeds = "0"\n[[escape]]\nversion = {ESCAPE_VERSION}\nsizes = [7]\n'
+        'max_turns = 40\npolicies = ["explorer"]\n'
+    )
+    out = tmp_path / "run"
+    assert main(["--config", str(config), "--seeds", "3-4", "--out", str(out), "--quiet"]) == 0
+    assert [g["seed"] for g in rows(out)] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--size", "9"], "--size need --env escape or --env agimaze"),
+        (["--env", "agimaze", "--size", "9"], "--size do not apply to --env agimaze"),
+        (["--env", "escape", "--pack", "TRAINING"], "--pack do not apply to --env escape"),
+        (["--config", "x.toml", "--env", "escape"], "either in --config or by --env"),
+        (["--env", "escape", "--seeds", "9-3"], "runs backwards"),
+        (["--env", "escape", "--policy", ":x=1"], "no policy name"),
+        (["--env", "escape", "--set", "radio"], "'radio' is not key=value"),
+        (["--env", "escape", "--size", "99"], "less than or equal to 41"),
+        (["--env", "escape", "--workers", "0"], "--workers must be at least 1"),
+        (["--env", "escape", "--fresh", "--resume"], "give one of them"),
+        (["--executor", "gpu"], "invalid choice: 'gpu'"),
+    ],
+)
+def test_bad_arguments_exit_2_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--out", str(tmp_path / "run")])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unusable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--env", "escape", "--escape-version", str(ESCAPE_VERSION), "--size", "7"]
+    base += ["--max-turns", "30", "--quiet"]
+    assert main([*base, "--policy", "no-such-policy", "--out", str(tmp_path / "a")]) == 2
+    assert "no-such-policy" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "b")]) == 0
+    assert main([*base, "--out", str(tmp_path / "b")]) == 2
+    assert "already holds a run; pass --resume" in capsys.readouterr().err
+    taken = tmp_path / "file"
+    taken.write_text("")
+    assert main([*base, "--out", str(taken)]) == 2
+
+
+def test_the_main_job_is_both_environments_baselines() -> None:
+    experiment = main_experiment()
+    escape = {p.name for setup in experiment.escape for p in setup.policies}
+    agimaze = {p.name for setup in experiment.agimaze for p in setup.policies}
+    assert {"random", "wall-follower-left", "wall-follower-right", "explorer"} <= escape
+    assert {"cooperative", "oracle"} <= escape and {"random", "explorer", "oracle"} <= agimaze
+    assert {pack for setup in experiment.agimaze for pack in setup.packs} == {
+        "TUTORIAL",
+        "TRAINING",
+    }
+
+
+def test_the_main_job_runs_verifies_and_says_where_everything_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert cli_main(["bench", "--seeds", "0", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    games = rows(out)
+    assert {g["env"] for g in games} == {"escape", "agimaze"}
+    assert all(g["status"] == "ok" for g in games)
+    assert "verify: " in printed and "FAILED" not in printed
+    for name in ("games.sqlite", "results.csv", "results.json", "summary.md"):
+        assert (out / name).is_file() and name in printed
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (out / "escape_by_size.png").is_file() and (out / "agimaze_rhae70.png").is_file()
+    summary = (out / "summary.md").read_text()
+    assert "| Family | Stage | Size | soft/hard |" in summary
+    assert "| S0-keys | STAGE-01 | 3x3 | 35/70 |" in summary
+    pages = sorted((out / "pages").glob("*.html"))
+    assert len(pages) == len({(g["env"], g["setup"], g["policy"]) for g in games})
+    # running it again starts over (the main job is idempotent)
+    assert cli_main(["bench", "--seeds", "1", "--out", str(out), "--quiet", "--no-pages"]) == 0
+    assert {g["seed"] for g in rows(out) if g["env"] == "escape"} == {1}
+
+
+def test_the_cooperation_study_example_in_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "cooperation_study", REPO / "examples" / "cooperation_study.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["cooperation_study"] = module
+    spec.loader.exec_module(module)
+    docs = tmp_path / "docs"
+    code = module.main(
+        [
+            "--seeds",
+            "0-3",
+            "--sizes",
+            "7",
+            "9",
+            "--executor",
+            "inline",
+            "--out",
+            str(tmp_path / "run"),
+            "--docs",
+            str(docs),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    for arm in (
+        "cooperative team, radio+alert on",
+        "cooperative team, radio+alert off",
+        "independent explorers, radio+alert on",
+    ):
+        assert printed.count(arm) == 2  # one line per size
+    assert "cooperative team (radio+alert on) − independent explorers (radio+alert on)" in printed
+    games = rows(tmp_path / "run")
+    assert len(games) == 3 * 2 * 4
+    assert (docs / "cooperation_study.md").read_text().startswith("| size | arm |")
