@@ -2,7 +2,8 @@
 
 * Maze Escape rows (3 agents, 17x17, every optional feature, random moves with notebook edits
   and radio, as in ``escape_bench.py``), recorded from a pre-played game: microseconds per turn
-  for encoding, hashing and the commit (``record_turn`` in full, and its parts);
+  for encoding, hashing and the commit (``record_turn`` in full, and its parts), with group
+  commit (``durability="batch"``, the default) and with a commit per turn (``"turn"``);
 * AGI Maze steps per second with the journal off and on (random actions on a TRAINING bundle),
   and their ratio (no goal is set: an engine step costs a few microseconds, so the journal's
   per-turn commit dominates);
@@ -84,16 +85,18 @@ def per_turn_costs(rows: list[tuple[Any, Any, Any, bytes]], folder: Path) -> dic
             lambda: [chain_record_hash(bytes(32), "0" * 64, o, a, e, b"{}") for o, a, e in encoded]
         ),
     }
-    with Journal(folder / "turns.sqlite") as journal:
+    for durability, key in (("batch", "record_turn"), ("turn", 'the same, durability="turn"')):
+        with Journal(folder / f"{durability}.sqlite", durability=durability) as journal:
 
-        def record() -> None:
-            game = journal.start_game(env_id="bench", config={}, seed=0, library_version="b")
-            for turn, (o, a, e, digest) in enumerate(rows):
-                journal.record_turn(
-                    game, turn, observations=o, actions=a, events=e, state_digest=digest
-                )
+            def record(journal: Journal = journal) -> None:
+                game = journal.start_game(env_id="bench", config={}, seed=0, library_version="b")
+                for turn, (o, a, e, digest) in enumerate(rows):
+                    journal.record_turn(
+                        game, turn, observations=o, actions=a, events=e, state_digest=digest
+                    )
+                journal.flush()  # the last batch's commit is part of the cost
 
-        costs["record_turn"] = timed(record)
+            costs[key] = timed(record)
     costs["commit and the rest"] = costs["record_turn"] - costs["encode"] - costs["hash"]
     costs["row_bytes"] = sum(len(o) + len(a) + len(e) for o, a, e in encoded) / len(encoded)
     return costs
@@ -191,8 +194,14 @@ def main(argv: list[str] | None = None) -> int:
         "Maze Escape journal, per turn (3 agents, 17x17, preset full; "
         f"{costs['row_bytes']:,.0f} bytes of JSON per row):",
         *(
-            f"  {part:<22} {costs[part]:7.1f} us"
-            for part in ("encode", "hash", "commit and the rest", "record_turn")
+            f"  {part:<28} {costs[part]:7.1f} us"
+            for part in (
+                "encode",
+                "hash",
+                "commit and the rest",
+                "record_turn",
+                'the same, durability="turn"',
+            )
         ),
         f"AGI Maze ({AGIMAZE_BUNDLE}, random actions), median of {args.windows} windows:",
         f"  journal off            {rates['off']:>9,.0f} steps/s",

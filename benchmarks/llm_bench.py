@@ -49,7 +49,7 @@ from llm_policies.backends import (  # noqa: E402  (after the path set-up above)
     ScriptedReply,
     make_backend,
 )
-from llm_policies.settings import ModelSettings  # noqa: E402
+from llm_policies.settings import ModelSettings, OutputMode  # noqa: E402
 
 GOAL = 0.80
 ACTION = '{"move": "N", "notebook": null, "radio": null}'
@@ -140,7 +140,7 @@ def make(path: str, url: str, latency: float) -> ModelBackend:
 
 
 def request_for(path: str, n: int) -> ModelRequest:
-    mode = "native" if path == "ollama" else "tool"
+    mode: OutputMode = "native" if path == "ollama" else "tool"
     return ModelRequest(
         system=SYSTEM,
         messages=(ChatMessage("user", OBSERVATION.format(n=n)),),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from maze_envs import maze_escape_v0
 from maze_envs.escape.convert import observation_to_model
-from maze_envs.escape.replay import verify_journal
 from maze_envs.policies import DepthFirstExplorer
+from maze_envs.verify import verify_journal
 
 
 def main() -> None:

@@ -102,6 +102,7 @@ class _LLMPolicy(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, 
         self.failures_in_a_row = 0
         self.total_usage = Usage()
         self._previous_messages: tuple[ChatMessage, ...] | None = None
+        self._harness_recorded = False
 
     # -- what the runner stores ------------------------------------------------------------
 
@@ -131,6 +132,7 @@ class _LLMPolicy(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, 
         self.caps = self._game_budget()
         self.failures_in_a_row = 0
         self._previous_messages = None
+        self._harness_recorded = False
 
     def _stop_reason(self, outcome: Outcome) -> str | None:
         self.caps.charge(outcome.usage)  # a child budget charges the run budget too
@@ -162,6 +164,11 @@ class _LLMPolicy(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, 
             cache_key_extra=extra,
         )
         self._previous_messages = tuple(messages)
+        if not self._harness_recorded:
+            # the runner stores the game meta before the policies' reset, so the settings that
+            # only the game decides (schema order, notebook mode) travel with the first decision
+            outcome.record["harness"] = self.harness()
+            self._harness_recorded = True
         return outcome
 
     async def aclose(self) -> None:

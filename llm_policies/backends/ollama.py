@@ -23,8 +23,10 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import threading
 import time
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -139,6 +141,65 @@ def classify(error: Exception) -> ModelError | None:
     return None
 
 
+@dataclass
+class _Pool:
+    """HTTP clients of one event loop, with the calls in flight on each."""
+
+    loop: asyncio.AbstractEventLoop | None
+    clients: list[ollama.AsyncClient] = field(default_factory=list)
+    in_flight: list[int] = field(default_factory=list)
+    users: int = 0
+
+
+class SharedClients:
+    """The client pools shared by the Ollama backends of one host and timeout.
+
+    Making an ``ollama.AsyncClient`` costs tens of milliseconds of CPU (its HTTP client's TLS
+    context), and the runner makes one backend per agent per game, so backends that own their
+    clients share a pool per (host, timeout) in the running event loop: at most
+    :data:`CLIENT_SHARDS` clients, each call on the least busy one. A pool belongs to one loop
+    (connections do); a backend on another loop gets a new pool. The last backend of a pool to
+    close closes its clients.
+
+    >>> pools, loop, key = SharedClients(), asyncio.new_event_loop(), ("http://gpu:11434", 60.0)
+    >>> pool = pools.acquire(key, loop)
+    >>> pools.acquire(key, loop) is pool
+    True
+    >>> pools.release(key, pool), pools.release(key, pool), len(pools)
+    (False, True, 0)
+    >>> loop.close()
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[tuple[str | None, float], _Pool] = {}
+
+    def acquire(self, key: tuple[str | None, float], loop: asyncio.AbstractEventLoop) -> _Pool:
+        with self._lock:
+            pool = self._pools.get(key)
+            if pool is None or pool.loop is not loop:
+                pool = self._pools[key] = _Pool(loop)
+            pool.users += 1
+            return pool
+
+    def release(self, key: tuple[str | None, float], pool: _Pool) -> bool:
+        """One user fewer; True when it was the last (the caller then closes the clients)."""
+        with self._lock:
+            pool.users -= 1
+            if pool.users > 0:
+                return False
+            if self._pools.get(key) is pool:
+                del self._pools[key]
+            return True
+
+    def __len__(self) -> int:
+        return len(self._pools)
+
+
+#: The client pools of this process's Ollama backends (see :class:`SharedClients`).
+SHARED_CLIENTS = SharedClients()
+
+
 class OllamaBackend:
     """One model served by Ollama (``OLLAMA_HOST`` or ``settings.base_url``, else localhost).
 
@@ -175,9 +236,9 @@ class OllamaBackend:
         self.retry = retry or RetryPolicy()
         self._rng = self.retry.rng()
         self._owns_client = client is None
-        self._clients: list[ollama.AsyncClient] = [] if client is None else [client]
-        self._in_flight: list[int] = [0] * len(self._clients)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._key = (settings.base_url, settings.timeout_s)
+        # your own client: a pool of one, never shared; else the shared pool of the loop
+        self._pool: _Pool | None = None if client is None else _Pool(None, [client], [0], 1)
 
     def _make_client(self) -> ollama.AsyncClient:
         async def remember(response: httpx.Response) -> None:
@@ -192,21 +253,27 @@ class OllamaBackend:
             event_hooks={"response": [remember]},
         )
 
-    def _shard(self) -> int:
-        """The least busy client of the running event loop (made when needed).
+    def _shard(self) -> tuple[_Pool, int]:
+        """The pool of the running event loop and its least busy client (made when needed).
 
-        Connections belong to the event loop that opened them, so the backend's own clients are
-        replaced when the loop changed (a synchronous ``act`` runs each turn on a fresh loop).
+        Connections belong to the event loop that opened them, so a backend that owns its
+        clients takes the running loop's shared pool (a synchronous ``act`` runs each turn on a
+        fresh loop).
         """
-        loop = asyncio.get_running_loop()
-        if self._owns_client and self._loop is not loop:
-            self._clients, self._in_flight, self._loop = [], [], loop
-        if not self._clients or (
-            self._owns_client and min(self._in_flight) > 0 and len(self._clients) < CLIENT_SHARDS
+        pool = self._pool
+        if self._owns_client:
+            loop = asyncio.get_running_loop()
+            if pool is None or pool.loop is not loop:
+                if pool is not None:  # another loop's clients: dropped, not closed from here
+                    SHARED_CLIENTS.release(self._key, pool)
+                pool = self._pool = SHARED_CLIENTS.acquire(self._key, loop)
+        assert pool is not None
+        if not pool.clients or (
+            self._owns_client and min(pool.in_flight) > 0 and len(pool.clients) < CLIENT_SHARDS
         ):
-            self._clients.append(self._make_client())
-            self._in_flight.append(0)
-        return min(range(len(self._clients)), key=self._in_flight.__getitem__)
+            pool.clients.append(self._make_client())
+            pool.in_flight.append(0)
+        return pool, min(range(len(pool.clients)), key=pool.in_flight.__getitem__)
 
     def _warn_context(self, request: ModelRequest, reply: ollama.ChatResponse | None) -> int:
         settings = request.settings
@@ -237,15 +304,15 @@ class OllamaBackend:
 
         async def attempt() -> tuple[ollama.ChatResponse, float]:
             _last_response.set({})
-            shard = self._shard()
-            client = self._clients[shard]
-            self._in_flight[shard] += 1
+            pool, shard = self._shard()
+            client = pool.clients[shard]
+            pool.in_flight[shard] += 1
             started = time.perf_counter()
             try:
                 response = await client.chat(**body)
             finally:
-                if shard < len(self._in_flight) and self._clients[shard] is client:
-                    self._in_flight[shard] -= 1
+                if shard < len(pool.in_flight) and pool.clients[shard] is client:
+                    pool.in_flight[shard] -= 1
             return response, time.perf_counter() - started
 
         (response, latency), failures = await call_with_retries(
@@ -283,9 +350,15 @@ class OllamaBackend:
         )
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            for client in self._clients:
-                # its event loop may be gone already: then there is nothing left to close on it
-                with contextlib.suppress(RuntimeError):
-                    await client.close()
-            self._clients, self._in_flight = [], []
+        pool = self._pool
+        if not self._owns_client or pool is None:
+            return  # a client of your own is yours to close
+        self._pool = None
+        if not SHARED_CLIENTS.release(self._key, pool):
+            return  # other backends still send through these clients
+        for client in pool.clients:
+            # its event loop may be gone already: then there is nothing left to close on it
+            with contextlib.suppress(RuntimeError):
+                await client.close()
+        pool.clients.clear()
+        pool.in_flight.clear()

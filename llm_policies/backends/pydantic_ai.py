@@ -19,9 +19,11 @@ per-call deadline are :mod:`llm_policies.backends.retry`'s.
 from __future__ import annotations
 
 import copy
+import hashlib
 import inspect
 import json
 import os
+import threading
 import time
 from typing import Any
 
@@ -117,6 +119,69 @@ def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Pro
                 "pydantic-ai provider instead: make_backend(spec, settings, provider=...)"
             )
     return cls(**kwargs)
+
+
+class SharedProviders:
+    """Providers shared by every backend of the same prefix, base URL and environment.
+
+    Building a provider builds an SDK client and an HTTP client (with its TLS context: tens of
+    milliseconds of CPU), and each client keeps its own connection pool. A benchmark builds one
+    backend per agent per game, so the backends that :meth:`PydanticAIBackend.from_spec` makes
+    without a client or provider of the caller's share one provider (one connection pool),
+    counted: the last backend to close closes it. The key holds the environment's key and base
+    URL variables (as a digest), so a changed key builds a new provider.
+
+    >>> shared = SharedProviders(slots=2)
+    >>> key, provider = shared.acquire("openai-chat", "http://localhost:8000/v1")
+    >>> len(shared), shared.release(key), len(shared)
+    (1, True, 0)
+    """
+
+    def __init__(self, slots: int = 8) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[Provider[Any], int]] = {}
+        self.slots = slots
+        self._next = 0
+
+    @staticmethod
+    def key(prefix: str, base_url: str | None) -> str:
+        env = sorted(
+            (name, value)
+            for name, value in os.environ.items()
+            if name.endswith(("_API_KEY", "_BASE_URL", "_HOST"))
+        )
+        digest = hashlib.sha256(json.dumps(env).encode()).hexdigest()[:16]
+        return f"{prefix}|{base_url}|{digest}"
+
+    def acquire(self, prefix: str, base_url: str | None) -> tuple[str, Provider[Any]]:
+        """The shared provider of ``prefix`` at ``base_url`` (built on first use) and its key."""
+        with self._lock:
+            # a few pools, not one: httpcore scans every connection of a pool for each request
+            # it places, which costs more than a new pool's TLS set-up once 48 are in flight
+            key = f"{self.key(prefix, base_url)}|{self._next % self.slots}"
+            self._next += 1
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = (build_provider(prefix, base_url), 0)
+            self._entries[key] = (entry[0], entry[1] + 1)
+            return key, entry[0]
+
+    def release(self, key: str) -> bool:
+        """One user fewer; True when it was the last (the caller then closes the client)."""
+        with self._lock:
+            provider, users = self._entries[key]
+            if users > 1:
+                self._entries[key] = (provider, users - 1)
+                return False
+            del self._entries[key]
+            return True
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+#: The providers shared by the backends of this process (see :class:`SharedProviders`).
+SHARED_PROVIDERS = SharedProviders()
 
 
 def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> PydanticSettings:
@@ -241,8 +306,10 @@ class PydanticAIBackend:
         local: bool = False,
         retry: RetryPolicy | None = None,
         owns_client: bool = False,
+        shared_key: str | None = None,
     ) -> None:
         self.spec = spec
+        self._shared_key = shared_key
         self.settings = settings
         self.model = model
         self.local = local
@@ -264,8 +331,10 @@ class PydanticAIBackend:
     ) -> PydanticAIBackend:
         """The backend of a pydantic-ai model string (see :func:`.make_backend`)."""
         prefix, _ = parse_spec(spec)
-        owns_client = provider is None and client is None
-        if provider is None:
+        shared_key: str | None = None
+        if provider is None and client is None:
+            shared_key, provider = SHARED_PROVIDERS.acquire(prefix, settings.base_url)
+        elif provider is None:
             provider = build_provider(prefix, settings.base_url, client)
         elif client is not None or settings.base_url is not None:
             raise ValueError(
@@ -274,8 +343,18 @@ class PydanticAIBackend:
         try:
             model = infer_model(spec, provider_factory=lambda _name: provider)
         except pai_errors.UserError as error:
+            if shared_key is not None:
+                SHARED_PROVIDERS.release(shared_key)
             raise ValueError(f"cannot make a model of {spec!r}: {error.message}") from error
-        return cls(spec, settings, model, local=local, retry=retry, owns_client=owns_client)
+        return cls(
+            spec,
+            settings,
+            model,
+            local=local,
+            retry=retry,
+            owns_client=shared_key is not None,
+            shared_key=shared_key,
+        )
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         settings = request.settings
@@ -333,7 +412,13 @@ class PydanticAIBackend:
         )
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            # entering and leaving the model's context closes the HTTP client its provider made
-            await self.model.__aenter__()
-            await self.model.__aexit__(None, None, None)
+        if self._shared_key is not None:
+            key, self._shared_key = self._shared_key, None
+            if not SHARED_PROVIDERS.release(key):
+                return  # other backends still send through this provider
+        elif not self._owns_client:
+            return  # a client or provider of the caller's: theirs to close
+        self._owns_client = False
+        # entering and leaving the model's context closes the HTTP client its provider made
+        await self.model.__aenter__()
+        await self.model.__aexit__(None, None, None)

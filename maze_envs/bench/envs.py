@@ -110,6 +110,9 @@ class EscapeAdapter(_Base):
         self._attach_recorder()
         self.tally = EscapeTally(self.config.agents)
         self._raw: dict[str, Any] = {}
+        from maze_envs.escape.convert import observation_to_model
+
+        self._convert = observation_to_model
 
     def reset(self) -> None:
         from maze_envs.policies.episodes import escape_episode
@@ -121,10 +124,8 @@ class EscapeAdapter(_Base):
             policy.reset(agent, agent_seed(self.task.seed, index, self.task.case.salt), episode)
 
     def observations(self) -> dict[str, Any]:
-        from maze_envs.escape.convert import observation_to_model
-
-        raw, config = self._raw, self.config
-        return {agent: observation_to_model(raw[agent], config, agent) for agent in self.env.agents}
+        raw, config, convert = self._raw, self.config, self._convert
+        return {agent: convert(raw[agent], config, agent) for agent in self.env.agents}
 
     def step(self, actions: dict[str, Any]) -> None:
         self._raw, _, _, _, infos = self.env.step(actions)

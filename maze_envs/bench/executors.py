@@ -1,15 +1,31 @@
 """Where games run: in this process, in a local process pool, or on Ray.
 
 Every executor takes the runner's tasks and yields :class:`Finished` games **in completion
-order**, with back-pressure: at most ``2 x workers`` games are submitted and not yet finished, so
-a run of a million games holds a few dozen in memory.
+order**, with back-pressure: at most ``2 x workers`` batches are submitted and not yet finished,
+so a run of a million games holds a few hundred in memory at most.
+
+Batches. The process pool and Ray send games to workers in batches sized from the games
+finished so far (:class:`Batcher`): one game at a time until the first games report how long
+they take, then as many as fill about :data:`BATCH_SECONDS` (at most :data:`MAX_BATCH`, and
+never more than an even share of what is left, so the last games still spread over every
+worker). Short games (an AGI Maze oracle plays in milliseconds) then no longer pay a round trip
+each; long games (model calls, big mazes) still go one by one. A batch's games are reported
+together when it ends.
+
+Concurrency. Every executor honours ``concurrency`` (async policies such as model calls): inline,
+that many games at once in this process's event loop; in the process pool and on Ray, that many
+games at once in each worker's event loop (:func:`play_concurrently`, the same loop inline uses),
+and batches then hold at least ``concurrency`` games (while that many are left), so that
+``workers=2, concurrency=8`` plays 16 games at once, 8 in each worker. One event loop's CPU
+bounds what it can drive (a few ms of client code per model call); workers multiply it.
 
 Journal shards. A worker never writes the run's journal. Each worker process (each concurrency
 slot, inline) records its games in its own shard journal under the run's ``shards/`` folder and
 settles it before it reports a game; the runner then copies the finished game into the run's
 journal (:meth:`maze_envs.journal.Journal.copy_game`) and only then counts it. So a worker that
-dies mid-game leaves at most a half-written game in its shard, which is never copied, and a task
-that is retried after a worker died (the process pool resubmits it; Ray retries it) is copied at
+dies mid-game leaves at most a half-written game in its shard, which is never copied (nor are
+the games its batch had finished, since they were never reported), and a task that is retried
+after a worker died (the process pool resubmits it, alone; Ray retries its batch) is copied at
 most once: the runner copies each run key once. Shards are deleted when the run ends.
 
 * :class:`InlineExecutor`: games one after another in this process; with ``concurrency > 1``
@@ -42,7 +58,8 @@ from maze_envs.bench.rollout import Row, aplay, play, task_columns
 from maze_envs.bench.spec import GameTask
 
 ExecutorName = Literal["inline", "process", "ray"]
-#: Modules the process pool's fork server imports once, so that workers start warm.
+#: Modules the process pool's fork server imports once, so that workers start warm (append
+#: more, such as model clients, before the first pool of the process starts).
 PRELOAD = [
     "maze_envs.bench.executors",
     "maze_envs.policies.registry",
@@ -51,6 +68,10 @@ PRELOAD = [
     "maze_envs.journal",
 ]
 EXECUTORS: tuple[str, ...] = ("inline", "process", "ray")
+#: A batch holds about this many seconds of games (estimated from the games finished so far).
+BATCH_SECONDS = 0.25
+#: The most games in one batch.
+MAX_BATCH = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +120,117 @@ def run_task(task: GameTask, shard_dir: str | None) -> Finished:
     return Finished(task, row, None if journal is None else str(journal.path))
 
 
+def play_concurrently(
+    tasks: Sequence[GameTask], journal: Any, concurrency: int
+) -> Iterator[tuple[GameTask, Row]]:
+    """Play ``tasks`` with up to ``concurrency`` games at once in a new event loop, yielding each
+    game (its journal settled) as soon as it ends, while the others keep the loop full.
+
+    >>> from maze_envs.bench.spec import Experiment
+    >>> exp = Experiment.model_validate({"seeds": "0-2", "escape": [
+    ...     {"sizes": [5], "max_turns": 5, "policies": ["random"]}]})
+    >>> sorted(row["seed"] for _, row in play_concurrently(exp.tasks(), None, 2))
+    [0, 1, 2]
+    """
+    # A hand-driven event loop, so each game is reported (and merged) as soon as it ends.
+    loop = asyncio.new_event_loop()
+    queue = deque(tasks)
+    running: dict[asyncio.Task[Row], GameTask] = {}
+    try:
+        while queue or running:
+            while queue and len(running) < concurrency:
+                task = queue.popleft()
+                running[loop.create_task(aplay(task, journal))] = task
+            done, _ = loop.run_until_complete(
+                asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            )
+            for future in done:
+                task = running.pop(future)
+                row = future.result()
+                if journal is not None:
+                    journal.settle()
+                yield task, row
+    finally:
+        for future in running:
+            future.cancel()
+        loop.close()
+
+
+def run_batch(
+    tasks: Sequence[GameTask], shard_dir: str | None, concurrency: int = 1
+) -> list[Finished]:
+    """Play ``tasks`` in this process (the batched worker entry point): one after another, or
+    with ``concurrency > 1`` that many at once in one event loop. The games are reported
+    together, so a worker that dies mid-batch reports none of them (they are played again)."""
+    if concurrency <= 1 or len(tasks) <= 1:
+        return [run_task(task, shard_dir) for task in tasks]
+    journal = None if shard_dir is None else _shard_journal(shard_dir)
+    shard = None if journal is None else str(journal.path)
+    return [
+        Finished(task, row, shard) for task, row in play_concurrently(tasks, journal, concurrency)
+    ]
+
+
+class Batcher:
+    """Sizes batches from how long the finished games took (see the module docstring).
+
+    >>> batcher = Batcher(workers=2)
+    >>> batcher.size(remaining=100)  # nothing known yet: one game
+    1
+    >>> for _ in range(5):
+    ...     batcher.observe({"elapsed_s": 0.01})
+    >>> batcher.size(remaining=100)  # 0.25 s of 10 ms games, capped at MAX_BATCH
+    25
+    >>> batcher.size(remaining=12)  # an even share of what is left per in-flight slot
+    3
+    >>> Batcher(workers=2, least=8).size(remaining=20)  # concurrent games: a worker's fill
+    8
+    >>> Batcher(workers=2, least=8).size(remaining=5)
+    5
+    """
+
+    def __init__(
+        self,
+        workers: int,
+        seconds: float = BATCH_SECONDS,
+        most: int = MAX_BATCH,
+        least: int = 1,
+    ) -> None:
+        self.slots = 2 * workers
+        self.seconds = seconds
+        self.most = most
+        self.least = max(1, least)
+        self.mean: float | None = None
+
+    def observe(self, row: Row) -> None:
+        elapsed = row.get("elapsed_s")
+        if not isinstance(elapsed, int | float) or elapsed < 0:
+            return
+        self.mean = float(elapsed) if self.mean is None else 0.8 * self.mean + 0.2 * elapsed
+
+    def size(self, remaining: int) -> int:
+        least = max(1, min(self.least, remaining))  # a worker's concurrent games, if left
+        if self.mean is None:
+            return least
+        fill = int(self.seconds / max(self.mean, 1e-6))
+        share = -(-remaining // self.slots)  # ceil
+        return max(least, min(fill, self.most, share))
+
+
+def _next_batch(queue: deque[GameTask], attempts: dict[str, int], size: int) -> list[GameTask]:
+    """Up to ``size`` tasks from ``queue``; a task played before (its worker died) goes alone,
+    so a game that kills its worker never takes other games' attempts with it."""
+    batch: list[GameTask] = []
+    while queue and len(batch) < size:
+        if attempts.get(queue[0].run_key, 0) > 0:
+            if batch:
+                break
+            batch.append(queue.popleft())
+            break
+        batch.append(queue.popleft())
+    return batch
+
+
 # --- executors -------------------------------------------------------------------------------
 
 
@@ -126,48 +258,25 @@ class InlineExecutor:
                         journal.settle()
                     yield Finished(task, row, shard)
             else:
-                for task, row in self._concurrent(tasks, journal):
+                for task, row in play_concurrently(tasks, journal, self.concurrency):
                     yield Finished(task, row, shard)
         finally:
             if journal is not None:
                 journal.close()
 
-    def _concurrent(
-        self, tasks: Sequence[GameTask], journal: Any
-    ) -> Iterator[tuple[GameTask, Row]]:
-        # A hand-driven event loop, so each game is reported (and merged) as soon as it ends
-        # while the others keep ``concurrency`` games in flight.
-        loop = asyncio.new_event_loop()
-        queue = deque(tasks)
-        running: dict[asyncio.Task[Row], GameTask] = {}
-        try:
-            while queue or running:
-                while queue and len(running) < self.concurrency:
-                    task = queue.popleft()
-                    running[loop.create_task(aplay(task, journal))] = task
-                done, _ = loop.run_until_complete(
-                    asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                )
-                for future in done:
-                    task = running.pop(future)
-                    row = future.result()
-                    if journal is not None:
-                        journal.settle()
-                    yield task, row
-        finally:
-            for future in running:
-                future.cancel()
-            loop.close()
-
 
 class ProcessExecutor:
-    """A local process pool of ``workers`` processes (see the module docstring)."""
+    """A local process pool of ``workers`` processes, each playing up to ``concurrency`` games
+    of its batch at once (see the module docstring)."""
 
-    def __init__(self, workers: int = 2, max_attempts: int = 3) -> None:
+    def __init__(self, workers: int = 2, max_attempts: int = 3, concurrency: int = 1) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.workers = workers
         self.max_attempts = max_attempts
+        self.concurrency = concurrency
 
     def _pool(self) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("forkserver")
@@ -179,29 +288,37 @@ class ProcessExecutor:
         queue: deque[GameTask] = deque(tasks)
         attempts: dict[str, int] = {}
         limit = 2 * self.workers
+        batcher = Batcher(self.workers, least=self.concurrency)
         shards = None if shard_dir is None else str(shard_dir)
         pool: ProcessPoolExecutor | None = None
-        running: dict[Future[Finished], GameTask] = {}
+        running: dict[Future[list[Finished]], list[GameTask]] = {}
         try:
             while queue or running:
                 if pool is None:
                     pool = self._pool()
                 while queue and len(running) < limit:
-                    task = queue.popleft()
-                    attempts[task.run_key] = attempts.get(task.run_key, 0) + 1
-                    running[pool.submit(run_task, task, shards)] = task
+                    batch = _next_batch(queue, attempts, batcher.size(len(queue)))
+                    for task in batch:
+                        attempts[task.run_key] = attempts.get(task.run_key, 0) + 1
+                    running[pool.submit(run_batch, batch, shards, self.concurrency)] = batch
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 broken = False
                 for future in done:
-                    task = running.pop(future)
+                    batch = running.pop(future)
                     try:
-                        yield future.result()
+                        results = future.result()
                     except BrokenProcessPool:
                         broken = True
-                        yield from self._retry(task, attempts, queue)
+                        for task in reversed(batch):
+                            yield from self._retry(task, attempts, queue)
+                        continue
+                    for finished in results:
+                        batcher.observe(finished.row)
+                        yield finished
                 if broken:  # every game still in the dead pool is played again
-                    for task in running.values():
-                        yield from self._retry(task, attempts, queue)
+                    for batch in running.values():
+                        for task in reversed(batch):
+                            yield from self._retry(task, attempts, queue)
                     running.clear()
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = None
@@ -222,12 +339,21 @@ class ProcessExecutor:
 class RayExecutor:
     """Ray remote tasks with back-pressure (see the module docstring)."""
 
-    def __init__(self, workers: int = 2, address: str | None = None, max_retries: int = 3) -> None:
+    def __init__(
+        self,
+        workers: int = 2,
+        address: str | None = None,
+        max_retries: int = 3,
+        concurrency: int = 1,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.workers = workers
         self.address = address
         self.max_retries = max_retries
+        self.concurrency = concurrency
 
     def run(self, tasks: Sequence[GameTask], shard_dir: Path | None) -> Iterator[Finished]:
         try:
@@ -244,24 +370,30 @@ class RayExecutor:
                 configure_logging=False,
             )
             started = True
-        remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(run_task)
+        remote: Any = ray.remote(num_cpus=1, max_retries=self.max_retries)(run_batch)
         shards = None if shard_dir is None else str(shard_dir)
         queue: deque[GameTask] = deque(tasks)
-        running: dict[Any, GameTask] = {}
+        running: dict[Any, list[GameTask]] = {}
         limit = 2 * self.workers
+        batcher = Batcher(self.workers, least=self.concurrency)
         try:
             while queue or running:
                 while queue and len(running) < limit:
-                    task = queue.popleft()
-                    running[remote.remote(task, shards)] = task
+                    batch = [queue.popleft() for _ in range(batcher.size(len(queue)))]
+                    running[remote.remote(batch, shards, self.concurrency)] = batch
                 ready, _ = ray.wait(list(running), num_returns=1)
                 for ref in ready:
-                    task = running.pop(ref)
+                    batch = running.pop(ref)
                     try:
-                        yield ray.get(ref)
+                        results = ray.get(ref)
                     except ray.exceptions.RayError as exc:  # retries used up
                         reason = f"Ray could not play this game: {type(exc).__name__}: {exc}"
-                        yield Finished(task, failed_row(task, reason[:5000]), None)
+                        for task in batch:
+                            yield Finished(task, failed_row(task, reason[:5000]), None)
+                        continue
+                    for finished in results:
+                        batcher.observe(finished.row)
+                        yield finished
         finally:
             for ref in running:
                 ray.cancel(ref, force=True)
@@ -272,12 +404,13 @@ class RayExecutor:
 def make_executor(
     name: str, workers: int | None = None, concurrency: int = 1, ray_address: str | None = None
 ) -> Executor:
-    """The executor called ``name`` (``inline``, ``process`` or ``ray``)."""
+    """The executor called ``name`` (``inline``, ``process`` or ``ray``); ``concurrency`` is the
+    games at once in one event loop: in this process (inline) or in each worker."""
     count = workers if workers is not None else min(2, os.cpu_count() or 1)
     if name == "inline":
         return InlineExecutor(concurrency)
     if name == "process":
-        return ProcessExecutor(count)
+        return ProcessExecutor(count, concurrency=concurrency)
     if name == "ray":
-        return RayExecutor(count, address=ray_address)
+        return RayExecutor(count, address=ray_address, concurrency=concurrency)
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")

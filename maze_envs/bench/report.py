@@ -101,6 +101,8 @@ def _rate(successes: int, trials: int, low: float | None, high: float | None) ->
 def _money(value: float | None, status: str | None) -> str:
     if value is None:
         return "unknown" if status == "unknown" else "–"
+    if status == "local" and value == 0:
+        return "$0 (local)"
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
 
 
@@ -133,7 +135,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "notebook B",
     ]
     if with_usage:
-        header += ["tokens in/out", "cost", "cost / success", "fallbacks", "quirks"]
+        header += ["tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks"]
     lines = []
     for g in groups:
         cells = [
@@ -162,6 +164,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
                 _money(g["cost_usd"], g["cost_status"]),
                 _money(g["cost_per_success"], g["cost_status"]),
                 str(g["fallbacks"]),
+                str(g.get("outages") or 0),
                 quirks,
             ]
         lines.append(cells)

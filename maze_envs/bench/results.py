@@ -89,11 +89,23 @@ def usage_summary(rows: Sequence[Row]) -> dict[str, Any]:
     for row in rows:
         for name, count in (row.get("quirks") or {}).items():
             quirks[name] = quirks.get(name, 0) + int(count)
+    # local models cost 0 by definition: a group of only local games says "local", not "priced"
+    status = (
+        "unknown"
+        if unknown
+        else "priced"
+        if "priced" in statuses
+        else "local"
+        if "local" in statuses
+        else "priced"
+        if priced
+        else "none"
+    )
     return {
         "input_tokens": sum(r["input_tokens"] for r in reported) if reported else None,
         "output_tokens": sum(r["output_tokens"] or 0 for r in reported) if reported else None,
         "cost_usd": cost,
-        "cost_status": "unknown" if unknown else "priced" if priced else "none",
+        "cost_status": status,
         "fallbacks": sum(int(r.get("fallbacks") or 0) for r in rows),
         "outages": sum(int(r.get("outages") or 0) for r in rows),
         "quirks": dict(sorted(quirks.items())),

@@ -12,6 +12,10 @@ not already done and writes, in the output folder:
     The results of the experiment's games (:mod:`.report`, :mod:`.plots`).
 ``experiment.json``
     The experiment as resolved (commit it, or the file it came from, with the results).
+``results.stamp.json``
+    A digest of the experiment and the rows the results files and plots were written from: a
+    resume that plays nothing and finds the same digest (and the files) does not write them
+    again, so resuming a finished run stays fast.
 
 Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
 journal, a row) are skipped; games that ended with an error are played again. Without ``resume``
@@ -43,6 +47,7 @@ JOURNAL_NAME = "games.sqlite"
 ROWS_NAME = "rows.jsonl"
 SHARDS_NAME = "shards"
 PAGES_NAME = "pages"
+STAMP_NAME = "results.stamp.json"
 #: Files a run writes (deleted by ``fresh``; nothing else in the folder is touched).
 RUN_FILES = (
     JOURNAL_NAME,
@@ -56,6 +61,7 @@ RUN_FILES = (
     "escape_by_size.png",
     "agimaze_rhae70.png",
     "cost_per_success.png",
+    STAMP_NAME,
 )
 
 
@@ -236,6 +242,40 @@ def _resume_state(
     return rows, completed | stopped, notes
 
 
+def _stamp(experiment: dict[str, Any], rows: Sequence[Row], plots: bool) -> str:
+    import hashlib
+
+    data = orjson.dumps(
+        {"experiment": experiment, "rows": list(rows), "plots": plots},
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+    )
+    return hashlib.sha256(data).hexdigest()
+
+
+def _written_before(folder: Path, digest: str) -> tuple[dict[str, Path], list[Path]] | None:
+    """The results files and plots of a previous write with the same digest, if all exist."""
+    try:
+        stamp = orjson.loads((folder / STAMP_NAME).read_bytes())
+        if stamp.get("digest") != digest:
+            return None
+        paths = {name: folder / file for name, file in stamp["paths"].items()}
+        plots = [folder / file for file in stamp["plots"]]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return None
+    if all(path.is_file() for path in [*paths.values(), *plots]):
+        return paths, plots
+    return None
+
+
+def _write_stamp(folder: Path, digest: str, result: RunResult) -> None:
+    stamp = {
+        "digest": digest,
+        "paths": {name: path.name for name, path in result.paths.items()},
+        "plots": [path.name for path in result.plots],
+    }
+    (folder / STAMP_NAME).write_bytes(orjson.dumps(stamp))
+
+
 def run_experiment(
     experiment: Experiment,
     out: str | Path,
@@ -249,7 +289,11 @@ def run_experiment(
     folder = Path(out)
     tasks = experiment.tasks()
     any_async = check_tasks(tasks)
-    concurrency = options.concurrency or (8 if any_async and options.executor == "inline" else 1)
+    # games at once in one event loop: in this process (inline) or in each worker (process, ray);
+    # sync games gain nothing from a worker's event loop, so there they go one by one
+    concurrency = options.concurrency or (8 if any_async else 1)
+    if not any_async and options.executor != "inline":
+        concurrency = 1
     executor = make_executor(options.executor, options.workers, concurrency, options.ray_address)
     _prepare(folder, options)
     (folder / "experiment.json").write_bytes(
@@ -296,11 +340,19 @@ def run_experiment(
             elapsed_s=0.0,
             notes=notes,
         )
-        result.paths = write_results(folder, experiment.model_dump(mode="json"), ordered, summary)
-        if options.plots:
-            result.plots, reason = write_plots(folder, summary)
-            if reason:
-                result.notes.append(reason)
+        resolved = experiment.model_dump(mode="json")
+        digest = _stamp(resolved, ordered, options.plots)
+        before = _written_before(folder, digest) if not todo else None
+        if before is not None:  # a resume that played nothing: the files are up to date
+            result.paths, result.plots = before
+        else:
+            (folder / STAMP_NAME).unlink(missing_ok=True)
+            result.paths = write_results(folder, resolved, ordered, summary)
+            if options.plots:
+                result.plots, reason = write_plots(folder, summary)
+                if reason:
+                    result.notes.append(reason)
+            _write_stamp(folder, digest, result)
         if journal is not None:
             journal.close()
             journal = None

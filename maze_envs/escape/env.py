@@ -108,7 +108,6 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from maze_envs.escape import viewer
 from maze_envs.escape.actions import accept, describe_keys
 from maze_envs.escape.convert import action_from_model
 from maze_envs.escape.engine import (
@@ -131,6 +130,7 @@ from maze_envs.escape.types import (
     EnvVersion,
     State,
 )
+from maze_envs.escape.viewer import render_ansi, render_rgb
 from maze_envs.journal.recorder import Recorder
 
 ENV_ID: Final = ENV_IDS[0]
@@ -422,10 +422,10 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
             return None
         if self.render_mode == "rgb_array":
             title = f"{self.metadata['name']} · seed {self.game_seed}"
-            return viewer.render_rgb(
+            return render_rgb(
                 self._board, self._state, max_turns=self.config.max_turns, title=title
             )
-        text = viewer.render_ansi(self._board, self._state)
+        text = render_ansi(self._board, self._state)
         if self.render_mode == "human":
             print(text)
             return None

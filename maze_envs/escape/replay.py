@@ -19,6 +19,7 @@ Example:
     >>> while env.agents:
     ...     _ = env.step({a: env.action_space(a).sample() for a in env.agents})
     >>> env.close()
+    >>> from maze_envs.verify import verify_journal  # one floor up; it picks this replayer
     >>> [report.describe() for report in verify_journal(path)]
     ['game 1: ok, 6 turns verified']
 """
@@ -26,14 +27,13 @@ Example:
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping
 from typing import Any, Final
 
 from maze_envs.escape.env import MazeEscapeEnv
 from maze_envs.escape.generator import generator_from_description
 from maze_envs.escape.types import Action, Config
-from maze_envs.journal import GameInfo, ReplayStep, VerifyReport
+from maze_envs.journal import GameInfo, ReplayStep
 from maze_envs.journal.capture import CaptureJournal
 
 #: Journaled env ids -> the module whose ``parallel_env`` builds that version.
@@ -82,16 +82,4 @@ class EscapeReplayer:
         return self._capture.step(done=not self._env.agents)
 
 
-def verify_journal(
-    path: str | os.PathLike[str], game_ids: list[int] | None = None
-) -> list[VerifyReport]:
-    """Replay and verify the games of a journal, each with its environment's replayer.
-
-    Kept here for existing callers; it is :func:`maze_envs.verify.verify_journal`.
-    """
-    from maze_envs.verify import verify_journal as verify_any  # the command, one floor up
-
-    return verify_any(path, game_ids)
-
-
-__all__ = ["VERSIONS", "EscapeReplayer", "stored_action", "verify_journal"]
+__all__ = ["VERSIONS", "EscapeReplayer", "stored_action"]

@@ -211,8 +211,10 @@ class Observation(BaseModel):
 
     ``position`` and ``trail`` are ``[x, y]`` in the game's frame (x east, y north); the
     trail's last entry is last turn's cell (equal to ``position`` after a bump or STAY).
-    Convert with :meth:`from_space` / :meth:`to_space` or the functions of
-    :mod:`maze_envs.escape.convert`.
+    ``last_action`` tells what became of the previous action; a splice that was inside the
+    action space but past the notebook's text shows as ``notebook == "rejected"`` with the reason
+    in ``notebook_reason`` (see :class:`Action` for the boundary). Convert with
+    :meth:`from_space` / :meth:`to_space` or the functions of :mod:`maze_envs.escape.convert`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -243,7 +245,22 @@ class Observation(BaseModel):
 
 
 class Action(BaseModel):
-    """One agent's action: a move, an optional notebook edit and an optional radio message."""
+    """One agent's action: a move, an optional notebook edit and an optional radio message.
+
+    The splice boundary (what language-model policies most often get wrong): a
+    :class:`SpliceEdit` position outside ``0..65536`` (negative, or beyond the action space)
+    is invalid, so building the model raises a validation error and ``env.step`` raises
+    ``ValueError`` before anything changes; a position inside ``0..65536`` but past the end of the
+    notebook's text (or ``start > end``) is a valid action that the rules reject: the notebook is
+    unchanged and the next observation's ``last_action.notebook == "rejected"`` with the reason
+    in ``last_action.notebook_reason``.
+
+    >>> Action(move="N", notebook=SpliceEdit(start=0, end=0, text="hi")).move
+    'N'
+    >>> Action(notebook=SpliceEdit(start=-1, end=0))  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    pydantic_core._pydantic_core.ValidationError: ...
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     move: MoveName = "STAY"

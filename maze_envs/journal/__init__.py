@@ -22,9 +22,13 @@ so an environment can rebuild its exact observation from the stored text and its
     decisions)`` over the stored text (NUL-separated), so an edited row is found even when it
     does not change what a replay computes.
 
-Every turn is committed in its own transaction (WAL mode) before :meth:`Journal.record_turn`
-returns; a process killed mid-game leaves a readable file holding every turn it recorded. A
-failed write raises :class:`JournalError` at once, and an environment's :class:`Recorder` then
+Turns are committed (WAL mode) in the recording thread, by default in groups
+(``Journal(path, durability="batch")``: 64 turns or 0.2 s of play per commit, and always at a
+game's end or abort, :meth:`Journal.flush` and close; :mod:`.batch`), or each before
+:meth:`Journal.record_turn` returns (``durability="turn"``); both store identical rows. A
+process killed mid-game leaves a readable file holding every turn committed (with group commit,
+all but at most the last batch); the game verifies as unfinished. A failed write raises
+:class:`JournalError` from the call that made it, and an environment's :class:`Recorder` then
 stores the game as aborted with only the turns the file holds (:mod:`.recorder`). An outcome's
 ``turns`` is the game's last turn; ``maze-envs verify`` fails a game whose stored turns stop
 before it. The file is marked with ``PRAGMA application_id`` and its format version (3) with
@@ -35,9 +39,10 @@ mid-game): its turns verify, but no end is expected.
 
 Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.rows` (row types and the walk
 over stored turns), :mod:`.blobs` (:class:`Blob`), :mod:`.connect` (opening, read-only or for
-writing), :mod:`.store` (the :class:`Journal`), :mod:`.recorder` (the :class:`Recorder` every
-environment records through), :mod:`.verify` (:func:`scan_turns`, :func:`verify_game`, the
-:class:`Replayer` protocol), :mod:`.capture` (what replayers record into).
+writing), :mod:`.batch` (group commit), :mod:`.store` (the :class:`Journal`),
+:mod:`.recorder` (the :class:`Recorder` every environment records through), :mod:`.verify`
+(:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol), :mod:`.capture`
+(what replayers record into).
 
 Example:
     >>> import tempfile, pathlib

@@ -46,6 +46,12 @@ class CaptureJournal:
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None:
         self.outcome = outcome
 
+    def committed_turn(self, game_id: int) -> int | None:
+        return None  # never asked: a capture cannot fail
+
+    def flush(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 

@@ -171,9 +171,8 @@ def chain_record_hash(
     ``sha256(previous + state_hash + NUL + observations + NUL + actions + NUL + events + NUL +
     decisions)``, every field as its UTF-8 text.
     """
-    digest = hashlib.sha256(previous)
-    digest.update(state_hash.encode() if isinstance(state_hash, str) else state_hash)
-    for field in (observations, actions, events, decisions):
-        digest.update(b"\0")
-        digest.update(field.encode() if isinstance(field, str) else field)
-    return digest.digest()
+    fields = [
+        field.encode() if isinstance(field, str) else field
+        for field in (state_hash, observations, actions, events, decisions)
+    ]
+    return hashlib.sha256(previous + b"\0".join(fields)).digest()  # one pass over the bytes

@@ -12,16 +12,28 @@ caller), so a wrapper can journal a foreign environment the same way.
   recorded turn (``turns.decisions``).
 * :meth:`Recorder.turn` after each step; :meth:`Recorder.finish` at the game's end;
   :meth:`Recorder.abort` for a game abandoned before its end (reset mid-game, close).
+* :meth:`Recorder.flush` (or ``settle``) commits the turns the journal holds back.
+
+When turns reach the file. A journal opened from a path uses ``durability="batch"`` (group
+commit, see :class:`~maze_envs.journal.Journal`): turns are committed 64 at a time or every
+0.2 s of play, and always at :meth:`~Recorder.finish`, :meth:`~Recorder.abort` (so at every
+reset and close) and :meth:`~Recorder.flush`. So readers of a finished game see every turn,
+and a process killed mid-game loses at most the last uncommitted batch (the game then verifies
+as unfinished). For every turn committed before ``env.step`` returns, give the environment
+``journal=Journal(path, durability="turn")``.
 
 Honesty when the journal fails. The first failed write (the disk is full, the file was locked
-or removed...) raises :class:`~maze_envs.journal.JournalError` from the call that made it.
-The game is then no longer recorded: the Recorder stores it as aborted with an outcome that
-claims only the turns the file holds (``{"aborted": true, "turns": <last stored turn>,
-"journal_error": ...}``; when even that cannot be written, the game stays without an outcome
-and ``maze-envs verify`` reports it unfinished), and :meth:`~Recorder.check` (which the
-environments call before applying a step) and :meth:`~Recorder.turn` raise until the next
-:meth:`~Recorder.start`. Outcomes always get ``turns`` = the last stored turn; a different
-count the environment claimed is kept as ``turns_played``.
+or removed...) raises :class:`~maze_envs.journal.JournalError` from the call that made it; with
+group commit that is the call that committed the batch, which may be a later
+:meth:`~Recorder.turn` (so a later ``env.step``) than the turn that was lost, or
+:meth:`~Recorder.finish`/:meth:`~Recorder.abort`/:meth:`~Recorder.flush`. The game is then no
+longer recorded: the Recorder stores it as aborted with an outcome that claims only the turns
+the file holds (``{"aborted": true, "turns": <last stored turn>, "journal_error": ...}``; when
+even that cannot be written, the game stays without an outcome and ``maze-envs verify`` reports
+it unfinished), and :meth:`~Recorder.check` (which the environments call before applying a
+step) and :meth:`~Recorder.turn` raise until the next :meth:`~Recorder.start`. Outcomes always
+get ``turns`` = the last stored turn; a different count the environment claimed is kept as
+``turns_played``.
 
 Example:
     >>> import tempfile, pathlib
@@ -81,6 +93,10 @@ class RecordingTarget(Protocol):
 
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None: ...
 
+    def committed_turn(self, game_id: int) -> int | None: ...
+
+    def flush(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -121,7 +137,8 @@ class Recorder:
         self.game_id: int | None = None
         #: The last game started (kept after it is finished).
         self.last_game_id: int | None = None
-        #: The last turn stored of the current game (None: not even turn 0).
+        #: The last turn of the current game handed to the journal (None: not even turn 0);
+        #: with group commit the last few may not be committed yet.
         self.last_turn: int | None = None
         #: Why the current game is no longer recorded, once a write failed.
         self.failure: str | None = None
@@ -202,10 +219,31 @@ class Recorder:
         """The number of the next turn to record."""
         return 0 if self.last_turn is None else self.last_turn + 1
 
+    def flush(self) -> None:
+        """Commit the turns the journal still holds back (a failure stops the game, raising)."""
+        if self.game_id is None:
+            with contextlib.suppress(JournalError):  # turns of another game: its recorder's
+                self.journal.flush()
+            return
+        try:
+            self.journal.flush()
+        except JournalError as exc:
+            self._stop_recording(exc)
+            raise
+
+    def settle(self) -> None:
+        """:meth:`flush` (the name runners use)."""
+        self.flush()
+
     def finish(self, outcome: Mapping[str, Any]) -> None:
-        """Store the game's outcome (its ``turns`` set to the last stored turn)."""
+        """Store the game's outcome (its ``turns`` set to the last stored turn).
+
+        The turns still pending are committed first; when that fails, the game is stored as
+        aborted with only the turns in the file, and :class:`JournalError` is raised.
+        """
         if self.game_id is None:
             return  # nothing is being recorded (or the failure already stored the outcome)
+        self.flush()
         game_id = self.game_id
         honest = dict(outcome)
         claimed = honest.get("turns")
@@ -216,7 +254,7 @@ class Recorder:
         try:
             self.journal.finish_game(game_id, honest)
         except JournalError as exc:
-            self.game_id = None
+            self._stop_recording(exc)  # stored as aborted with what the file holds, if it can
             self.failure = f"its outcome could not be stored: {exc}"
             raise
         self.game_id = None
@@ -267,6 +305,7 @@ class Recorder:
         game_id, self.game_id = self.game_id, None
         self.failure = f"the journal failed: {error}"
         assert game_id is not None
+        self.last_turn = self.journal.committed_turn(game_id)  # what the file holds
         outcome = {
             "aborted": True,
             "turns": -1 if self.last_turn is None else self.last_turn,

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from maze_envs.journal.format import GENESIS_HASH, chain_record_hash
+from maze_envs.journal.format import GENESIS_HASH, CorruptTurnError, chain_record_hash, decode_json
 
 ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
 
@@ -146,3 +146,35 @@ def scan_rows(
         yield item, recomputed.hex() == item.record_hash
         previous = recomputed
         expected += 1
+
+
+def game_info(row: tuple[Any, ...]) -> GameInfo:
+    """A ``games`` row (as :data:`~.format.SELECT_GAME` gives it) decoded."""
+    game_id, env_id, config, generator, seed, version, created, outcome, meta, count = row
+    try:
+        values = [None if text is None else decode_json(text) for text in (generator, outcome)]
+        config_value = decode_json(config)
+        meta_value = None if meta is None else decode_json(meta)
+        seed_value = None if seed is None else int(seed)
+    except (TypeError, ValueError) as exc:
+        raise CorruptTurnError(game_id, 0, f"game header is unreadable: {exc}") from None
+    generator_value, outcome_value = values
+    if not isinstance(config_value, dict) or not all(
+        value is None or isinstance(value, dict)
+        for value in (generator_value, outcome_value, meta_value)
+    ):
+        raise CorruptTurnError(
+            game_id, 0, "game config/generator/outcome/meta is not a JSON object"
+        )
+    return GameInfo(
+        id=game_id,
+        env_id=str(env_id),
+        config=config_value,
+        seed=seed_value,
+        library_version=str(version),
+        created=str(created),
+        outcome=outcome_value,
+        turn_count=int(count),
+        generator=generator_value,
+        meta=meta_value,
+    )

@@ -5,18 +5,21 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
+import weakref
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+import maze_envs.journal.batch as batching
+from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
 from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
 from maze_envs.journal.connect import open_readonly, open_writable
 from maze_envs.journal.format import (
     GENESIS_HASH,
     INSERT_BLOB,
-    INSERT_TURN,
     SELECT_GAME,
     SELECT_HEADER,
     SELECT_TURNS,
@@ -30,7 +33,14 @@ from maze_envs.journal.format import (
     encode_json_bytes,
     encode_received,
 )
-from maze_envs.journal.rows import EDITED, GameInfo, GameRecord, TurnRecord, scan_rows
+from maze_envs.journal.rows import (
+    EDITED,
+    GameInfo,
+    GameRecord,
+    TurnRecord,
+    game_info,
+    scan_rows,
+)
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # After about this many bytes of rows the journal copies the WAL into the database file (a
@@ -48,11 +58,15 @@ class Journal:
     so it works on a read-only file and in a read-only directory (see
     :mod:`maze_envs.journal.connect`); the writing methods then raise :class:`JournalError`.
 
-    Every turn is committed in its own transaction before :meth:`record_turn` returns, in the
-    caller's thread. So nothing a call has returned for can be lost by killing the process, a
-    failed commit raises from the very call that recorded the turn (nothing of that turn is
-    stored), and the file never holds a turn the game did not hand over. (Why not a writer
-    thread or process: the README's journal section gives the measurements.)
+    ``durability`` says when turns are committed, always in the caller's thread (no writer
+    thread or process; docs/journal.md gives the details, the README the measurements):
+    ``"batch"`` (the default, group commit, :mod:`.batch`) keeps each encoded row and commits
+    the pending ones 64 at a time or 0.2 s after the last commit, and always before any other
+    write or read through this journal (a game's start or outcome, :meth:`flush`, ``close``).
+    A kill loses at most that batch (the game verifies as unfinished); a failed commit raises
+    :class:`JournalError` from the call that made it, naming the turns lost (that may be a later
+    ``record_turn`` than theirs). ``"turn"`` commits every turn before :meth:`record_turn`
+    returns. Both store byte-identical rows; :meth:`committed_turn` is what the file holds.
 
     ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact through an
     operating-system crash or power loss, at the price of flushing to disk at each WAL
@@ -67,10 +81,13 @@ class Journal:
         create: bool = True,
         durable: bool = True,
         readonly: bool = False,
+        durability: str = "batch",
     ) -> None:
         self.path = Path(path)
         self.durable = durable
         self.readonly = readonly
+        #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
+        self.durability = check_durability(durability)
         if readonly:
             self._db = open_readonly(self.path)
         else:
@@ -79,6 +96,11 @@ class Journal:
         self._tails: dict[int, tuple[int, bytes, bytes]] = {}
         self._stored_blobs: set[str] = set()  # blob keys known to be in the file
         self._written = 0  # bytes of rows since the last checkpoint
+        self._batch = TurnBatch()  # rows recorded but not committed yet
+        self._committed: dict[int, int] = {}  # game id -> last turn committed to the file
+        self._lost: dict[int, str] = {}  # game id -> which of its turns a failed commit lost
+        self._last_commit = time.monotonic()
+        self._at_exit = weakref.finalize(self, write_at_exit, self._db, self._batch)
 
     @classmethod
     def open_readonly(cls, path: str | os.PathLike[str]) -> Journal:
@@ -93,7 +115,11 @@ class Journal:
         return self._db
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
-        """One statement in its own transaction; SQLite failures become :class:`JournalError`."""
+        """One statement in its own transaction; SQLite failures become :class:`JournalError`.
+
+        Pending turns are written first, so the file's order is the order of the calls.
+        """
+        self.flush()
         try:
             return self._writable().execute(sql, params)
         except sqlite3.Error as exc:
@@ -147,14 +173,15 @@ class Journal:
         state_digest: bytes,
         decisions: Mapping[str, Any] | None = None,
     ) -> str:
-        """Store one turn, committed before this returns, and return its chained state hash.
+        """Store one turn and return its chained state hash (committed as ``durability`` says).
 
         ``observations`` and ``events`` are stored with :func:`~.format.encode_json`;
         ``actions`` as received (they must be JSON data: :func:`~.format.encode_received`);
         ``decisions`` (``{agent: record}``, the policies' per-decision records, may hold
         :class:`~maze_envs.journal.Blob` text) as described in :mod:`maze_envs.journal.blobs`.
         Turns of a game are numbered from 0 without gaps. A failure raises
-        :class:`JournalError` and stores nothing of the turn.
+        :class:`JournalError` and stores nothing of the turn; with ``durability="batch"`` a
+        failed commit of the pending batch raises here too, naming the turns lost.
         """
         db = self._writable()
         tail = self._tails.get(game_id)
@@ -162,9 +189,13 @@ class Journal:
             tail = self._load_tail(game_id)
         expected = tail[0] + 1
         if turn != expected:
+            lost = self._lost.get(game_id, "")
             raise JournalError(
                 f"game {game_id}: turn {turn} recorded out of order; the next turn is {expected}"
+                + (f" ({lost})" if lost else "")
             )
+        if self._lost:
+            self._lost.pop(game_id, None)
         actions_json = encode_received(actions)
         try:
             observations_json = encode_json_bytes(observations)
@@ -188,29 +219,42 @@ class Journal:
             record_hash.hex(),
         )
         new_blobs = [(k, t) for k, t in texts.items() if k not in self._stored_blobs]
-        try:
-            if new_blobs:  # the texts and the turn that references them: one transaction
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    db.executemany(INSERT_BLOB, new_blobs)
-                    db.execute(INSERT_TURN, row)
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
-                self._stored_blobs.update(k for k, _ in new_blobs)
-            else:
-                db.execute(INSERT_TURN, row)
-        except sqlite3.Error as exc:
-            self._tails.pop(game_id, None)  # reload the chain's tail from the file next time
-            raise JournalError(
-                f"cannot write turn {turn} of game {game_id} to journal {self.path}: {exc}"
-            ) from exc
+        self._batch.add(row, new_blobs)
         self._tails[game_id] = (turn, state_hash, record_hash)
         self._written += len(observations_json) + len(actions_json) + len(events_json)
+        if (
+            self.durability == "turn"
+            or len(self._batch) >= batching.BATCH_ROWS
+            or time.monotonic() - self._last_commit >= batching.BATCH_SECONDS
+        ):
+            self._write_batch(db)
+        return state_hex
+
+    def flush(self) -> None:
+        """Commit every pending turn now (nothing to do with ``durability="turn"``).
+
+        A failure raises :class:`JournalError` naming the turns lost; nothing of them is stored.
+        """
+        if len(self._batch):
+            self._write_batch(self._writable())
+
+    def _write_batch(self, db: sqlite3.Connection) -> None:
+        batch = self._batch
+        what, last_turns, blob_keys = batch.describe(), batch.last_turns(), list(batch.blob_keys)
+        try:
+            batch.write(db)  # empties the batch, whatever happens
+        except sqlite3.Error as exc:
+            message = f"cannot write {what} to journal {self.path}: {exc}"
+            for game_id in last_turns:
+                self._tails.pop(game_id, None)  # reload the chain's tail from the file next time
+                self._lost[game_id] = message
+            raise JournalError(message) from exc
+        finally:
+            self._last_commit = time.monotonic()
+        self._committed.update(last_turns)
+        self._stored_blobs.update(blob_keys)
         if self._written >= CHECKPOINT_ROW_BYTES:
             self._checkpoint()
-        return state_hex
 
     def _checkpoint(self) -> None:
         # Copy the WAL into the file now and then, so that it starts over instead of growing.
@@ -221,13 +265,23 @@ class Journal:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
 
     def committed_turn(self, game_id: int) -> int | None:
-        """The last turn of ``game_id`` this journal committed (None: none yet)."""
-        tail = self._tails.get(game_id)
-        return None if tail is None else tail[0]
+        """The last turn of ``game_id`` in the file, as this journal knows it (None: none yet).
+
+        That is the last turn this journal committed, or, for a game it continues, the last one
+        the file held; recorded turns still pending in the batch do not count.
+        """
+        return self._committed.get(game_id)
+
+    def pending_turns(self) -> int:
+        """How many recorded turns (of any game) are not committed yet."""
+        return len(self._batch)
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         try:
-            return self._read_tail(game_id)
+            tail = self._read_tail(game_id)
+            if tail[0] >= 0:
+                self._committed[game_id] = tail[0]
+            return tail
         except sqlite3.Error as exc:
             raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
 
@@ -272,6 +326,7 @@ class Journal:
         if cursor.rowcount != 1:
             raise JournalError(f"game {game_id} does not exist or is already finished")
         self._tails.pop(game_id, None)
+        self._committed.pop(game_id, None)
 
     def copy_game(self, source: Journal, game_id: int) -> int:
         """Copy game ``game_id`` of ``source`` into this journal, verbatim; return its new id.
@@ -280,6 +335,8 @@ class Journal:
         original) and the blobs its decisions reference are copied in one transaction: a copy
         is whole or absent. Used to merge per-worker shard journals into a run's journal.
         """
+        self.flush()
+        source.flush()
         db = self._writable()
         header = source._db.execute(SELECT_HEADER, (game_id,)).fetchone()
         if header is None:
@@ -328,6 +385,7 @@ class Journal:
     # -- reading -------------------------------------------------------------------------
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        self.flush()  # a reader of this journal sees every turn recorded
         try:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -349,11 +407,11 @@ class Journal:
             rows = [(*row, -1) for row in self._read(SELECT_HEADER, (game_id,))]
         if not rows:
             raise JournalError(f"no game {game_id} in {self.path}")
-        return _game_info(rows[0])
+        return game_info(rows[0])
 
     def games(self) -> list[GameInfo]:
         """Every game's header, oldest first."""
-        return [_game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
+        return [game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
 
     def turns(self, game_id: int) -> Iterator[TurnRecord]:
         """A game's turns in order; raises :class:`CorruptTurnError` at the first bad one."""
@@ -371,6 +429,7 @@ class Journal:
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
         """A game's stored rows as they are (turn, the four JSON texts, the two hashes)."""
+        self.flush()
         yield from self._db.execute(SELECT_TURNS, (game_id,))
 
     def blob_content(self, key: str) -> str | None:
@@ -417,11 +476,17 @@ class Journal:
     # -- lifetime ------------------------------------------------------------------------
 
     def settle(self) -> None:
-        """Kept for callers of earlier versions: every turn is committed when recorded."""
+        """Commit every pending turn (:meth:`flush`): what a runner calls before reading."""
+        self.flush()
 
     def close(self) -> None:
-        """Close the file (the last connection to close copies the WAL into it)."""
-        self._db.close()
+        """Commit pending turns, then close the file (the last connection to close copies the
+        WAL into it). A failed commit raises :class:`JournalError` once the file is closed."""
+        self._at_exit.detach()
+        try:
+            self.flush()
+        finally:
+            self._db.close()
 
     def __enter__(self) -> Journal:
         return self
@@ -433,35 +498,3 @@ class Journal:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _game_info(row: tuple[Any, ...]) -> GameInfo:
-    """A ``games`` row (as :data:`~.format.SELECT_GAME` gives it) decoded."""
-    game_id, env_id, config, generator, seed, version, created, outcome, meta, count = row
-    try:
-        values = [None if text is None else decode_json(text) for text in (generator, outcome)]
-        config_value = decode_json(config)
-        meta_value = None if meta is None else decode_json(meta)
-        seed_value = None if seed is None else int(seed)
-    except (TypeError, ValueError) as exc:
-        raise CorruptTurnError(game_id, 0, f"game header is unreadable: {exc}") from None
-    generator_value, outcome_value = values
-    if not isinstance(config_value, dict) or not all(
-        value is None or isinstance(value, dict)
-        for value in (generator_value, outcome_value, meta_value)
-    ):
-        raise CorruptTurnError(
-            game_id, 0, "game config/generator/outcome/meta is not a JSON object"
-        )
-    return GameInfo(
-        id=game_id,
-        env_id=str(env_id),
-        config=config_value,
-        seed=seed_value,
-        library_version=str(version),
-        created=str(created),
-        outcome=outcome_value,
-        turn_count=int(count),
-        generator=generator_value,
-        meta=meta_value,
-    )

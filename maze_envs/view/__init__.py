@@ -6,12 +6,16 @@ readable panel: the edges drawn around its cell, distances, coordinates, trail),
 the change since last turn marked, its reply, the events, the prompt and raw model reply when
 they were recorded, the radio log, rewards and the path distance to the exit. AGI Maze pages show
 the labyrinth (hidden cells unknown until visited), the position, the narration, the inventory
-and the steps against the budget. A slider, buttons, the keyboard and ``#turn=N&agent=X`` links
+and the steps against the budget. Games of any other environment (CartPole, a PettingZoo env,
+recorded by ``wrappers.recording``) get a generic page: per turn and agent the observation,
+action, reward, flags, info and decision record as recorded, marked "recorded, not replayable:
+not verified by replay". A slider, buttons, the keyboard and ``#turn=N&agent=X`` links
 move through the game.
 
 Modules: :mod:`.tracks` (Maze Escape trajectories from journal rows, also used by the analysis),
-:mod:`.escape_data` and :mod:`.agimaze_data` (page data), :mod:`.page` (templates and payload),
-:mod:`.cli` (the command), :mod:`.browser` (headless Chromium for tests and benchmarks).
+:mod:`.escape_data`, :mod:`.agimaze_data` and :mod:`.generic_data` (page data), :mod:`.page`
+(templates and payload), :mod:`.cli` (the command), :mod:`.browser` (headless Chromium for tests
+and benchmarks).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ __all__ = [
     "escape_game_html",
     "game_data",
     "game_html",
+    "generic_game_data",
     "main",
 ]
 
@@ -32,6 +37,7 @@ __all__ = [
 _HOMES = {
     "agimaze_game_data": "maze_envs.view.agimaze_data",
     "escape_game_data": "maze_envs.view.escape_data",
+    "generic_game_data": "maze_envs.view.generic_data",
     "agimaze_game_html": "maze_envs.view.cli",
     "escape_game_html": "maze_envs.view.cli",
     "game_data": "maze_envs.view.cli",

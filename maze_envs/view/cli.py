@@ -1,9 +1,11 @@
 """``maze-envs view JOURNAL [--game ID] [--out FILE]``: write viewer pages of journaled games.
 
 The page's environment is chosen from the game's ``env_id`` (Maze Escape, any version; AGI Maze
-and its labyrinth sets). Without ``--game`` every game of the journal gets a page, written as
-``JOURNAL-gameN.html`` beside the journal (or in ``--out`` when it names a directory); with
-``--game`` (repeatable) only those. The journal is opened read-only and never changed.
+and its labyrinth sets); a game of any other environment (recorded by ``wrappers.recording``)
+gets the generic page: its rows as recorded, marked as not verified by replay. Without
+``--game`` every game of the journal gets a page, written as ``JOURNAL-gameN.html`` beside the
+journal (or in ``--out`` when it names a directory); with ``--game`` (repeatable) only those.
+The journal is opened read-only and never changed.
 
 Exit status: 0 pages written, 2 not a usable journal or an unknown game id.
 """
@@ -37,13 +39,21 @@ def game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         from maze_envs.view.agimaze_data import agimaze_game_data
 
         return agimaze_game_data(journal, game_id)
-    raise JournalError(
-        f"game {game_id} is a {info.env_id!r} game; the viewer draws maze_envs/MazeEscape-* and "
-        "maze_envs/AgiMaze* games"
-    )
+    if info.env_id.startswith("maze_envs/"):
+        raise JournalError(
+            f"game {game_id} is a {info.env_id!r} game, which this viewer does not know; it draws "
+            "maze_envs/MazeEscape-* and maze_envs/AgiMaze* games, and games of other environments"
+        )
+    from maze_envs.view.generic_data import generic_game_data
+
+    return generic_game_data(journal, game_id)
 
 
 def _title(data: dict[str, Any]) -> str:
+    if data["kind"] == "generic":
+        return (
+            f"{data['env_id']} game {data['game']}, seed {data['seed']} (recorded, not replayable)"
+        )
     name = "Maze Escape" if data["kind"] == "escape" else "AGI Maze"
     return f"{name} game {data['game']}, seed {data['seed']}"
 
@@ -85,8 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="maze-envs view",
         description="Write a self-contained HTML page (no network) per journaled game, for both "
-        "Maze Escape and AGI Maze: step through the game turn by turn and see what each agent "
-        "saw and did. Exit status: 0 written, 2 not a journal or unknown game.",
+        "Maze Escape and AGI Maze, and for games of any other environment recorded by "
+        "wrappers.recording (shown as recorded, not verified by replay): step through the game "
+        "turn by turn and see what each agent saw and did. Exit status: 0 written, 2 not a "
+        "journal or unknown game.",
     )
     parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
     parser.add_argument(

@@ -1,7 +1,8 @@
 """Assembling a self-contained viewer page: template files, style, script and the game's data.
 
 The page is one HTML file with everything inside: the style (``templates/viewer.css``), the
-script (``templates/common.js`` plus the environment's own ``escape.js`` or ``agimaze.js``) and
+script (``templates/common.js`` plus the environment's own ``escape.js``, ``agimaze.js``, or
+``generic.js`` for any other environment) and
 the game's data as a JSON block. Nothing is fetched: no network, no CDN, so a page can be mailed,
 archived next to its journal, or opened offline years later.
 
@@ -31,7 +32,7 @@ import orjson
 
 #: Payloads larger than this (bytes of JSON) are gzip-compressed in the page.
 COMPRESS_ABOVE: Final = 256 * 1024
-Kind = Literal["escape", "agimaze"]
+Kind = Literal["escape", "agimaze", "generic"]
 #: Page data read after the first paint (see :func:`render_page`).
 LATE_KEYS: Final = ("decisions", "blobs")
 _JSON_TYPE: Final = "application/json"

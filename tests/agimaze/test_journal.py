@@ -356,16 +356,26 @@ def test_the_state_digest_covers_every_part_of_the_engine_state() -> None:
     assert recording.state_digest(**base, state=a) == recording.state_digest(**base, state=b)
 
 
-def test_a_journal_failure_stops_the_episode(tmp_path: Path) -> None:
+@pytest.mark.parametrize("durability", ["turn", "batch"])
+def test_a_journal_failure_stops_the_episode(
+    tmp_path: Path, durability: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from maze_envs.journal import batch
+
+    monkeypatch.setattr(batch, "BATCH_ROWS", 3)  # batch: turns 0-2 are committed by play()
     path = tmp_path / "games.sqlite"
-    with Journal(path) as journal:
+    with Journal(path, durability=durability) as journal:
         faults = inject(journal)
         env = AgiMazeEnv(labyrinth=generated(), journal=journal)
         env.reset(seed=1)
         play(env, ["up", "down"])
+        assert journal.committed_turn(1) == 2
         faults.fail["INSERT INTO turns"] = "disk I/O error"
-        with pytest.raises(JournalError, match="disk I/O error"):
+        with pytest.raises(JournalError, match=r"cannot write turns? 3.* of game 1 .*disk I/O"):
             env.unwrapped.step_name("left")
+            if durability == "batch":
+                env.unwrapped.step_name("left")  # turn 3 waited in the batch: raises here
+                env.unwrapped.step_name("left")
         faults.fail.clear()
         digest = env.state_digest()
         with pytest.raises(JournalError, match="no longer being recorded"):

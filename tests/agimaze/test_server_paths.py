@@ -111,9 +111,20 @@ def test_a_part_of_exactly_255_bytes_is_looked_up(tree: Path) -> None:
 
 
 def test_gym_make_raises_pack_path_error_for_overlong_parts() -> None:
-    for path in ("a" * 256, "\u00e9" * 128, "TRAINING/" + "b" * 247):
-        with pytest.raises(PackPathError):
+    root = str(PACK_ROOT.resolve())
+    for path, reason in [
+        ("a" * 256, "has a part longer than 255 bytes (UTF-8)"),
+        ("\u00e9" * 128, "has a part longer than 255 bytes (UTF-8)"),
+        ("TRAINING/" + "b" * 247, None),  # 247 bytes are allowed: simply not there
+    ]:
+        with pytest.raises(PackPathError) as info:
             gym.make("maze_envs/AgiMaze-v0", path=path)
+        message = str(info.value)
+        if reason is not None:
+            assert message == f"pack path {path!r} {reason}"
+        else:
+            assert message.startswith(f"no pack entry {path!r}")
+        assert root not in message and str(Path.cwd()) not in message
 
 
 def test_an_os_error_is_a_pack_path_error_without_the_os_path(

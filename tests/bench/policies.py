@@ -117,3 +117,24 @@ class KillAlways(PolicyBase[Any, Observation, Action]):
         if observation.turn == self.turn:
             os.kill(os.getpid(), signal.SIGKILL)
         return Action(move="STAY")
+
+
+class KillLater(KillOnce):
+    """Like :class:`KillOnce`, but only in the ``game``-th game its process plays (counted per
+    process), so the kill falls inside a batch that has already finished some games."""
+
+    played = 0
+
+    def __init__(self, marker: str, turn: int = 3, game: int = 12) -> None:
+        super().__init__(marker, turn)
+        self.game = game
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        super().reset(agent, seed, episode)
+        if agent == "A":
+            KillLater.played += 1
+
+    def act(self, observation: Observation) -> Action:
+        if KillLater.played < self.game:
+            return super().act(observation.model_copy(update={"turn": -1}))
+        return super().act(observation)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
-from maze_envs.bench.executors import ProcessExecutor, make_executor
+from maze_envs.bench.executors import MAX_BATCH, Batcher, ProcessExecutor, make_executor
 from maze_envs.bench.runner import RunOptions, run_experiment
 from maze_envs.bench.spec import Experiment
+from maze_envs.escape.types import Action, Observation
 from maze_envs.journal import Journal
+from maze_envs.policies.interface import AsyncPolicyBase
 from tests.bench import ESCAPE_VERSION
 
 HERE = "tests.bench.policies"
@@ -76,6 +82,26 @@ def test_a_killed_worker_never_records_a_game_twice_nor_half(tmp_path: Path) -> 
         assert all(g.outcome is not None for g in journal.games())
 
 
+@pytest.mark.parametrize("executor", ["process", "ray"])
+def test_a_worker_killed_mid_batch_loses_no_game_and_duplicates_none(
+    executor: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The kill falls in a process's 12th game, inside a batch of several short games: the
+    batch's finished games were never reported, so they are played again, and each game is in
+    the journal exactly once."""
+    if executor == "ray":
+        request.getfixturevalue("local_ray")
+    marker = tmp_path / "killed"
+    exp = experiment([f"{HERE}:KillLater:marker={marker},turn=3,game=12"], seeds="0-39")
+    options = RunOptions(executor=executor, workers=2, quiet=True, verify=True)
+    result = run_experiment(exp, tmp_path / "run", options)
+    assert marker.exists(), "no worker was killed: the test proves nothing"
+    assert all(r["status"] == "ok" for r in result.rows), [r["error"] for r in result.rows]
+    keys = journal_keys(tmp_path / "run" / "games.sqlite")
+    assert sorted(keys) == sorted(t.run_key for t in exp.tasks())
+    assert result.verified_ok
+
+
 def test_a_game_that_kills_every_worker_is_reported_not_retried_forever() -> None:
     exp = experiment([f"{HERE}:KillAlways:turn=1"], seeds="0")
     tasks = [t for t in exp.tasks() if t.case.kind == "escape"]
@@ -109,17 +135,45 @@ class _CountingPool(ThreadPoolExecutor):
             self.outstanding -= 1
 
 
-def test_back_pressure_keeps_at_most_two_games_per_worker_in_flight() -> None:
+def test_back_pressure_keeps_at_most_two_batches_per_worker_in_flight() -> None:
     pool = _CountingPool()
 
     class Counted(ProcessExecutor):
         def _pool(self) -> Any:
             return pool
 
-    tasks = [t for t in experiment(["explorer"], seeds="0-19").tasks() if t.case.kind == "escape"]
+    tasks = [t for t in experiment(["explorer"], seeds="0-39").tasks() if t.case.kind == "escape"]
     finished = list(Counted(workers=2).run(tasks, None))
     assert sorted(f.task.run_key for f in finished) == sorted(t.run_key for t in tasks)
+    assert len(finished) == len(tasks)  # each game once
     assert pool.most == 4
+
+
+def test_batches_grow_for_short_games_and_stay_single_for_long_ones() -> None:
+    sizes: list[int] = []
+
+    class Recording(ProcessExecutor):
+        def _pool(self) -> Any:
+            inner = _CountingPool()
+            submit = inner.submit
+
+            def record(fn: Any, batch: Any, *args: Any) -> Future[Any]:
+                sizes.append(len(batch))
+                return submit(fn, batch, *args)
+
+            inner.submit = record  # type: ignore[method-assign]
+            return inner
+
+    tasks = [t for t in experiment(["oracle"], seeds="0-199").tasks() if t.case.kind == "escape"]
+    finished = list(Recording(workers=2).run(tasks, None))
+    assert sorted(f.task.run_key for f in finished) == sorted(t.run_key for t in tasks)
+    assert sizes[:4] == [1, 1, 1, 1]  # nothing known about the games yet
+    assert max(sizes) > 1 and max(sizes) <= MAX_BATCH  # millisecond games travel together
+    assert sum(sizes) == len(tasks)
+    batcher = Batcher(workers=2)
+    for _ in range(3):
+        batcher.observe({"elapsed_s": 2.0})  # model calls, big mazes: one game per batch
+    assert batcher.size(remaining=1000) == 1
 
 
 def test_results_come_in_completion_order() -> None:
@@ -140,6 +194,195 @@ def test_results_come_in_completion_order() -> None:
     order = [f.task.run_key for f in ProcessExecutor(workers=2).run([*slow, *fast], None)]
     assert order[-1] == slow[0].run_key  # 600 turns of random walk finish last
     assert sorted(order) == sorted(t.run_key for t in [*slow, *fast])
+
+
+# --- concurrent games in each worker -------------------------------------------------------------
+
+THIS = "tests.bench.test_executors"
+
+
+class Overlap(AsyncPolicyBase[Any, Observation, Action]):
+    """Each decision awaits ``delay`` s; writes the most decisions its process had in flight at
+    once to ``folder/<pid>`` (so a test in another process can read it)."""
+
+    in_flight: ClassVar[int] = 0
+    most: ClassVar[int] = 0
+
+    def __init__(self, folder: str, delay: float = 0.01) -> None:
+        self.folder = Path(folder)
+        self.delay = delay
+
+    async def aact(self, observation: Observation) -> Action:
+        cls = type(self)
+        cls.in_flight += 1
+        cls.most = max(cls.most, cls.in_flight)
+        (self.folder / str(os.getpid())).write_text(str(cls.most))
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            cls.in_flight -= 1
+        return Action(move="STAY")
+
+
+class KillMidBatch(AsyncPolicyBase[Any, Observation, Action]):
+    """Async STAY, the n-th game a process starts awaiting ``3n`` ms per turn (so its games end
+    one after another); the first game to reach ``turn`` waits (awaiting, so the other games of
+    its batch play on) until ``after`` games of its process have played their last turn, then
+    SIGKILLs its process, the first time only (``marker`` is created exclusively and holds the
+    ``started ended`` game counts at the kill)."""
+
+    started: ClassVar[int] = 0
+    ended: ClassVar[int] = 0
+    killer: ClassVar[int | None] = None
+
+    def __init__(self, marker: str, turn: int = 3, after: int = 2) -> None:
+        self.marker = Path(marker)
+        self.turn = turn
+        self.after = after
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        super().reset(agent, seed, episode)
+        self.counted = False
+        if agent == "A":
+            KillMidBatch.started += 1
+        self.index = KillMidBatch.started  # the agents of a game reset one after another
+
+    async def aact(self, observation: Observation) -> Action:
+        cls = KillMidBatch
+        await asyncio.sleep(0.003 * self.index)
+        if self.agent == "A" and observation.turns_left <= 1 and not self.counted:
+            self.counted = True
+            cls.ended += 1
+        if (
+            observation.turn >= self.turn
+            and not self.marker.exists()
+            and cls.killer in (None, id(self))
+        ):
+            cls.killer = id(self)
+            deadline = time.monotonic() + 30
+            while cls.ended < self.after and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)  # the finished games settle into the shard
+            try:
+                with self.marker.open("x") as out:
+                    out.write(f"{cls.started} {cls.ended}")
+            except FileExistsError:  # the other worker killed itself first
+                cls.killer = -1
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return Action(move="STAY")
+
+
+def escape_tasks(policy: str, seeds: str, max_turns: int = 60) -> list[Any]:
+    exp = Experiment.model_validate(
+        {
+            "name": "concurrent",
+            "seeds": seeds,
+            "escape": [
+                {
+                    "version": ESCAPE_VERSION,
+                    "sizes": [7],
+                    "max_turns": max_turns,
+                    "policies": [policy],
+                }
+            ],
+        }
+    )
+    return exp.tasks()
+
+
+@pytest.mark.parametrize("executor", ["process", "ray"])
+def test_workers_play_a_batch_concurrently(
+    executor: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """workers=2, concurrency=4: 8 games in two batches of 4, each worker's 4 games at once (so
+    more than one game's 3 agents are in flight together), recorded once each."""
+    if executor == "ray":
+        request.getfixturevalue("local_ray")
+    folder = tmp_path / "inflight"
+    folder.mkdir()
+    policy = f"{THIS}:Overlap:folder={folder},delay=0.01"
+    exp = Experiment.model_validate(
+        {
+            "name": "concurrent",
+            "seeds": "0-7",
+            "escape": [
+                {"version": ESCAPE_VERSION, "sizes": [7], "max_turns": 15, "policies": [policy]}
+            ],
+        }
+    )
+    options = RunOptions(executor=executor, workers=2, concurrency=4, quiet=True, verify=True)
+    result = run_experiment(exp, tmp_path / "run", options)
+    assert all(r["status"] == "ok" for r in result.rows), [r["error"] for r in result.rows]
+    assert result.verified_ok
+    assert sorted(journal_keys(tmp_path / "run" / "games.sqlite")) == sorted(
+        t.run_key for t in exp.tasks()
+    )
+    most = [int(f.read_text()) for f in folder.iterdir()]
+    assert most and max(most) > 3, most  # several games' agents awaited together in a worker
+    assert max(most) <= 4 * 3  # never more than the worker's concurrency
+
+
+def test_async_batches_hold_at_least_concurrency_games() -> None:
+    sizes: list[int] = []
+
+    class Recording(ProcessExecutor):
+        def _pool(self) -> Any:
+            inner = _CountingPool()
+            submit = inner.submit
+
+            def record(fn: Any, batch: Any, *args: Any) -> Future[Any]:
+                sizes.append(len(batch))
+                return submit(fn, batch, *args)
+
+            inner.submit = record  # type: ignore[method-assign]
+            return inner
+
+    tasks = escape_tasks(f"{HERE}:SlowAsync:delay=0.001", "0-19", max_turns=5)
+    finished = list(Recording(workers=2, concurrency=8).run(tasks, None))
+    assert sorted(f.task.run_key for f in finished) == sorted(t.run_key for t in tasks)
+    assert sizes[:2] == [8, 8] and sum(sizes) == 20  # 16 at once over 2 workers, then the rest
+    assert all(r.row["status"] == "ok" for r in finished)
+
+
+def test_a_concurrent_batch_killed_mid_way_records_each_game_once_and_none_half(
+    tmp_path: Path,
+) -> None:
+    """A worker dies while its batch of 8 concurrent games has finished some games (settled in
+    its shard, not yet reported) and left the others half played: none of them counts, all are
+    played again, and the run's journal holds every game exactly once, each complete."""
+    marker = tmp_path / "killed"
+    exp = Experiment.model_validate(
+        {
+            "name": "concurrent",
+            "seeds": "0-15",
+            "escape": [
+                {
+                    "version": ESCAPE_VERSION,
+                    "sizes": [7],
+                    "max_turns": 40,
+                    "policies": [f"{THIS}:KillMidBatch:marker={marker},turn=3,after=2"],
+                }
+            ],
+        }
+    )
+    options = RunOptions(executor="process", workers=2, concurrency=8, quiet=True, verify=True)
+    result = run_experiment(exp, tmp_path / "run", options)
+    assert marker.exists(), "no worker was killed: the test proves nothing"
+    started, ended = map(int, marker.read_text().split())
+    assert ended >= 2 and started - ended >= 2, (started, ended)  # finished and half games
+    assert all(r["status"] == "ok" for r in result.rows), [r["error"] for r in result.rows]
+    assert len(result.rows) == 16
+    keys = journal_keys(tmp_path / "run" / "games.sqlite")
+    assert sorted(keys) == sorted(t.run_key for t in exp.tasks())  # each game exactly once
+    assert result.verified_ok
+    with Journal(tmp_path / "run" / "games.sqlite", create=False) as journal:
+        assert all(g.outcome is not None for g in journal.games())
+
+
+def test_concurrency_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="concurrency must be >= 1, got 0"):
+        ProcessExecutor(workers=2, concurrency=0)
 
 
 def test_unknown_executor() -> None:

@@ -95,6 +95,31 @@ def test_resume_skips_finished_games_and_plays_only_new_ones(tmp_path: Path) -> 
         assert len(journal.game_ids()) == 1
 
 
+def test_a_resume_that_plays_nothing_keeps_the_results_it_would_write_again(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    first = run_experiment(escape(["explorer"], seeds="0-2"), out, RunOptions(quiet=True))
+    written = {p: p.stat().st_mtime_ns for p in [*first.paths.values(), *first.plots]}
+    assert any(p.suffix == ".png" for p in written) or first.notes  # plots (or why not)
+    again = run_experiment(
+        escape(["explorer"], seeds="0-2"), out, RunOptions(resume=True, quiet=True)
+    )
+    assert again.played == 0 and again.paths == first.paths and again.plots == first.plots
+    assert {p: p.stat().st_mtime_ns for p in written} == written  # not written again
+    assert again.summary == first.summary
+    # a removed file, or one more game, and everything is written again
+    (out / "summary.md").unlink()
+    run_experiment(escape(["explorer"], seeds="0-2"), out, RunOptions(resume=True, quiet=True))
+    assert (out / "summary.md").is_file()
+    more = run_experiment(
+        escape(["explorer"], seeds="0-3"), out, RunOptions(resume=True, quiet=True)
+    )
+    assert more.played == 1
+    data = orjson.loads((out / "results.json").read_bytes())
+    assert len(data["games"]) == 4
+
+
 def test_resume_scores_a_game_whose_row_was_lost(tmp_path: Path) -> None:
     out = tmp_path / "run"
     exp = escape(["explorer"], seeds="0-2")

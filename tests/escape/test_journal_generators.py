@@ -17,9 +17,9 @@ from maze_envs.escape.generator import (
     describe_generator,
     generator_from_description,
 )
-from maze_envs.escape.replay import verify_journal
 from maze_envs.escape.types import Config
 from maze_envs.journal import Journal
+from maze_envs.verify import verify_journal
 from tests.escape.boards import act, comb_layout
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from maze_envs.escape.notebook import append_line, splice
 from maze_envs.escape.radio import check_message
+from maze_envs.escape.vocab import NotebookResult, RadioResult
 from tests.escape.boards import N, act, comb_env, log_act, step
 
 
@@ -12,7 +13,7 @@ def test_splice_inserts_deletes_and_replaces_by_character_position() -> None:
     env.reset(seed=0)
     obs, *_ = step(env, A=act(edit=(0, 0, "hello world")))
     assert obs["A"]["notebook"] == "hello world"
-    assert obs["A"]["last_action"]["notebook"] == 1  # applied
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.APPLIED
     obs, *_ = step(env, A=act(edit=(6, 11, "maze")))
     assert obs["A"]["notebook"] == "hello maze"
     obs, *_ = step(env, A=act(edit=(0, 6, "")))
@@ -29,7 +30,7 @@ def test_rejected_splices_leave_the_notebook_and_say_why() -> None:
     step(env, A=act(edit=(0, 0, "abc")))
     obs, *_, infos = step(env, A=act(edit=(2, 9, "x")))
     assert obs["A"]["notebook"] == "abc"
-    assert obs["A"]["last_action"]["notebook"] == 2  # rejected
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.REJECTED
     assert (
         "end 9 is beyond the notebook's 3 characters" in obs["A"]["last_action"]["notebook_reason"]
     )
@@ -39,7 +40,7 @@ def test_rejected_splices_leave_the_notebook_and_say_why() -> None:
     assert obs["A"]["last_action"]["notebook_reason"] == "start 2 is after end 1"
     obs, *_ = step(env, A=act(N))  # no edit: the result goes back to none
     assert (
-        obs["A"]["last_action"]["notebook"] == 0
+        obs["A"]["last_action"]["notebook"] == NotebookResult.NONE
         and obs["A"]["last_action"]["notebook_reason"] == ""
     )
 
@@ -48,7 +49,8 @@ def test_new_text_per_turn_limit_is_exact_in_utf8_bytes() -> None:
     env = comb_env(notebook_turn_bytes=1024)
     env.reset(seed=0)
     obs, *_ = step(env, A=act(edit=(0, 0, "é" * 512)))  # 1024 bytes
-    assert obs["A"]["last_action"]["notebook"] == 1 and len(obs["A"]["notebook"]) == 512
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.APPLIED
+    assert len(obs["A"]["notebook"]) == 512
     obs, *_ = step(env, B=act(edit=(0, 0, "é" * 512 + "x")))  # 1025 bytes
     assert obs["B"]["notebook"] == ""
     assert obs["B"]["last_action"]["notebook_reason"] == (
@@ -60,7 +62,7 @@ def test_notebook_size_limit_is_exact_and_never_trims() -> None:
     env = comb_env(notebook_max_bytes=10, notebook_turn_bytes=10)
     env.reset(seed=0)
     obs, *_ = step(env, A=act(edit=(0, 0, "12345678é")))  # 8 + 2 = 10 bytes
-    assert obs["A"]["last_action"]["notebook"] == 1
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.APPLIED
     obs, *_ = step(env, A=act(edit=(9, 9, "x")))
     assert obs["A"]["notebook"] == "12345678é"
     assert "would be 11 bytes; it holds at most 10" in obs["A"]["last_action"]["notebook_reason"]
@@ -77,13 +79,13 @@ def test_rolling_log_appends_lines_and_drops_the_oldest_whole_lines() -> None:
     assert obs["A"]["notebook"] == "one\ntwo\n"
     obs, *_ = step(env, A=log_act(append="three"))  # 14 bytes > 12: "one\n" goes
     assert obs["A"]["notebook"] == "two\nthree\n"
-    assert obs["A"]["last_action"]["notebook"] == 1
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.APPLIED
     assert obs["A"]["last_action"]["notebook_reason"] == "dropped 1 oldest line(s) to fit 12 bytes"
     obs, *_ = step(env, A=log_act(append="123456789"))  # 9 bytes of new text > 8
     assert obs["A"]["notebook"] == "two\nthree\n"
-    assert obs["A"]["last_action"]["notebook"] == 2
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.REJECTED
     obs, *_ = step(env, A=log_act(append=""))  # empty append = no edit
-    assert obs["A"]["last_action"]["notebook"] == 0
+    assert obs["A"]["last_action"]["notebook"] == NotebookResult.NONE
 
 
 def test_notebook_rule_functions_directly() -> None:
@@ -104,7 +106,8 @@ def test_radio_reaches_every_other_agent_next_turn_only() -> None:
     assert obs["B"]["radio"] == {"A": "exit is south-west", "C": ""}
     assert obs["C"]["radio"]["A"] == "exit is south-west"
     assert "A" not in obs["A"]["radio"]  # not echoed to the sender
-    assert obs["A"]["last_action"]["radio"] == 1 and infos["A"]["events"]["radio"] == "sent"
+    assert obs["A"]["last_action"]["radio"] == RadioResult.SENT
+    assert infos["A"]["events"]["radio"] == "sent"
     obs, *_ = step(env)
     assert obs["B"]["radio"] == {"A": "", "C": ""}
 
@@ -114,7 +117,7 @@ def test_radio_size_limit_is_exact_in_bytes() -> None:
     env.reset(seed=0)
     obs, *_ = step(env, A=act(radio="é" * 140), B=act(radio="é" * 140 + "x"))
     assert obs["C"]["radio"] == {"A": "é" * 140, "B": ""}
-    assert obs["B"]["last_action"]["radio"] == 2
+    assert obs["B"]["last_action"]["radio"] == RadioResult.REFUSED
     assert (
         obs["B"]["last_action"]["radio_reason"]
         == "message is 281 bytes; at most 280 bytes per message"
@@ -129,14 +132,14 @@ def test_radio_cooldown_counts_down_and_refuses_with_a_reason() -> None:
     assert obs["A"]["last_action"]["radio_cooldown"] == 5
     for turn, left in zip(range(2, 7), (5, 4, 3, 2, 1), strict=True):
         obs, *_ = step(env, A=act(radio=f"t{turn}"))
-        assert obs["A"]["last_action"]["radio"] == 2, turn
+        assert obs["A"]["last_action"]["radio"] == RadioResult.REFUSED, turn
         assert obs["A"]["last_action"]["radio_reason"] == (
             f"radio cooling down: {left} more turn(s) before you can send"
         )
         assert obs["A"]["last_action"]["radio_cooldown"] == left - 1
         assert obs["B"]["radio"]["A"] == ""
     obs, *_ = step(env, A=act(radio="t7"))
-    assert obs["A"]["last_action"]["radio"] == 1 and obs["B"]["radio"]["A"] == "t7"
+    assert obs["A"]["last_action"]["radio"] == RadioResult.SENT and obs["B"]["radio"]["A"] == "t7"
 
 
 def test_radio_switched_off_refuses_everything() -> None:

@@ -160,7 +160,7 @@ def test_a_journal_failure_stops_the_game_honestly(tmp_path: Path) -> None:
     from tests.journal.faults import inject
 
     path = tmp_path / "games.sqlite"
-    journal = Journal(path)
+    journal = Journal(path, durability="turn")  # every turn committed before step returns
     faults = inject(journal)
     env = maze_escape_v0.parallel_env(width=6, height=6, max_turns=50, journal=journal)
     env.reset(seed=3)
@@ -191,3 +191,46 @@ def test_a_journal_failure_stops_the_game_honestly(tmp_path: Path) -> None:
     journal.close()
     reports = verify_journal(path)
     assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 5), ("ok", 51)]
+
+
+def test_with_group_commit_a_failure_raises_from_a_later_step_and_stops_the_game(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import pytest
+
+    from maze_envs.journal import JournalError, batch
+    from maze_envs.verify import verify_journal
+    from tests.journal.faults import inject
+
+    monkeypatch.setattr(batch, "BATCH_ROWS", 4)
+    path = tmp_path / "games.sqlite"
+    journal = Journal(path)  # durability="batch", the default
+    faults = inject(journal)
+    env = maze_escape_v0.parallel_env(width=6, height=6, max_turns=50, journal=journal)
+    env.reset(seed=3)
+    for _ in range(3):
+        env.step({a: act(N) for a in env.agents})
+    assert journal.committed_turn(1) == 3  # turns 0-3: the batch of 4 rows was committed
+    faults.fail["INSERT INTO turns"] = "disk I/O error"
+    for _ in range(3):
+        env.step({a: act(N) for a in env.agents})  # turns 4-6 wait in the batch
+    with pytest.raises(JournalError, match=r"cannot write turns 4-7 of game 1 .*disk I/O error"):
+        env.step({a: act(N) for a in env.agents})  # the step that commits raises
+    faults.fail.clear()
+    digest = env.state_digest()
+    with pytest.raises(JournalError, match=r"game 1 is no longer being recorded.*reset\(\)"):
+        env.step({a: act(N) for a in env.agents})
+    assert env.state_digest() == digest
+    with Journal(path, readonly=True) as reader:
+        (game,) = reader.games()
+    assert game.outcome is not None and game.turn_count == 4
+    assert (game.outcome["aborted"], game.outcome["turns"]) == (True, 3)  # what the file holds
+    (report,) = verify_journal(path)
+    assert (report.status, report.turns_verified) == ("aborted", 4)
+    env.reset(seed=4)  # a new game is recorded again, every turn of it once it ends
+    while env.agents:
+        env.step({a: act() for a in env.agents})
+    reports = verify_journal(path)  # read by another connection while the journal is open
+    assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 4), ("ok", 51)]
+    env.close()
+    journal.close()

@@ -15,10 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v0
-from maze_envs.escape.replay import verify_journal
 from maze_envs.escape.types import Action, AppendEdit, SpliceEdit
 from maze_envs.journal import Journal, chain_record_hash
-from maze_envs.verify import main
+from maze_envs.verify import main, verify_journal
 
 WORDS = ["tree", "left at piano", "dead end", "→ N", "日本", "exit?", "x" * 300]
 
@@ -182,7 +181,9 @@ def test_unfinished_and_aborted_games(journal_path: Path) -> None:
                     for a in env.agents
                 }
             )
-    # game 2 is left unfinished, as if the process had died
+    # game 2 is left unfinished, as if the process had died (after its turns were committed:
+    # with group commit they wait in the batch until a flush)
+    env.recorder.flush()
     aborted, unfinished = verify_journal(journal_path)
     assert aborted.status == "aborted" and aborted.ok and aborted.turns_verified == 13
     assert unfinished.status == "unfinished" and not unfinished.ok

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from maze_envs.escape.vocab import MoveResult
 from tests.escape.boards import STAY, E, N, S, W, act, as_list, comb_env, step
 
 
@@ -12,17 +13,17 @@ def test_bumps_leave_the_agent_in_place_and_are_counted_by_kind() -> None:
     env.reset(seed=0)
     obs, *_, infos = step(env, A=act(W), B=act(E))  # both interior walls
     assert infos["A"]["cell"] == (4, 4) and infos["B"]["cell"] == (4, 2)
-    assert obs["A"]["last_action"]["move"] == 3  # bumped_interior_wall
+    assert obs["A"]["last_action"]["move"] == MoveResult.BUMPED_INTERIOR_WALL
     assert infos["A"]["events"]["move"] == "bumped_interior_wall"
     obs, *_, infos = step(env, A=act(E), B=act(S))  # outer brick on the east and south sides
-    assert obs["A"]["last_action"]["move"] == 4
+    assert obs["A"]["last_action"]["move"] == MoveResult.BUMPED_OUTER_BRICK
     assert infos["B"]["events"]["move"] == "bumped_outer_brick"
     assert infos["A"]["wall_bumps"] == 2 and infos["B"]["wall_bumps"] == 2
     assert infos["C"]["wall_bumps"] == 0
     obs, *_, infos = step(env, A=act(N))
-    assert infos["A"]["cell"] == (3, 4) and obs["A"]["last_action"]["move"] == 1
+    assert infos["A"]["cell"] == (3, 4) and obs["A"]["last_action"]["move"] == MoveResult.MOVED
     assert infos["A"]["wall_bumps"] == 2
-    assert obs["C"]["last_action"]["move"] == 2  # stayed
+    assert obs["C"]["last_action"]["move"] == MoveResult.STAYED
 
 
 def test_edges_name_walls_brick_and_the_open_doorway() -> None:
@@ -46,7 +47,8 @@ def test_moving_out_through_the_doorway_stays_on_the_exit_and_is_not_a_wall_bump
         step(env, C=act(S))
     obs, rewards, *_, infos = step(env, C=act(S))
     assert infos["C"]["cell"] == (4, 0)
-    assert obs["C"]["last_action"]["move"] == 5 and infos["C"]["events"]["move"] == "doorway"
+    assert obs["C"]["last_action"]["move"] == MoveResult.DOORWAY
+    assert infos["C"]["events"]["move"] == "doorway"
     assert infos["C"]["doorway_moves"] == 1 and infos["C"]["wall_bumps"] == 0
     assert rewards["C"] == 0.0  # the first visit was paid on arrival
 
@@ -142,5 +144,5 @@ def test_stay_keeps_everything() -> None:
     env = comb_env()
     env.reset(seed=0)
     obs, *_, infos = step(env, A=act(STAY))
-    assert infos["A"]["cell"] == (4, 4) and obs["A"]["last_action"]["move"] == 2
+    assert infos["A"]["cell"] == (4, 4) and obs["A"]["last_action"]["move"] == MoveResult.STAYED
     assert infos["A"]["wall_bumps"] == 0

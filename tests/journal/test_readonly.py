@@ -68,7 +68,8 @@ def _crashed_copy(source: Path, target_folder: Path, with_shm: bool) -> Path:
     """The files a killed writer leaves: the journal, its WAL (and its -shm)."""
     with Journal(source) as journal:
         play(journal, 3, MOVES)
-        play(journal, 4, MOVES[:3], finish=False)  # the last turns are only in the WAL
+        play(journal, 4, MOVES[:3], finish=False)
+        journal.flush()  # committed: the last turns are only in the WAL
         target = target_folder / source.name
         for suffix in ("", "-wal", "-shm") if with_shm else ("", "-wal"):
             shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
@@ -115,8 +116,12 @@ def test_a_reader_sees_what_a_live_writer_committed(tmp_path: Path) -> None:
     with Journal(path) as writer:
         game_id = play(writer, 3, MOVES[:2], finish=False)
         with Journal(path, readonly=True) as reader:
+            assert reader.game(game_id).turn_count == 0  # group commit: turns still pending
+            writer.flush()
             assert reader.game(game_id).turn_count == 3
             writer.record_turn(game_id, 3, observations={}, actions={}, events={}, state_digest=b"")
+            assert reader.game(game_id).turn_count == 3
+            writer.settle()
             assert reader.game(game_id).turn_count == 4  # each read sees the latest commit
         writer.finish_game(game_id, {"aborted": True, "turns": 3})
     with Journal(path, readonly=True) as reader:

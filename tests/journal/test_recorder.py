@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,7 @@ def test_a_failed_write_stops_the_game_and_stores_only_what_is_in_the_file(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "games.sqlite"
-    with Journal(path) as journal:
+    with Journal(path, durability="turn") as journal:
         faults = inject(journal)
         recorder = Recorder(journal, env_id="toy-v0", config={})
         game = ToyGame(2)
@@ -117,23 +118,100 @@ def test_a_failed_write_stops_the_game_and_stores_only_what_is_in_the_file(
         assert verify_game(journal, 2, ToyReplayer).status == "ok"
 
 
+@pytest.mark.parametrize("durability", ["turn", "batch"])
 def test_when_even_the_outcome_cannot_be_written_the_game_stays_unfinished(
-    tmp_path: Path,
+    tmp_path: Path, durability: str
 ) -> None:
+    with Journal(tmp_path / "games.sqlite", durability=durability) as journal:
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        advance(recorder, game, 1)
+        recorder.flush()  # turns 0 and 1 are in the file
+        faults.fail.update({"INSERT INTO turns": "database or disk is full", "UPDATE": "full"})
+        with pytest.raises(JournalError, match="disk is full"):
+            advance(recorder, game, 2)
+            recorder.flush()  # batch: the commit of turn 2 fails here
+        faults.fail.clear()
+        (info,) = journal.games()
+        assert info.outcome is None and info.turn_count == 2
+        report = verify_game(journal, 1, ToyReplayer)
+        assert (report.status, report.ok, report.turns_verified) == ("unfinished", False, 2)
+
+
+def test_with_group_commit_a_failure_raises_from_the_call_that_commits(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    with Journal(path) as journal:  # durability="batch", the default
+        faults = inject(journal)
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        for turn in (1, 2, 3):
+            advance(recorder, game, turn)
+        assert journal.committed_turn(1) is None and journal.pending_turns() == 4
+        recorder.flush()
+        assert journal.committed_turn(1) == 3 and journal.pending_turns() == 0
+        faults.fail["INSERT INTO turns"] = "disk I/O error"
+        advance(recorder, game, 4)  # buffered: nothing fails yet
+        advance(recorder, game, 5)
+        with pytest.raises(JournalError, match=r"cannot write turns 4-5 of game 1 .*disk I/O"):
+            recorder.finish(game.outcome())  # the game's end commits the batch: it fails
+        faults.fail.clear()
+        with pytest.raises(JournalError, match=r"game 1 is no longer being recorded \(the"):
+            recorder.turn(6, {}, {}, {}, b"")
+        (info,) = journal.games()
+        assert info.outcome is not None and info.turn_count == 4
+        assert (info.outcome["aborted"], info.outcome["turns"]) == (True, 3)
+        report = verify_game(journal, 1, ToyReplayer)
+        assert (report.status, report.turns_verified) == ("aborted", 4)
+
+
+def test_a_full_batch_commits_and_its_failure_raises_from_that_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from maze_envs.journal import batch
+
+    monkeypatch.setattr(batch, "BATCH_ROWS", 3)
     with Journal(tmp_path / "games.sqlite") as journal:
         faults = inject(journal)
         recorder = Recorder(journal, env_id="toy-v0", config={})
         game = ToyGame(2)
         recorder.start(2, game.observations(), game.digest())
         advance(recorder, game, 1)
-        faults.fail.update({"INSERT INTO turns": "database or disk is full", "UPDATE": "full"})
-        with pytest.raises(JournalError, match="disk is full"):
-            advance(recorder, game, 2)
+        assert journal.committed_turn(1) is None
+        advance(recorder, game, 2)  # the third pending row: turns 0-2 are committed
+        assert journal.committed_turn(1) == 2
+        faults.fail["INSERT INTO turns"] = "disk I/O error"
+        advance(recorder, game, 3)
+        advance(recorder, game, 4)
+        with pytest.raises(JournalError, match=r"cannot write turns 3-5 of game 1"):
+            advance(recorder, game, 5)  # a later step than the turns lost
         faults.fail.clear()
-        (info,) = journal.games()
-        assert info.outcome is None and info.turn_count == 2
-        report = verify_game(journal, 1, ToyReplayer)
-        assert (report.status, report.ok, report.turns_verified) == ("unfinished", False, 2)
+        with pytest.raises(JournalError, match="no longer being recorded"):
+            recorder.check()
+        info = journal.game(1)
+        assert info.outcome is not None and info.turn_count == 3
+        assert (info.outcome["aborted"], info.outcome["turns"]) == (True, 2)
+
+
+def test_the_clock_commits_a_batch_when_a_turn_comes_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from maze_envs.journal import batch
+
+    monkeypatch.setattr(batch, "BATCH_SECONDS", 0.5)
+    with Journal(tmp_path / "games.sqlite") as journal:
+        recorder = Recorder(journal, env_id="toy-v0", config={})
+        game = ToyGame(2)
+        recorder.start(2, game.observations(), game.digest())
+        journal.flush()
+        advance(recorder, game, 1)
+        assert journal.committed_turn(1) == 0  # turn 1 waits in the batch
+        time.sleep(0.55)
+        assert journal.committed_turn(1) == 0  # no timer: only an added turn looks at the clock
+        advance(recorder, game, 2)
+        assert journal.committed_turn(1) == 2
 
 
 def test_a_failed_outcome_write_is_raised_and_stops_the_game(tmp_path: Path) -> None:
@@ -173,3 +251,28 @@ def test_a_game_that_could_not_start_takes_no_turns(tmp_path: Path) -> None:
         recorder.start(1, game.observations(), game.digest())  # the next start records again
         advance(recorder, game, 1)
         assert [g.turn_count for g in journal.games()] == [2]
+
+
+def test_games_sharing_a_journal_each_learn_of_a_failed_batch(tmp_path: Path) -> None:
+    with Journal(tmp_path / "games.sqlite") as journal:
+        faults = inject(journal)
+        first = Recorder(journal, env_id="toy-v0", config={})
+        second = Recorder(journal, env_id="toy-v0", config={})
+        games = ToyGame(1), ToyGame(2)
+        for recorder, game in zip((first, second), games, strict=True):
+            recorder.start(1, game.observations(), game.digest())
+            advance(recorder, game, 1)
+        journal.flush()  # turns 0-1 of both games are in the file
+        for recorder, game in zip((first, second), games, strict=True):
+            advance(recorder, game, 2)  # both wait in the one batch
+        faults.fail["INSERT INTO turns"] = "disk I/O error"
+        with pytest.raises(JournalError, match=r"turn 2 of game 1, turn 2 of game 2 .*disk I/O"):
+            first.flush()
+        faults.fail.clear()
+        # the other game's next call says its turn was lost and stops it honestly too
+        with pytest.raises(JournalError, match=r"out of order.*cannot write turn 2 of game 1, "):
+            advance(second, games[1], 3)
+        for game_id in (1, 2):
+            info = journal.game(game_id)
+            assert info.turn_count == 2 and info.outcome is not None
+            assert (info.outcome["aborted"], info.outcome["turns"]) == (True, 1)

@@ -17,6 +17,7 @@ from maze_envs.journal import (
     APPLICATION_ID,
     GENESIS_HASH,
     SCHEMA_VERSION,
+    Blob,
     Journal,
     JournalError,
     chain_record_hash,
@@ -82,7 +83,7 @@ def test_record_turn_returns_the_stored_hash_and_enforces_order(journal_path: Pa
 
 
 def test_every_recorded_turn_is_committed_when_record_turn_returns(journal_path: Path) -> None:
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, durability="turn") as journal:
         game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
         assert journal.committed_turn(game_id) is None
         for turn in range(6):
@@ -98,6 +99,68 @@ def test_every_recorded_turn_is_committed_when_record_turn_returns(journal_path:
             # another connection sees exactly the turns recorded so far, at once
             assert cell(journal_path, "SELECT COUNT(*) FROM turns") == turn + 1
             assert cell(journal_path, "SELECT MAX(turn) FROM turns") == turn
+
+
+def test_group_commit_writes_64_turns_at_a_time_and_at_every_flush(journal_path: Path) -> None:
+    with Journal(journal_path) as journal:  # durability="batch", the default
+        assert journal.durability == "batch"
+        game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
+        for turn in range(70):
+            journal.record_turn(
+                game_id, turn, observations={"A": turn}, actions={}, events={}, state_digest=b""
+            )
+            committed = None if turn < 63 else 63  # the 64th pending row commits the batch
+            assert journal.committed_turn(game_id) == committed
+            assert journal.pending_turns() == turn + 1 - (0 if turn < 63 else 64)
+            # another connection sees exactly the committed turns
+            assert cell(journal_path, "SELECT COUNT(*) FROM turns") == (committed or -1) + 1
+        journal.flush()
+        assert journal.committed_turn(game_id) == 69 and journal.pending_turns() == 0
+        assert cell(journal_path, "SELECT COUNT(*) FROM turns") == 70
+        journal.record_turn(game_id, 70, observations={}, actions={}, events={}, state_digest=b"")
+        assert journal.game(game_id).turn_count == 71  # this journal's own reads commit first
+        journal.record_turn(game_id, 71, observations={}, actions={}, events={}, state_digest=b"")
+        journal.finish_game(game_id, {"turns": 71})  # the outcome commits the turns first
+        assert cell(journal_path, "SELECT COUNT(*) FROM turns") == 72
+        journal.start_game(env_id="toy-v0", config={}, seed=2, library_version="t")
+        journal.record_turn(2, 0, observations={}, actions={}, events={}, state_digest=b"")
+    assert cell(journal_path, "SELECT COUNT(*) FROM turns WHERE game_id = 2") == 1  # at close
+
+
+def test_an_unclosed_journal_commits_its_batch_when_collected(journal_path: Path) -> None:
+    journal = Journal(journal_path)
+    game_id = play(journal, 3, MOVES[:2], finish=False)
+    assert cell(journal_path, "SELECT COUNT(*) FROM turns") == 0
+    del journal  # never closed
+    assert cell(journal_path, "SELECT COUNT(*) FROM turns WHERE game_id = ?", game_id) == 3
+
+
+def test_both_durabilities_store_identical_rows(tmp_path: Path) -> None:
+    decisions = [{"A": {"prompt": Blob("a long prompt"), "n": k}} for k in range(len(MOVES))]
+    rows = {}
+    for durability in ("turn", "batch"):
+        path = tmp_path / f"{durability}.sqlite"
+        with Journal(path, durability=durability) as journal:
+            for seed in (3, 4):
+                play(journal, seed, MOVES, decisions=decisions)
+            play(journal, 5, MOVES[:3], finish=False)
+        db = sqlite3.connect(path)
+        try:
+            rows[durability] = (
+                db.execute("SELECT * FROM turns ORDER BY game_id, turn").fetchall(),
+                db.execute("SELECT * FROM blobs ORDER BY key").fetchall(),
+                db.execute("SELECT id, outcome FROM games ORDER BY id").fetchall(),
+            )
+        finally:
+            db.close()
+    assert len(rows["turn"][0]) == 6 + 6 + 4 and rows["turn"][1]
+    assert rows["batch"] == rows["turn"]  # every byte of every row, hashes included
+
+
+def test_durability_must_be_batch_or_turn(journal_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"durability must be 'batch' .* or 'turn' .*'each'"):
+        Journal(journal_path, durability="each")
+    assert not journal_path.exists()
 
 
 def test_a_reopened_journal_continues_the_chain(journal_path: Path) -> None:
@@ -317,7 +380,8 @@ def test_durability_setting(tmp_path: Path) -> None:
 
 
 def test_a_conflicting_writer_gets_a_clear_error_at_once(journal_path: Path) -> None:
-    with Journal(journal_path) as first, Journal(journal_path) as second:
+    first, second = (Journal(journal_path, durability="turn") for _ in range(2))
+    with first, second:
         game_id = first.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
         first.record_turn(game_id, 0, observations={}, actions={}, events={}, state_digest=b"")
         second.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
@@ -330,7 +394,7 @@ def test_a_conflicting_writer_gets_a_clear_error_at_once(journal_path: Path) -> 
 
 
 def test_a_locked_file_fails_the_turn_and_stores_nothing_of_it(journal_path: Path) -> None:
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, durability="turn") as journal:
         game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
         journal.record_turn(game_id, 0, observations={}, actions={}, events={}, state_digest=b"")
         journal._db.execute("PRAGMA busy_timeout=50")
@@ -345,6 +409,31 @@ def test_a_locked_file_fails_the_turn_and_stores_nothing_of_it(journal_path: Pat
         assert journal.game(game_id).turn_count == 1
         journal.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
         assert journal.game(game_id).turn_count == 2
+
+
+def test_a_locked_file_fails_the_batch_and_stores_nothing_of_it(journal_path: Path) -> None:
+    with Journal(journal_path) as journal:
+        game_id = journal.start_game(env_id="toy-v0", config={}, seed=1, library_version="t")
+        journal.record_turn(game_id, 0, observations={}, actions={}, events={}, state_digest=b"")
+        journal.flush()
+        for turn in (1, 2):
+            journal.record_turn(
+                game_id, turn, observations={}, actions={}, events={}, state_digest=b""
+            )
+        journal._db.execute("PRAGMA busy_timeout=50")
+        locker = sqlite3.connect(journal_path, isolation_level=None)
+        locker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(JournalError, match=r"cannot write turns 1-2 of game 1 .*locked"):
+            journal.flush()
+        locker.execute("ROLLBACK")
+        locker.close()
+        assert journal.pending_turns() == 0 and journal.committed_turn(game_id) == 0
+        assert journal.game(game_id).turn_count == 1
+        # the chain's tail was reloaded from the file: the lost turns can be sent again
+        journal.record_turn(game_id, 1, observations={}, actions={}, events={}, state_digest=b"")
+        assert journal.game(game_id).turn_count == 2
+        report = verify_game(journal, game_id)
+        assert (report.status, report.turns_verified) == ("unfinished", 2)
 
 
 def test_checkpoints_keep_the_wal_short(
@@ -368,6 +457,7 @@ def test_checkpoints_keep_the_wal_short(
                 state_digest=turn.to_bytes(8, "little"),
             )
             sizes.append(wal.stat().st_size)
+        journal.flush()
         # a reader sees every committed turn while checkpoints come and go
         with Journal(journal_path, readonly=True) as reader:
             assert reader.game(game_id).turn_count == 400

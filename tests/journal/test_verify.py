@@ -19,6 +19,7 @@ from maze_envs.journal import (
     chain_record_hash,
     verify_game,
 )
+from maze_envs.journal.connect import PAGE_SIZE
 from tests.journal.toy import MOVES, ToyReplayer, play, tamper
 
 
@@ -211,8 +212,8 @@ def test_a_replayer_that_raises_is_reported(journal_path: Path) -> None:
 def _cut_database(source: Path, target: Path, fraction: float) -> None:
     """The first ``fraction`` of ``source``'s pages, its header saying so (a truncated copy)."""
     data = source.read_bytes()
-    pages = int(len(data) * fraction) // 2048
-    cut = bytearray(data[: pages * 2048])
+    pages = int(len(data) * fraction) // PAGE_SIZE
+    cut = bytearray(data[: pages * PAGE_SIZE])
     cut[28:32] = pages.to_bytes(4, "big")  # SQLite refuses a file shorter than its header says
     target.write_bytes(bytes(cut))
 
@@ -247,13 +248,13 @@ def test_a_cut_wal_keeps_every_whole_commit(journal_path: Path, tmp_path: Path) 
     folder = tmp_path / "copy"
     folder.mkdir()
     copy = folder / "games.sqlite"
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, durability="turn") as journal:  # a commit per turn
         for seed in range(6):
             play(journal, seed, MOVES, finish=seed != 5)
         # copy the files as a crash would leave them (the writer never closed the journal)
         copy.write_bytes(journal_path.read_bytes())
         wal = journal_path.with_name("games.sqlite-wal").read_bytes()
-    frame = 24 + 2048  # WAL frame header + page
+    frame = 24 + PAGE_SIZE  # WAL frame header + page
     for cut_at in (len(wal) - 7, 32 + 40 * frame + 100):  # inside the last frame, mid-file
         (folder / "games.sqlite-wal").write_bytes(wal[:cut_at])
         (folder / "games.sqlite-shm").unlink(missing_ok=True)

@@ -72,6 +72,42 @@ def test_followers_and_explorers_always_reach_the_exit_of_a_perfect_maze(
             assert sum(outcome["wall_bumps"].values()) == 0  # walls are seen, never bumped
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda agent: WallFollower("left"),
+        lambda agent: WallFollower("right"),
+        lambda agent: TremauxExplorer(),
+        lambda agent: TremauxExplorer(heuristic=False),
+    ],
+    ids=["wall-left", "wall-right", "explorer", "explorer-no-sensor"],
+)
+def test_followers_and_explorers_reach_the_exit_on_many_seeds(make: Any) -> None:
+    """40 mazes of the current version (v1), navigator preset (no distance sensor, own-frame
+    coordinates) and full preset (sensor on): every agent reaches the exit of the perfect maze
+    within one walk round its tree, never bumping a wall."""
+    from maze_envs.grid import is_perfect_maze
+
+    version = ESCAPE_VERSIONS[-1]
+    width, height = 9, 8
+    bound = moves_bound(width, height)
+    for seed in range(30):
+        preset = "navigator" if seed % 2 else "full"
+        game = play_escape(
+            make,
+            seed,
+            version=version,
+            preset=preset,
+            width=width,
+            height=height,
+            max_turns=bound + 1,
+        )
+        assert is_perfect_maze(game.env.layout.maze)
+        assert game.outcome["success"], (seed, preset, game.outcome)
+        assert max(game.outcome["first_visit_turn"].values()) <= bound
+        assert sum(game.outcome["wall_bumps"].values()) == 0
+
+
 def test_explorers_keep_the_same_map_with_and_without_coordinates() -> None:
     """Dead reckoning and the game's coordinates give the same position history (own frame)."""
     seen: dict[str, list[list[tuple[int, int]]]] = {"sensed": [], "reckoned": []}

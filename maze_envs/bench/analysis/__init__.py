@@ -5,8 +5,10 @@ The metrics the Maze Escape study computed by hand, per agent and per game, exac
 the distance reading; STAY count and turns on the exit after reaching it; passages of 40+
 characters copied from a colocated teammate's notebook; radio messages with coordinates and
 whether they name whose frame; coverage and revisits; first exit visit and turns from it to team
-success), their AGI Maze counterparts (:mod:`.agimaze_metrics`), the text patterns behind them
-(:mod:`.patterns`), the reading of a journal (:mod:`.analyze`), and the output (:mod:`.table`).
+success), their AGI Maze counterparts (:mod:`.agimaze_metrics`), generic rows for games of any
+other environment recorded by ``wrappers.recording`` (:mod:`.generic_metrics`: steps, total
+reward), the text patterns behind them (:mod:`.patterns`), the reading of a journal
+(:mod:`.analyze`), and the output (:mod:`.table`).
 
 Example:
     >>> import tempfile, pathlib
@@ -27,16 +29,19 @@ from __future__ import annotations
 from maze_envs.bench.analysis.agimaze_metrics import AgiMazeMetrics, agimaze_metrics
 from maze_envs.bench.analysis.analyze import Analysis, analyze_games, analyze_journal
 from maze_envs.bench.analysis.escape_metrics import AgentMetrics, game_metrics
+from maze_envs.bench.analysis.generic_metrics import GenericMetrics, generic_metrics
 from maze_envs.bench.analysis.table import render, write_csv
 
 __all__ = [
     "AgentMetrics",
     "AgiMazeMetrics",
     "Analysis",
+    "GenericMetrics",
     "agimaze_metrics",
     "analyze_games",
     "analyze_journal",
     "game_metrics",
+    "generic_metrics",
     "render",
     "write_csv",
 ]

@@ -1,7 +1,9 @@
 """Reading a journal into behavioural-metric rows: every game, in one process or several.
 
-Journals in, tables out: the journal is opened read-only and never changed. Games of an
-environment without metrics here are listed as skipped with the reason; a game whose rows stop
+Journals in, tables out: the journal is opened read-only and never changed. Games of any other
+environment (recorded by ``wrappers.recording``) get generic rows (:mod:`.generic_metrics`:
+steps, total reward per agent, how the game ended); a game without readable turns is listed as
+skipped with the reason; a game whose rows stop
 being trustworthy (an edited or unreadable row) is analysed up to that turn and says so in its
 ``note``.
 """
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 
 from maze_envs.bench.analysis.agimaze_metrics import AgiMazeMetrics, agimaze_metrics
 from maze_envs.bench.analysis.escape_metrics import AgentMetrics, game_metrics
+from maze_envs.bench.analysis.generic_metrics import GenericMetrics, generic_metrics
 from maze_envs.journal import Journal, JournalError
 from maze_envs.view.tracks import escape_track, is_escape_game, read_turns
 
@@ -27,11 +30,13 @@ class Analysis:
 
     escape: list[AgentMetrics] = field(default_factory=list)
     agimaze: list[AgiMazeMetrics] = field(default_factory=list)
+    generic: list[GenericMetrics] = field(default_factory=list)  # games of other environments
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (game id, why)
 
     def extend(self, other: Analysis) -> None:
         self.escape += other.escape
         self.agimaze += other.agimaze
+        self.generic += other.generic
         self.skipped += other.skipped
 
 
@@ -71,8 +76,14 @@ def _analyze_games(journal: Journal, game_ids: Sequence[int]) -> Analysis:
                     out.agimaze.append(agimaze_metrics(info, turns, problem or ""))
                 else:
                     out.skipped.append((game_id, problem or "no turns recorded"))
-            else:
+            elif info.env_id.startswith("maze_envs/"):
                 out.skipped.append((game_id, f"no behavioural metrics for {info.env_id}"))
+            else:
+                turns, problem = read_turns(journal, game_id)
+                if turns:
+                    out.generic += generic_metrics(info, turns, problem or "")
+                else:  # nothing was recorded: no row to give
+                    out.skipped.append((game_id, f"no behavioural metrics for {info.env_id}"))
         except (JournalError, ValueError) as exc:
             out.skipped.append((game_id, str(exc)))
     return out

@@ -1,8 +1,9 @@
 """``maze-envs analyze JOURNAL [--csv FILE] [--game ID ...] [--workers N]``.
 
 Prints the behavioural metrics of every game (Maze Escape per agent with a team row per game; AGI
-Maze per game) and writes them to a CSV file. The journal is opened read-only. Exit status: 0
-analysed, 2 not a usable journal or an unknown game id.
+Maze per game; games of any other environment recorded by ``wrappers.recording``: steps, total
+reward and how it ended, per agent) and writes them to a CSV file. The journal is opened
+read-only. Exit status: 0 analysed, 2 not a usable journal or an unknown game id.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rate, reversals (and those right after a move that raised the distance reading), "
         "STAYs, turns on the exit after reaching it, passages copied from a colocated "
         "teammate's notebook, radio messages with coordinates and whether they name the frame, "
-        "coverage and revisits, first exit visit and turns from it to team success.",
+        "coverage and revisits, first exit visit and turns from it to team success; for games "
+        "of other environments (wrappers.recording): steps, total reward, terminated/truncated "
+        "and distinct observations per agent.",
     )
     parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
     parser.add_argument("--csv", metavar="FILE", help="also write every row to this CSV file")

@@ -44,6 +44,23 @@ AGIMAZE_COLUMNS: Final = (
     ("coverage", "cover", "{:.0%}"),
     ("revisits", "revisit", "{}"),
 )
+GENERIC_COLUMNS: Final = (
+    ("game", "game", "{}"),
+    ("env_id", "env", "{}"),
+    ("seed", "seed", "{}"),
+    ("agent", "agent", "{}"),
+    ("turns", "turns", "{}"),
+    ("steps", "steps", "{}"),
+    ("total_reward", "reward", "{:g}"),
+    ("terminated", "term", "{}"),
+    ("truncated", "trunc", "{}"),
+    ("distinct_observations", "obs", "{}"),
+    ("outcome", "outcome", "{}"),
+)
+GENERIC_LEGEND: Final = (
+    "rows as recorded, not replayed; steps turns the agent acted in; reward total recorded "
+    "reward; term/trunc whether a step ended it so; obs distinct observations it was given"
+)
 LEGEND: Final = (
     "wall% moves into walls per decision; rev reversals, rev^ of them right after a move that "
     "raised the distance reading (- without sensor); stay STAY moves; on-exit turns on the exit "
@@ -88,18 +105,29 @@ def render(analysis: Analysis) -> str:
         rows = [m.row() for m in analysis.agimaze]
         parts += ["AGI Maze: behaviour per game", text_table(rows, AGIMAZE_COLUMNS)]
         parts += [f"game {m.game}: analysed up to {m.note}" for m in analysis.agimaze if m.note]
+    if analysis.generic:
+        rows = [m.row() for m in analysis.generic]
+        parts += [
+            "Other environments: steps and rewards per agent and game",
+            text_table(rows, GENERIC_COLUMNS),
+            GENERIC_LEGEND,
+        ]
+        notes = {m.game: m.note for m in analysis.generic if m.note}
+        parts += [f"game {g}: analysed up to {note}" for g, note in sorted(notes.items())]
     parts += [f"game {g}: skipped ({why})" for g, why in analysis.skipped]
     return "\n\n".join(parts) if parts else "no games"
 
 
 def write_csv(analysis: Analysis, path: str | Path) -> int:
-    """Every row (both environments, every field) into one CSV file; returns the row count.
+    """Every row (every environment, every field) into one CSV file; returns the row count.
 
-    Columns are the union of both environments' fields plus ``kind``; a field an environment
+    Columns are the union of the environments' fields plus ``kind`` (``escape``, ``agimaze``,
+    or ``generic`` for games of other environments); a field an environment
     does not have is empty, as is a metric that does not apply (None).
     """
     rows = [{"kind": "escape", **m.row()} for m in analysis.escape]
     rows += [{"kind": "agimaze", **m.row()} for m in analysis.agimaze]
+    rows += [{"kind": "generic", **m.row()} for m in analysis.generic]
     fields: list[str] = ["kind"]
     for row in rows:
         fields += [k for k in row if k not in fields]

@@ -1,0 +1,199 @@
+"""The package's import structure (issue 6): no import cycles among the modules of
+``maze_envs`` at load time, and the layering (``maze_envs`` imports neither ``wrappers`` nor
+``llm_policies``). Found by walking the source, so a cycle is named before it bites."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import maze_envs
+
+ROOT = Path(maze_envs.__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _load_time_imports(tree: ast.Module, module: str, is_package: bool) -> set[str]:
+    """Modules imported when ``module`` loads: its top-level statements (and ``try``/``if``
+    blocks), not function bodies nor ``if TYPE_CHECKING:`` blocks."""
+    found: set[str] = set()
+    package = module if is_package else module.rpartition(".")[0]
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    target = node.module or ""
+                found.add(target)
+                found.update(f"{target}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                if "TYPE_CHECKING" not in ast.unparse(node.test):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+
+    visit(tree.body)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        imported = _load_time_imports(ast.parse(path.read_text()), name, path.name == "__init__.py")
+        # a module importing its own package's submodule is not a dependency on the package
+        graph[name] = {m for m in imported if m in files and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                connect(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_the_walk_finds_a_cycle_when_there_is_one() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    tree = ast.parse("import x\nif TYPE_CHECKING:\n    import y\ndef f():\n    import z\n")
+    assert _load_time_imports(tree, "p.m", False) == {"x"}
+
+
+def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
+    graph = _graph()
+    assert "maze_envs.escape.types" in graph and "maze_envs.journal.store" in graph
+    assert _cycles(graph) == []
+
+
+def test_the_modules_of_the_broken_cycles_import_only_downwards() -> None:
+    graph = _graph()
+    for low, high in [
+        ("maze_envs.escape.types", "maze_envs.escape.convert"),
+        ("maze_envs.escape.types", "maze_envs.escape.spaces"),
+        ("maze_envs.escape.types", "maze_envs.escape.engine"),
+        ("maze_envs.agimaze.client", "maze_envs.agimaze.env"),
+        ("maze_envs.journal.store", "maze_envs.journal.verify"),
+    ]:
+        assert high not in graph[low], f"{low} imports {high}"
+
+
+def test_maze_envs_never_imports_the_layers_above_it() -> None:
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            for name in names:
+                top = name.partition(".")[0]
+                assert top not in {"wrappers", "llm_policies"}, f"{path} imports {name}"
+
+
+#: floor -> rank (../shared/DESIGN.md): a floor imports only floors of a lower rank, lazy imports
+#: inside functions included. A new floor must be placed here.
+FLOORS: dict[str, int] = {
+    "maze_envs.grid": 0,
+    "maze_envs.journal": 1,
+    "maze_envs.escape": 2,
+    "maze_envs.agimaze": 2,
+    "maze_envs._registration": 3,
+    "maze_envs.maze_escape_v0": 3,
+    "maze_envs.maze_escape_v1": 3,
+    "maze_envs.text": 3,
+    "maze_envs.policies": 3,
+    "maze_envs.verify": 3,
+    "maze_envs": 4,  # the package itself: registration and the lazy entry modules
+    "maze_envs.view": 4,
+    "maze_envs.bench": 5,
+    "maze_envs.cli": 6,
+    "maze_envs.__main__": 7,
+}
+
+
+def _floor(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def _all_imports(path: Path, module: str, modules: set[str]) -> set[str]:
+    """Every module of the package ``module`` imports anywhere (functions included), except in
+    ``if TYPE_CHECKING:`` blocks."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            subs = {f"{target}.{alias.name}" for alias in node.names} & modules
+            found.update(subs or {target})
+    return {m for m in found if m.partition(".")[0] == "maze_envs"}
+
+
+def test_each_floor_imports_only_floors_below_it() -> None:
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    unplaced = sorted({_floor(m) for m in files} - set(FLOORS))
+    assert not unplaced, f"place these floors in FLOORS: {unplaced}"
+    upward = {}
+    for module, path in files.items():
+        here = _floor(module)
+        above = sorted(
+            m
+            for m in _all_imports(path, module, set(files))
+            if _floor(m) != here and FLOORS.get(_floor(m), 99) >= FLOORS[here]
+        )
+        if above:
+            upward[module] = above
+    assert upward == {}, f"modules importing a floor that is not below theirs: {upward}"
