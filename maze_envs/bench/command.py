@@ -114,7 +114,11 @@ def _parser() -> argparse.ArgumentParser:
         help="where games run (default: inline; the main job uses a process pool)",
     )
     run.add_argument("--workers", type=int, help="processes or Ray workers (default 2)")
-    run.add_argument("--concurrency", type=int, help="games at once in-process (async policies)")
+    run.add_argument(
+        "--concurrency",
+        type=int,
+        help="games at once per event loop (async policies): in-process, or in each worker",
+    )
     run.add_argument("--ray-address", help="a Ray cluster to join (default: start a local one)")
     run.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT})")
     run.add_argument("--resume", action="store_true", help="skip games already done in --out")
