@@ -17,6 +17,14 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _import_source(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module name a ``from ... import`` statement in ``package`` reads from."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 def _load_time_imports(tree: ast.Module, module: str, is_package: bool) -> set[str]:
     """Modules imported when ``module`` loads: its top-level statements (and ``try``/``if``
     blocks), not function bodies nor ``if TYPE_CHECKING:`` blocks."""
@@ -28,11 +36,7 @@ def _load_time_imports(tree: ast.Module, module: str, is_package: bool) -> set[s
             if isinstance(node, ast.Import):
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join([*base, *([node.module] if node.module else [])])
-                else:
-                    target = node.module or ""
+                target = _import_source(node, package)
                 found.add(target)
                 found.update(f"{target}.{alias.name}" for alias in node.names)
             elif isinstance(node, ast.If):
@@ -172,11 +176,7 @@ def _all_imports(path: Path, module: str, modules: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                target = node.module or ""
+            target = _import_source(node, package)
             subs = {f"{target}.{alias.name}" for alias in node.names} & modules
             found.update(subs or {target})
     return {m for m in found if m.partition(".")[0] == "maze_envs"}
