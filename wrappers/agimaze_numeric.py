@@ -51,7 +51,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Final, Literal, SupportsFloat, cast
 
@@ -59,6 +58,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.spaces import EVENT_KINDS, INVENTORY_FLAGS, OBSERVE_KINDS
 from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE
 from maze_envs.policies.agimaze.reading import read_ride
@@ -410,7 +410,7 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
             return int(given)
         max_steps = int(info.get("max_steps") or 0)
         factor = self._factor
-        return max(1, math.floor(factor * max_steps)) if factor and max_steps else 0
+        return step_budget(factor, max_steps) if factor and max_steps else 0
 
     def _features(self) -> list[float]:
         used = min(1.0, self._steps / self._budget) if self._budget else 0.0

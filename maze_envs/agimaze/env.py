@@ -26,7 +26,7 @@ from gymnasium import spaces
 from maze_envs.agimaze import recording
 from maze_envs.agimaze.backends import Backend, LocalBackend, ordered_actions
 from maze_envs.agimaze.client import HttpBackend
-from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
+from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae, step_budget
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
     encode_formal,
@@ -310,7 +310,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         # the caller's max_steps wins over the labyrinth's (or the server's) reference budget
         reference = self._max_steps_override or start.max_steps or FALLBACK_MAX_STEPS
         self._max_steps = reference
-        self._limit = max(1, math.floor(self.budget_factor * reference))
+        self._limit = step_budget(self.budget_factor, reference)
         self._steps = 0
         self._over = False
         self._solved = False

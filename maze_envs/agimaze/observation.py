@@ -22,13 +22,13 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.spaces import EVENT_KINDS, INVENTORY_FLAGS, OBSERVE_KINDS, STATUS_KINDS
 
 
@@ -120,7 +120,7 @@ class AgiMazeObservation(BaseModel):
             budget = info.get("budget")
         if budget is None and env is not None and max_steps:
             factor = float(getattr(getattr(env, "unwrapped", env), "budget_factor", 0.0))
-            budget = max(1, math.floor(factor * max_steps)) if factor else 0
+            budget = step_budget(factor, max_steps) if factor else 0
         waiting = bool(obs.get("waiting", 0))
         map_text = obs.get("map")
         return cls(

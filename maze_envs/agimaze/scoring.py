@@ -85,6 +85,16 @@ def step_fraction(steps: int, max_steps: int) -> float:
     return steps / max_steps
 
 
+def step_budget(budget_factor: float, max_steps: int) -> int:
+    """The evaluation budget: ``floor(budget_factor × max_steps)`` steps, at least one; an env
+    truncates its episode there.
+
+    >>> step_budget(5, 12), step_budget(0.5, 1)
+    (60, 1)
+    """
+    return max(1, math.floor(budget_factor * max_steps))
+
+
 def x1_solved(steps: int, max_steps: int, solved: bool) -> bool:
     """True when the labyrinth was solved within ``max_steps`` steps (the x1 budget)."""
     _check_budget(steps, max_steps)

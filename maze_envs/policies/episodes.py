@@ -23,13 +23,13 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any, Final
 
 from maze_envs.agimaze.mapfmt import PLAYER as PLAYER_GLYPH
 from maze_envs.agimaze.mapfmt import render_map
 from maze_envs.agimaze.protocol import API_DESCRIPTION
+from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.agimaze.types import Labyrinth
 from maze_envs.policies.interface import AgiMazeEpisode, EscapeEpisode, EscapeGroundTruth
@@ -174,7 +174,7 @@ def agimaze_episode(
         )
     max_steps = int(info.get("max_steps") or 0)
     factor = float(getattr(base, "budget_factor", 5.0))
-    budget = max(1, math.floor(factor * max_steps)) if max_steps else 0
+    budget = step_budget(factor, max_steps) if max_steps else 0
     if lab is not None:
         open_map = lab.open_map
         public_map: str | None = render_map(lab, reveal=open_map)

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from maze_envs.agimaze.observation import AgiMazeObservation
+from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.escape.types import Action
 from maze_envs.text import render_agimaze, render_escape
@@ -148,7 +148,7 @@ class _AgiMazeGame:
             "solved": bool(info["solved"]),
             "steps": int(info["steps"]),
             "max_steps": max_steps,
-            "budget": max(1, math.floor(self.env.budget_factor * max_steps)),
+            "budget": step_budget(self.env.budget_factor, max_steps),
             "available_actions": [] if self.over else list(self.names),
         }
         if "rhae" in info:
