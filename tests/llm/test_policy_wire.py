@@ -13,8 +13,9 @@ import pytest
 
 from llm_policies.registry import make_llm_policy
 from maze_envs import maze_escape_v0
-from maze_envs.escape.types import AppendEdit, Config, LastActionResult, Observation
+from maze_envs.escape.types import AppendEdit, Config
 from maze_envs.policies.interface import EscapeEpisode
+from tests.llm.bench_support import escape_observation
 from tests.llm.harness_support import play_escape
 from tests.llm.servers import LoopbackServer, Reply, serve
 from tests.llm.servers.quirks import QUIRKS, quirk_reply
@@ -56,30 +57,6 @@ def _policy(server: LoopbackServer, spec: str, mode: str, monkeypatch: Any) -> A
     return policy
 
 
-def _observation() -> Observation:
-    return Observation(
-        edges={"N": "open", "E": "open", "S": "interior_wall", "W": "outer_brick"},
-        on_exit=False,
-        landmark="fountain",
-        turn=3,
-        turns_left=597,
-        notebook="",
-        radio={},
-        teammate_notebooks={},
-        last_action=LastActionResult(
-            move="moved",
-            notebook="none",
-            notebook_reason="",
-            radio="none",
-            radio_reason="",
-            radio_cooldown=0,
-        ),
-        position=(0, 2),
-        trail=[(0, 0), (0, 1)],
-        colocated_with=[],
-    )
-
-
 @pytest.mark.parametrize(("spec", "mode", "objects_only"), PATHS)
 @pytest.mark.parametrize("quirk", sorted(QUIRKS))
 def test_every_server_quirk_is_repaired_and_counted(
@@ -88,7 +65,7 @@ def test_every_server_quirk_is_repaired_and_counted(
     server.reset()
     server.push(quirk_reply(quirk, tool=mode == "tool", payload=PAYLOAD, objects_only=objects_only))
     policy = _policy(server, spec, mode, monkeypatch)
-    decision = asyncio.run(policy.aact(_observation()))
+    decision = asyncio.run(policy.aact(escape_observation()))
     assert decision.status == "ok", decision.record["attempts"]
     assert decision.action.move == "N"
     if quirk == "null_literals":
@@ -122,7 +99,7 @@ def test_the_schema_order_reaches_the_wire(
     )
     config = Config.from_preset("navigator")
     policy.reset("A", 0, EscapeEpisode("maze_envs/MazeEscape-v0", "A", config.agents, config))
-    asyncio.run(policy.aact(_observation()))
+    asyncio.run(policy.aact(escape_observation()))
     # in prompted mode the schema travels as text inside the system prompt: unescape it
     raw = server.requests[0].raw.decode().replace('\\"', '"')
     # the property names appear on the wire in the configured order
