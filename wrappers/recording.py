@@ -46,7 +46,7 @@ from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
-from pettingzoo.utils.env import ParallelEnv
+from pettingzoo.utils.env import AECEnv, ParallelEnv
 from pettingzoo.utils.wrappers.base_parallel import BaseParallelWrapper
 
 from maze_envs.journal import Journal, Recorder
@@ -329,6 +329,12 @@ class RecordJournalParallel(BaseParallelWrapper[Any, Any, Any], _Recording):
         *,
         config: Mapping[str, Any] | None = None,
     ) -> None:
+        if isinstance(env, AECEnv):
+            raise ValueError(
+                f"RecordJournalParallel records a PettingZoo ParallelEnv, got "
+                f"{type(env).__name__}; for an AEC env record its parallel form "
+                "(maze_escape_v1.parallel_env(...), or pettingzoo.utils.aec_to_parallel(env))"
+            )
         BaseParallelWrapper.__init__(self, env)
         base = env.unwrapped
         name = getattr(base, "metadata", {}).get("name")

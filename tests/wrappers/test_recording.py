@@ -218,6 +218,11 @@ def test_passthrough_and_the_refusals(tmp_path: Path) -> None:
         RecordJournal(AgiMazeEnv(path=TUTORIAL), tmp_path / "x.sqlite")
     with pytest.raises(ValueError, match="give journal="):
         RecordJournal(gym.make("CartPole-v1"))
+    with pytest.raises(
+        ValueError, match=r"records a PettingZoo ParallelEnv, got .*record its parallel"
+    ):
+        RecordJournalParallel(maze_escape_v1.env(), tmp_path / "aec.sqlite")
+    assert not (tmp_path / "aec.sqlite").exists()
 
 
 @pytest.mark.parametrize("module", [maze_escape_v0, maze_escape_v1])
