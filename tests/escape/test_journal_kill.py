@@ -154,7 +154,9 @@ def _kill_while_playing(path: Path, errors: Path, *flags: str) -> tuple[int, int
         if child.stdin is not None:
             child.stdin.close()
     assert played >= 150, errors.read_text()
-    for line in rest.splitlines():
+    for line in rest.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # the kill cut this report mid-write: only whole lines were printed
         played, committed = map(int, line.split())
     return played, committed
 
