@@ -366,3 +366,53 @@ def test_a_game_cut_by_an_inspect_time_limit_is_journaled_as_aborted(tmp_path: P
         (game,) = opened.games()
     assert game.outcome is not None and game.outcome["aborted"] is True
     assert maze_envs_cli("verify", str(journal)).returncode == 0
+
+
+def test_a_policy_failure_fails_the_sample_and_the_journal_keeps_the_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llm_policies.inspect.policy import InspectPolicy
+
+    journal = tmp_path / "games.sqlite"
+    real = InspectPolicy.aact
+    calls = {"n": 0}
+
+    async def breaks_on_turn_two(self: InspectPolicy, observation: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] > 6:  # two whole turns of three agents, then a bug
+            raise RuntimeError("a bug in the policy")
+        return await real(self, observation)
+
+    monkeypatch.setattr(InspectPolicy, "aact", breaks_on_turn_two)
+    task = tasks.escape(**ESCAPE, seeds=0, journal=str(journal))
+    log = run(task, mock_model(wall_follower).model, tmp_path / "logs", fail_on_error=False)
+    assert log.samples is not None
+    (sample,) = log.samples
+    assert sample.error is not None and "a bug in the policy" in sample.error.message
+    with Journal(journal, readonly=True) as opened:
+        (game,) = opened.games()
+    assert game.outcome is not None and game.outcome["stopped"] == "error"
+    assert game.turn_count == 3  # turn 0 and the two turns played
+    assert maze_envs_cli("verify", str(journal)).returncode == 0
+
+
+def test_a_labyrinth_set_stops_cleanly_when_the_model_never_answers_usably(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "games.sqlite"
+    mock = mock_model(lambda *_: text_output("no idea"))
+    task = tasks.agimaze_set(
+        paths=TUTORIAL_PATHS[0], seeds=0, parse_retries=0, max_consecutive_fallbacks=3,
+        journal=str(journal),
+    )  # fmt: skip
+    log = run(task, mock.model, tmp_path / "logs")
+    score = score_of(log)
+    assert score.value["solved"] == 0.0 and score.value["labyrinths_solved"] == 0.0
+    row = score.metadata
+    assert row["status"] == "stopped" and row["fallbacks"] == len(mock.calls) >= 3
+    assert row["finished"] == 0
+    with Journal(journal, readonly=True) as opened:
+        (game,) = opened.games()
+    assert game.outcome is not None and game.outcome["stopped"] == "requested"
+    assert "no usable reply" in game.outcome["stop_reason"]
+    assert maze_envs_cli("verify", str(journal)).returncode == 0
