@@ -26,8 +26,10 @@ models that run locally (``ollama``, ``vllm``, ``hf``, ``mockllm``...).
 
 from __future__ import annotations
 
+import functools
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -98,6 +100,27 @@ def inspect_spec(model: Model) -> str:
     return f"inspect:{model}"
 
 
+@functools.lru_cache(maxsize=64)
+def _schema(text: str) -> JSONSchema:
+    schema = JSONSchema.model_validate_json(text)
+    sent = schema.model_dump(exclude_none=True)
+    if sent != json.loads(text):
+        raise ValueError(
+            "the reply schema uses JSON-schema keywords Inspect's JSONSchema does not carry, so "
+            f"the model would get another schema than the harness built: sent {sent}, built {text}"
+        )
+    return schema
+
+
+def inspect_schema(schema: Mapping[str, Any]) -> JSONSchema:
+    """``schema`` as Inspect's ``JSONSchema``, exactly (keys in their order); else ValueError.
+
+    Inspect's model keeps only the keywords it knows, so a schema using others would silently
+    reach the model changed: refused instead (one harness, the same schema on both front ends).
+    """
+    return _schema(json.dumps(schema, ensure_ascii=False))
+
+
 def generate_config(request: ModelRequest) -> GenerateConfig:
     """The per-call Inspect config: the sampling settings of the request and the output mode.
 
@@ -116,7 +139,7 @@ def generate_config(request: ModelRequest) -> GenerateConfig:
     if request.output_mode == "native":
         values["response_schema"] = ResponseSchema(
             name=request.schema_name,
-            json_schema=JSONSchema.model_validate(request.schema),
+            json_schema=inspect_schema(request.schema),
             description=request.schema.get("description"),
         )
     return GenerateConfig(**values)
@@ -125,10 +148,7 @@ def generate_config(request: ModelRequest) -> GenerateConfig:
 def reply_tool(request: ModelRequest) -> ToolInfo:
     """The one tool of ``tool`` mode: the reply schema, its properties in the schema's order."""
     schema = request.schema
-    properties = {
-        name: JSONSchema.model_validate(value)
-        for name, value in (schema.get("properties") or {}).items()
-    }
+    properties = dict(inspect_schema(schema).properties or {})
     return ToolInfo(
         name=request.schema_name,
         description=schema.get("description") or "Your reply for this turn.",

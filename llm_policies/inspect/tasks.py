@@ -55,6 +55,8 @@ from maze_envs.escape.types import Config
 
 #: The journal file name, in Inspect's log directory unless ``journal=`` says otherwise.
 JOURNAL_NAME: Final = "maze_envs.sqlite"
+#: The labyrinths of ``maze_envs/agimaze`` unless ``packs`` says otherwise.
+DEFAULT_PACKS: Final = "TUTORIAL"
 #: Default seeds of a task.
 DEFAULT_SEEDS: Final = "0-9"
 
@@ -98,6 +100,15 @@ def _list(value: Any, what: str) -> list[Any] | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return [value]
     raise ValueError(f"{what} must be a list or a comma-separated text, got {value!r}")
+
+
+def _plural(options: dict[str, Any], singular: str, plural: str, value: Any) -> Any:
+    """``-T size=9`` for ``-T sizes=9`` (and ``pack``, ``target``): one of the two, not both."""
+    if singular not in options:
+        return value
+    if value is not None:
+        raise ValueError(f"give {plural!r} or {singular!r}, not both")
+    return options.pop(singular)
 
 
 def _config(config: Any, switches: Mapping[str, Any]) -> dict[str, Any]:
@@ -152,8 +163,9 @@ def escape(
 
     Scored by team success and finish / fastest possible finish. ``options``: Maze Escape
     config switches by name (``radio=false``) and the LLM policies' options (``check=required``,
-    ``temperature=0.2``...).
+    ``temperature=0.2``...); ``size`` is accepted for ``sizes``.
     """
+    sizes = _plural(options, "size", "sizes", sizes)
     switches = {k: v for k, v in options.items() if k in Config.model_fields}
     policy = {k: v for k, v in options.items() if k not in switches}
     policy.update(prompt_version=prompt_version, output_mode=output_mode)
@@ -172,7 +184,7 @@ def escape(
 @task
 @_named
 def agimaze(
-    packs: Any = "TUTORIAL",
+    packs: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
     max_steps: int | None = None,
     reward_shaping: bool = False,
@@ -186,8 +198,10 @@ def agimaze(
 ) -> Task:
     """AGI Maze: each sample one labyrinth (every bundle below ``packs``) and seed.
 
-    Scored by solved (within ``budget_factor`` x ``max_steps``) and RHAE70.
+    Scored by solved (within ``budget_factor`` x ``max_steps``) and RHAE70. ``packs`` default
+    to ``TUTORIAL``; ``pack`` is accepted for ``packs``.
     """
+    packs = _plural(options, "pack", "packs", packs) or DEFAULT_PACKS
     policy = dict(options, prompt_version=prompt_version, output_mode=output_mode, history=history)
     setup: dict[str, Any] = {
         "packs": _list(packs, "packs"),
@@ -221,8 +235,10 @@ def agimaze_set(
     """AGI Maze labyrinth sets: each sample the seven tutorials and then a target, one seed.
 
     ``targets`` default to ``CLASSIC/MEDIUM/keys/6x6/0005.json``; ``paths`` gives one whole set
-    instead. Scored by the target solved and its RHAE70, and the set's shares.
+    instead. Scored by the target solved and its RHAE70, and the set's shares. ``target`` is
+    accepted for ``targets``.
     """
+    targets = _plural(options, "target", "targets", targets)
     policy = dict(options, prompt_version=prompt_version, output_mode=output_mode, history=history)
     root = None if pack_root is None else str(Path(pack_root).expanduser().resolve())
     path_list = _list(paths, "paths")

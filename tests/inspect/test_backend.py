@@ -205,3 +205,13 @@ def test_the_policy_records_the_settings_the_inspect_model_samples_with() -> Non
     }
     # the deadline and retries are Inspect's: our defaults for them are not reported
     assert "retries" not in report["settings"] and "timeout_s" not in report["settings"]
+
+
+def test_a_schema_inspect_could_not_carry_is_refused_not_changed() -> None:
+    from llm_policies.inspect.backend import inspect_schema
+
+    schema = {"type": "object", "properties": {"move": {"type": "string", "const": "N"}}}
+    with pytest.raises(ValueError, match="keywords Inspect's JSONSchema does not carry"):
+        inspect_schema(schema)
+    kept = {"type": "object", "properties": {"b": {"type": "integer"}, "a": {"type": "string"}}}
+    assert list(inspect_schema(kept).model_dump(exclude_none=True)["properties"]) == ["b", "a"]

@@ -416,3 +416,15 @@ def test_a_labyrinth_set_stops_cleanly_when_the_model_never_answers_usably(
     assert game.outcome is not None and game.outcome["stopped"] == "requested"
     assert "no usable reply" in game.outcome["stop_reason"]
     assert maze_envs_cli("verify", str(journal)).returncode == 0
+
+
+def test_singular_parameter_names_are_accepted(tmp_path: Path) -> None:
+    journal = str(tmp_path / "j.sqlite")
+    assert [s.id for s in tasks.escape(size=6, seeds=0, journal=journal).dataset] == ["6x6/seed=0"]
+    pack = "TUTORIAL/STAGE-02/0001.json"
+    assert tasks.agimaze(pack=pack, journal=journal).dataset[0].id == f"{pack}/seed=0"
+    assert len(tasks.agimaze(journal=journal).dataset) == 21  # the tutorials by default
+    target = "CLASSIC/EASY/keys/4x4/0000.json"
+    assert tasks.agimaze_set(target=target, journal=journal).dataset[0].id == f"{target}/seed=0"
+    with pytest.raises(ValueError, match="not both"):
+        tasks.escape(size=6, sizes=7, journal=journal)
