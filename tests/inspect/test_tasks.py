@@ -428,3 +428,16 @@ def test_singular_parameter_names_are_accepted(tmp_path: Path) -> None:
     assert tasks.agimaze_set(target=target, journal=journal).dataset[0].id == f"{target}/seed=0"
     with pytest.raises(ValueError, match="not both"):
         tasks.escape(size=6, sizes=7, journal=journal)
+
+
+def test_inspects_plain_mock_model_plays_through_the_fallbacks(tmp_path: Path) -> None:
+    # `inspect eval maze_envs/escape --model mockllm/model`: the mock's default reply is no
+    # action, so every decision falls back to STAY, and the game runs to its turn limit
+    journal = tmp_path / "games.sqlite"
+    task = tasks.escape(preset="navigator", sizes=5, max_turns=3, seeds=0, journal=str(journal))
+    log = run(task, get_model("mockllm/model", memoize=False), tmp_path / "logs")
+    score = score_of(log)
+    assert score.value["team_success"] == 0.0
+    assert score.metadata["fallbacks"] == score.metadata["decisions"] == 9
+    assert score.metadata["outages"] == 0 and score.metadata["status"] == "ok"
+    assert maze_envs_cli("verify", str(journal)).returncode == 0
