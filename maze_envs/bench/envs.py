@@ -14,7 +14,14 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from maze_envs.bench.metrics import EscapeTally, UsageTally, agimaze_scores
+from maze_envs.bench.metrics import (
+    AgiMazeTally,
+    EscapeTally,
+    Status,
+    UsageTally,
+    agimaze_scores,
+    harness_endpoint,
+)
 from maze_envs.bench.seeds import agent_seed
 from maze_envs.bench.spec import AgiMazeCase, EnvKind, EscapeCase, GameTask
 from maze_envs.policies.interface import is_privileged
@@ -35,7 +42,8 @@ class EnvAdapter(Protocol):
 
     def observations(self) -> dict[str, Any]: ...
 
-    def step(self, actions: dict[str, Any]) -> None: ...
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
+        """Play one turn; ``statuses`` are the decisions' statuses (``ok`` when not given)."""
 
     @property
     def running(self) -> bool: ...
@@ -61,6 +69,12 @@ def build_policies(task: GameTask) -> list[Any]:
     ]
 
 
+def _endpoint(policy: Any) -> str | None:
+    """The model endpoint a policy reports in its ``harness()`` settings (for outage messages)."""
+    report = getattr(policy, "harness", None)
+    return harness_endpoint(report()) if callable(report) else None
+
+
 class _Base:
     def __init__(self, task: GameTask, journal: Any) -> None:
         self.task = task
@@ -69,7 +83,7 @@ class _Base:
         for agent, policy in zip(task.agents, build_policies(task), strict=True):
             self.policies[agent] = policy
         self.privileged = {a for a, p in self.policies.items() if is_privileged(p)}
-        self.usage = UsageTally()
+        self.usage = UsageTally({a: _endpoint(p) for a, p in self.policies.items()})
         self.started = False
         self.game_id: int | None = None
         self.env: Any = None
@@ -127,9 +141,9 @@ class EscapeAdapter(_Base):
         raw, config, convert = self._raw, self.config, self._convert
         return {agent: convert(raw[agent], config, agent) for agent in self.env.agents}
 
-    def step(self, actions: dict[str, Any]) -> None:
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
         self._raw, _, _, _, infos = self.env.step(actions)
-        self.tally.add_turn({agent: info["events"] for agent, info in infos.items()})
+        self.tally.add_turn({agent: info["events"] for agent, info in infos.items()}, statuses)
 
     @property
     def running(self) -> bool:
@@ -170,6 +184,7 @@ class AgiMazeAdapter(_Base):
         self._typed: Any = None
         self._info: dict[str, Any] = {}
         self._over = False
+        self.tally = AgiMazeTally()
 
     def reset(self) -> None:
         from maze_envs.agimaze.observation import AgiMazeObservation
@@ -186,11 +201,13 @@ class AgiMazeAdapter(_Base):
     def observations(self) -> dict[str, Any]:
         return {"player": self._typed}
 
-    def step(self, actions: dict[str, Any]) -> None:
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
         from maze_envs.agimaze.observation import AgiMazeObservation
 
         action = actions["player"]
         obs, _, terminated, truncated, info = self.env.step_name(str(action))
+        status = (statuses or {}).get("player", "ok")
+        self.tally.add_step(str(action), info["events"], info.get("error") is None, status)
         self._info = info
         self._typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=str(action))
         self._over = bool(terminated or truncated)
@@ -208,13 +225,14 @@ class AgiMazeAdapter(_Base):
         max_steps = int(info["max_steps"])
         soft = case.soft_good_steps if case.max_steps is None else None
         budget = int(info.get("budget") or budget_of(case.budget_factor, max_steps))
-        return agimaze_scores(
+        scores = agimaze_scores(
             steps=int(info["steps"]),
             solved=bool(info["solved"]),
             max_steps=max_steps,
             soft_good_steps=soft,
             budget=budget,
         )
+        return {**scores, **self.tally.metrics()}
 
     def abort(self, extra: dict[str, Any]) -> None:
         if self.recorder is not None:
