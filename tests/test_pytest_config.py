@@ -15,11 +15,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FAILING = '''
+FAILING = """
 def test_a_wrong_total():
     counts = {"wall_moves": 2, "moves_tried": 5}
     assert counts == {"wall_moves": 3, "moves_tried": 5}
-'''
+"""
 
 
 def test_addopts_ask_for_native_tracebacks() -> None:

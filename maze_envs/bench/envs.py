@@ -22,7 +22,7 @@ from maze_envs.bench.metrics import (
     agimaze_scores,
     harness_endpoint,
 )
-from maze_envs.bench.seeds import agent_seed
+from maze_envs.bench.seeds import policy_seeds
 from maze_envs.bench.spec import AgiMazeCase, EnvKind, EscapeCase, GameTask
 from maze_envs.policies.interface import is_privileged
 
@@ -31,6 +31,7 @@ class EnvAdapter(Protocol):
     """One game of an environment, as the runner drives it."""
 
     policies: dict[str, Any]
+    policy_seeds: dict[str, int]
     specs: list[Any]
     privileged: set[str]
     recorder: Any
@@ -97,6 +98,12 @@ class _Base:
                 raise RuntimeError(f"{type(self.env).__name__} has no journal recorder")
             self.recorder = recorder
 
+    @property
+    def policy_seeds(self) -> dict[str, int]:
+        """Each agent's policy seed in this game (:func:`maze_envs.bench.seeds.policy_seeds`)."""
+        task = self.task
+        return policy_seeds(task.seed, task.agents, task.case.salt, task.policy.policy_seed)
+
     def _started(self) -> None:
         self.started = True
         if self.recorder is not None:
@@ -133,9 +140,10 @@ class EscapeAdapter(_Base):
 
         self._raw, _ = self.env.reset(seed=self.task.seed)
         self._started()
-        for index, (agent, policy) in enumerate(self.policies.items()):
+        seeds = self.policy_seeds
+        for agent, policy in self.policies.items():
             episode = escape_episode(self.env, agent, privileged=agent in self.privileged)
-            policy.reset(agent, agent_seed(self.task.seed, index, self.task.case.salt), episode)
+            policy.reset(agent, seeds[agent], episode)
 
     def observations(self) -> dict[str, Any]:
         raw, config, convert = self._raw, self.config, self._convert
@@ -196,7 +204,7 @@ class AgiMazeAdapter(_Base):
         self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
         policy = self.policies["player"]
         episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
-        policy.reset("player", agent_seed(self.task.seed, 0, self.task.case.salt), episode)
+        policy.reset("player", self.policy_seeds["player"], episode)
 
     def observations(self) -> dict[str, Any]:
         return {"player": self._typed}

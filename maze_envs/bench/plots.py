@@ -86,6 +86,16 @@ def _lonely_points(
 
 def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
     """Success rate and finish ratio by maze size per arm; None when there is nothing to plot."""
+    figure = escape_figure(groups)
+    if figure is None:
+        return None
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def escape_figure(groups: Sequence[Summary]) -> Any:
+    """The figure of :func:`escape_plot` (a ``matplotlib.figure.Figure``; None without groups):
+    axes 0 the success rate, axes 1 the finish ratio."""
     if not groups:
         return None
     from matplotlib.figure import Figure
@@ -150,8 +160,7 @@ def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
     ratio_ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
     rate_ax.legend(fontsize="small")
     figure.suptitle("Maze Escape: team success and finish ratio by maze size")
-    figure.savefig(path, dpi=110)
-    return path
+    return figure
 
 
 def agimaze_plot(stages: Sequence[Summary], path: Path) -> Path | None:

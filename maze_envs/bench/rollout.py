@@ -85,6 +85,7 @@ def _game_meta(task: GameTask, adapter: EnvAdapter) -> dict[str, Any]:
         "experiment": task.experiment,
         "task": task.model_dump(mode="json"),
         "policies": {a: spec.text for a, spec in zip(task.agents, adapter.specs, strict=True)},
+        "policy_seeds": adapter.policy_seeds,
         "privileged": sorted(adapter.privileged),
         "harness": harness,
     }

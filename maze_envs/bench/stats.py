@@ -134,8 +134,8 @@ def bootstrap_ratio(
 ) -> Estimate:
     """The ratio of means ``mean(numerators) / mean(denominators)`` of paired values (pair ``i``
     is ``numerators[i]`` and ``denominators[i]``), with its 95 % percentile bootstrap interval
-    over pairs (resampled together). No interval when every pair has the same ratio and the
-    same values, or for one pair; mean None without pairs or with a zero denominator mean."""
+    over pairs (resampled together). No interval for one pair or when every pair has the same
+    ratio (no spread); mean None without pairs or with a zero denominator mean."""
     if len(numerators) != len(denominators):
         raise ValueError(
             f"paired values need as many numerators as denominators, got "
@@ -162,4 +162,6 @@ def bootstrap_ratio(
     if finite.size == 0:
         return Estimate(ratio, None, None, n)
     low, high = np.quantile(finite, [0.025, 0.975])
+    if low == high:  # every pair has the same ratio: no spread to show
+        return Estimate(ratio, None, None, n)
     return Estimate(ratio, float(low), float(high), n)
