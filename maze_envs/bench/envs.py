@@ -31,13 +31,15 @@ class EnvAdapter(Protocol):
     """One game of an environment, as the runner drives it."""
 
     policies: dict[str, Any]
-    policy_seeds: dict[str, int]
     specs: list[Any]
     privileged: set[str]
     recorder: Any
     usage: UsageTally
     started: bool
     game_id: int | None
+
+    @property
+    def policy_seeds(self) -> dict[str, int]: ...
 
     def reset(self) -> None: ...
 
