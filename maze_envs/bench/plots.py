@@ -156,7 +156,7 @@ def escape_figure(groups: Sequence[Summary]) -> Any:
         axis.grid(alpha=0.3)
     rate_ax.set_ylabel("team success rate (95% Wilson CI)")
     rate_ax.set_ylim(-0.02, 1.05)
-    ratio_ax.set_ylabel("finish / fastest possible finish (successes, 95% CI; hollow: no CI)")
+    ratio_ax.set_ylabel("finish / fastest possible finish (successes, 95% CI)")
     ratio_ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
     rate_ax.legend(fontsize="small")
     figure.suptitle("Maze Escape: team success and finish ratio by maze size")

@@ -6,13 +6,15 @@ own seed (``policy.reset(agent, seed, episode)``, the policy's only source of ra
 
     policy seed = :func:`agent_seed` (game seed, agent index, salt)
 
-drawn from ``numpy.random.SeedSequence((game seed, agent index, salt))``, where ``salt`` is a
-number that identifies the game's environment (the first 60 bits of the SHA-256 of its resolved
-config, or of its AGI Maze bundle path, pack version and budget: ``case.salt``). So teammates
-get independent streams, every game of an arm gets its own (another seed, another maze size,
-another AGI Maze bundle: another policy seed; a random agent never replays one action sequence on
-every bundle), the same game always gets the same ones (in any process), and two arms playing
-the same game (same setup, size and seed) hand their policies the same seeds (paired arms).
+drawn from ``numpy.random.SeedSequence((game seed, agent index, salt))``, where ``salt``
+(``case.salt``, the first 60 bits of a SHA-256) tells the games of one arm apart beyond their
+seed: for Maze Escape the environment and the maze size, for AGI Maze the bundle (path, pack
+root and pack version). So teammates get independent streams; every game of an arm gets its own
+(another seed, another maze size, another AGI Maze bundle: another policy seed, so a random agent
+never replays one action sequence on every bundle); the same game always gets the same ones, in
+any process; and arms that play the same maze or bundle with the same seed hand their policies
+the same seeds even when their rules differ (the radio, the meeting alert, the budget), so paired
+arms differ in the rule alone (common random numbers).
 
 Unless asked: an arm with ``policy_seed = N`` (a policy entry field in an experiment file) hands
 agent ``i`` the seed ``agent_seed(N, i)`` in *every* game (common random numbers across games).
