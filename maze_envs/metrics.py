@@ -47,8 +47,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 
+_T = TypeVar("_T")
 Status = Literal["ok", "fallback", "outage"]
 Kind = Literal["move", "wall", "stay", "other"]
 GameStatus = Literal["ok", "error", "outage", "stopped"]
@@ -164,19 +165,30 @@ def agimaze_step(action: Any, events: Iterable[str], played: bool, record: Any) 
 # --- counts over decisions -------------------------------------------------------------------
 
 
-def decisions(statuses: Iterable[str]) -> int:
+def _counted(items: Iterable[_T] | Mapping[_T, int]) -> Iterable[tuple[_T, int]]:
+    """(item, how many times) pairs of a sequence, or of a count of each item."""
+    if isinstance(items, Mapping):
+        return items.items()
+    return ((item, 1) for item in items)
+
+
+#: Decision statuses: a sequence of them, or a count of each.
+Statuses = Iterable[str] | Mapping[str, int]
+
+
+def decisions(statuses: Statuses) -> int:
     """Decisions: every decision made (one per agent and turn it acted), whatever its status."""
-    return sum(1 for _ in statuses)
+    return sum(n for _, n in _counted(statuses))
 
 
-def fallbacks(statuses: Iterable[str]) -> int:
+def fallbacks(statuses: Statuses) -> int:
     """Fallbacks: decisions with status ``fallback`` (the policy could not decide)."""
-    return sum(1 for status in statuses if status == "fallback")
+    return sum(n for status, n in _counted(statuses) if status == "fallback")
 
 
-def outages(statuses: Iterable[str]) -> int:
+def outages(statuses: Statuses) -> int:
     """Outages: decisions with status ``outage`` (the model could not be reached)."""
-    return sum(1 for status in statuses if status == "outage")
+    return sum(n for status, n in _counted(statuses) if status == "outage")
 
 
 def is_play(step: Step) -> bool:
@@ -184,15 +196,20 @@ def is_play(step: Step) -> bool:
     return step.status == "ok"
 
 
-def moves_tried(steps: Iterable[Step]) -> int:
+#: Decisions: a sequence of :class:`Step`, or a count of each distinct Step (a long game's
+#: tally keeps counts: the same few Steps repeat turn after turn).
+Steps = Iterable[Step] | Mapping[Step, int]
+
+
+def moves_tried(steps: Steps) -> int:
     """Moves tried: decisions of the policy's play whose kind is ``move`` or ``wall`` (STAYs,
     fallbacks, outages and actions that are not moves excluded)."""
-    return sum(1 for step in steps if step.status == "ok" and step.kind in ("move", "wall"))
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind in ("move", "wall"))
 
 
-def wall_moves(steps: Iterable[Step]) -> int:
+def wall_moves(steps: Steps) -> int:
     """Wall moves: decisions of the policy's play that moved into a wall (kind ``wall``)."""
-    return sum(1 for step in steps if step.status == "ok" and step.kind == "wall")
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "wall")
 
 
 def wall_move_rate(wall_moves: int, moves_tried: int) -> float | None:
@@ -205,21 +222,25 @@ def wall_move_rate(wall_moves: int, moves_tried: int) -> float | None:
     return wall_moves / moves_tried if moves_tried else None
 
 
-def stays(steps: Iterable[Step]) -> int:
+def stays(steps: Steps) -> int:
     """STAYs: decisions of the policy's play that were STAY (a fallback STAY is not counted)."""
-    return sum(1 for step in steps if step.status == "ok" and step.kind == "stay")
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "stay")
 
 
-def radio_messages(steps: Iterable[Step]) -> int:
+def radio_messages(steps: Steps) -> int:
     """Radio messages: decisions of the policy's play whose message was delivered."""
-    return sum(1 for step in steps if step.status == "ok" and step.radio_sent)
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.radio_sent)
 
 
-def decision_metrics(steps: Sequence[Step], *, escape: bool = True) -> dict[str, Any]:
+def decision_metrics(
+    steps: Sequence[Step] | Mapping[Step, int], *, escape: bool = True
+) -> dict[str, Any]:
     """Every per-decision metric of ``steps`` (one agent's, or a whole team's), by column name:
     ``decisions``, ``fallbacks``, ``outages``, ``moves_tried``, ``wall_moves``,
     ``wall_move_rate``, and for Maze Escape (``escape``) ``stays`` and ``radio_messages``."""
-    statuses = [step.status for step in steps]
+    statuses: dict[str, int] = {}
+    for step, n in _counted(steps):
+        statuses[step.status] = statuses.get(step.status, 0) + n
     walls, tried = wall_moves(steps), moves_tried(steps)
     out: dict[str, Any] = {
         "decisions": decisions(statuses),

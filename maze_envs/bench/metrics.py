@@ -131,6 +131,7 @@ __all__ = [
     "wall_moves",
 ]
 
+_NO_STATUSES: Final[Mapping[str, Status]] = {}
 #: The RHAE reference factors reported, by column name.
 RHAE_FACTORS: Final = {"rhae70": 0.7, "rhae60": 0.6, "rhae80": 0.8}
 
@@ -140,7 +141,10 @@ class EscapeTally:
 
     def __init__(self, agents: Sequence[str]) -> None:
         self.agents = tuple(agents)
-        self.steps: dict[str, list[Step]] = {agent: [] for agent in self.agents}
+        # (agent, move result, status, radio result) -> turns: a handful of distinct keys per
+        # game, so each turn costs a lookup (this runs on every turn of every game); they
+        # become Steps (escape_kind, radio_sent) when read
+        self._counts: dict[tuple[str, Any, Status, Any], int] = {}
 
     def add_turn(
         self,
@@ -149,15 +153,29 @@ class EscapeTally:
     ) -> None:
         """One step's events, ``{agent: {"move": result, "radio": result, ...}}``, and the
         status of each agent's decision (``ok`` when not given)."""
-        statuses = statuses or {}
+        counts = self._counts
+        status_of = (statuses or _NO_STATUSES).get
         for agent, event in events.items():
-            self.steps.setdefault(agent, []).append(
-                Step(escape_kind(event.get("move")), statuses.get(agent, "ok"), radio_sent(event))
-            )
+            key = (agent, event.get("move"), status_of(agent, "ok"), event.get("radio"))
+            counts[key] = counts.get(key, 0) + 1
 
-    def all_steps(self) -> list[Step]:
-        """Every agent's decisions, agent after agent."""
-        return [step for steps in self.steps.values() for step in steps]
+    @property
+    def steps(self) -> dict[str, dict[Step, int]]:
+        """Per agent, how many times each distinct decision (:class:`Step`) occurred."""
+        out: dict[str, dict[Step, int]] = {agent: {} for agent in self.agents}
+        for (agent, result, status, radio), n in self._counts.items():
+            step = Step(escape_kind(result), status, radio_sent({"radio": radio}))
+            counts = out.setdefault(agent, {})
+            counts[step] = counts.get(step, 0) + n
+        return out
+
+    def all_steps(self) -> dict[Step, int]:
+        """Every agent's decisions, counted."""
+        total: dict[Step, int] = {}
+        for counts in self.steps.values():
+            for step, n in counts.items():
+                total[step] = total.get(step, 0) + n
+        return total
 
     def finish(
         self, outcome: Mapping[str, Any], notebooks: Mapping[str, str], max_turns: int
