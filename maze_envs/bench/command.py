@@ -10,7 +10,9 @@ Three ways to say what to run:
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
 Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
-arguments or an unusable output folder.
+arguments or an unusable output folder, 3 a model could not be reached: some decisions were
+outages (the message names the model, its endpoint and how many decisions; those games are
+reported apart, status ``outage``, and ``--resume`` plays them again).
 
 Example:
     >>> import tempfile
@@ -33,6 +35,7 @@ from pydantic import ValidationError
 from maze_envs.bench.executors import EXECUTORS
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
 from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
     JOURNAL_NAME,
     PAGES_NAME,
@@ -44,6 +47,8 @@ from maze_envs.bench.runner import (
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, describe_errors
 
+#: Exit status of a run in which a model could not be reached (outage decisions).
+EXIT_OUTAGE = 3
 #: Policies of a command-line setup when none is given.
 DEFAULT_POLICY = "explorer"
 DEFAULT_OUT = "out"
@@ -241,9 +246,12 @@ def _report(result: RunResult, main_job: bool) -> None:
         )
         print(agimaze_level_table(families, "family"))
     errors = [r for r in result.rows if r.get("status") == "error"]
+    apart = excluded_counts(result.rows)
     print(
         f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
-        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error"
+        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error, "
+        f"{apart['outage_games']} touched by a model outage and {apart['stopped_games']} "
+        "stopped by a cap (these two are counted apart, not as failures)"
     )
     for row in errors[:5]:
         print(
@@ -281,6 +289,38 @@ def _report(result: RunResult, main_job: bool) -> None:
             "\nrun your own: maze-envs bench --env escape --size 9 13 --policy explorer "
             "--seeds 0-49 (see maze-envs bench --help)"
         )
+
+
+def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
+    """What a run's outages were, or None without any: which model at which endpoint could not
+    be reached, why, and how many decisions of how many games were outages."""
+    hit = [r for r in rows if r.get("outages")]
+    if not hit:
+        return None
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in hit:
+        detail = row.get("outage") or {}
+        model = str(detail.get("model") or row.get("policy"))
+        endpoint = str(detail.get("endpoint") or "its default endpoint")
+        entry = models.setdefault(
+            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
+        )
+        entry["games"] += 1
+        entry["outages"] += int(row.get("outages") or 0)
+        entry["decisions"] += int(row.get("decisions") or 0)
+        entry["error"] = entry["error"] or detail.get("error")
+    lines = []
+    for (model, endpoint), entry in models.items():
+        lines.append(
+            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
+            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
+            + (f" (first error: {entry['error']})" if entry["error"] else "")
+        )
+    lines.append(
+        "those games are reported apart (status outage), not as failures; check the server, "
+        "the port and the key, then run again with --resume to play them"
+    )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -327,4 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result.pages = write_pages(result.out, result.rows, result.notes)
     if not args.quiet:
         _report(result, main_job)
-    return 0 if result.verified_ok else 1
+    outages = outage_report(result.rows)
+    if outages is not None:
+        print(f"maze-envs bench: {outages}", file=sys.stderr)
+    if not result.verified_ok:
+        return 1
+    return EXIT_OUTAGE if outages is not None else 0

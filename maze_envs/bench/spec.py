@@ -119,8 +119,11 @@ class EscapeCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """A number that identifies the environment (for policy seeds)."""
-        return int(_key(self.key_data())[:15], 16)
+        """What tells this case's games apart from the other cases of its setup, for policy
+        seeds (:mod:`maze_envs.bench.seeds`): the environment and the maze size. Not the rules:
+        setups that differ only in what agents may do (the radio, the meeting alert) hand their
+        policies the same seeds on the same maze, so paired arms differ in that rule alone."""
+        return int(_key({"env": self.env_id, "size": self.size})[:15], 16)
 
 
 class AgiMazeCase(BaseModel):
@@ -165,8 +168,11 @@ class AgiMazeCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """A number that identifies the environment (for policy seeds)."""
-        return int(_key(self.key_data())[:15], 16)
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        the bundle (its path, pack root and pack version), so no two bundles hand a policy the
+        same seed. Not the budget: the same bundle under another budget gets the same seeds."""
+        bundle = {"pack": self.pack, "pack_root": self.pack_root, "version": self.pack_version}
+        return int(_key({"env": self.env_id, **bundle})[:15], 16)
 
 
 Case = Annotated[EscapeCase | AgiMazeCase, Field(discriminator="kind")]

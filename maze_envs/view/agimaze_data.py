@@ -22,7 +22,8 @@ from maze_envs.agimaze.replay import env_from_config, set_env_from_config
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
 from maze_envs.agimaze.types import Labyrinth
 from maze_envs.journal import GameInfo, Journal, JournalError, TurnRecord
-from maze_envs.view.decisions import decision_tables
+from maze_envs.metrics import Step, agimaze_step, decision_metrics
+from maze_envs.view.decisions import decision_tables, metric_lines
 from maze_envs.view.tracks import read_turns
 from maze_envs.view.verification import verify
 
@@ -162,6 +163,32 @@ def replay_steps(info: GameInfo, turns: list[TurnRecord]) -> tuple[list[dict[str
     return steps, labyrinths
 
 
+def not_played(before: Mapping[str, Any], step: Mapping[str, Any], is_set: bool) -> bool:
+    """Whether a replayed step's action was not played: the labyrinth did not offer it (an
+    ``error`` was recorded), or a labyrinth set ignored it (a move while it waits, ``start``
+    while a labyrinth runs)."""
+    if step.get("error"):
+        return True
+    return is_set and (step["action"] == "start") != bool(before["waiting"])
+
+
+def decision_steps(
+    steps: list[dict[str, Any]], turns: list[TurnRecord], info: GameInfo
+) -> list[Step]:
+    """The player's decisions (steps 1 to the last of :func:`replay_steps`) as the metrics count
+    them (:func:`maze_envs.metrics.agimaze_step`)."""
+    is_set = info.env_id == SET_ENV_ID
+    return [
+        agimaze_step(
+            steps[k]["action"],
+            (steps[k].get("formal") or {}).get("events") or [],
+            not not_played(steps[k - 1], steps[k], is_set),
+            turns[k].decisions.get(PLAYER),
+        )
+        for k in range(1, len(steps))
+    ]
+
+
 def _summary(info: GameInfo, steps: list[dict[str, Any]], labyrinths: list[Any]) -> list[str]:
     outcome = info.outcome
     if outcome is None:
@@ -204,6 +231,7 @@ def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     except (ValueError, RuntimeError) as exc:  # the recorded actions do not fit the game
         raise JournalError(f"game {game_id} cannot be replayed: {exc}") from None
     decisions, blobs = decision_tables(journal, turns, [PLAYER])
+    metrics = {PLAYER: decision_metrics(decision_steps(steps, turns, info), escape=False)}
     return {
         "kind": "agimaze",
         "game": game_id,
@@ -216,6 +244,8 @@ def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "verification": report.describe(),
         "verified": report.ok,
         "problem": problem,
+        "metrics": metrics,
+        "metrics_text": metric_lines(metrics),
         "is_set": info.env_id == SET_ENV_ID,
         "labyrinths": labyrinths,
         "n": len(steps),

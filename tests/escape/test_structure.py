@@ -150,6 +150,7 @@ FLOORS: dict[str, int] = {
     "maze_envs.text": 3,
     "maze_envs.policies": 3,
     "maze_envs.verify": 3,
+    "maze_envs.metrics": 3,  # every metric's definition: the viewer (4) and bench (5) call it
     "maze_envs": 4,  # the package itself: registration and the lazy entry modules
     "maze_envs.view": 4,
     "maze_envs.bench": 5,
