@@ -190,6 +190,22 @@ def _require(where: str, body: dict[str, Any], fields: dict[str, type | tuple[ty
             )
 
 
+def _retryable_failure(where: str, status: int, raw: bytes, tried: str) -> AgiMazeAPIError:
+    """The error of a 502/503/504 answer: its JSON body when it has one (``server_full`` says
+    how many sessions are unfinished and when to retry), else the raw page."""
+    try:
+        body: Any = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        detail = body.get("detail", "")
+        return AgiMazeAPIError(
+            f"{where}: HTTP {status} {body['error']} after {tried}: {detail}", status, body
+        )
+    text = raw[:200].decode("utf-8", "replace")
+    return AgiMazeAPIError(f"{where}: HTTP {status} after {tried}: {text}", status, raw)
+
+
 def _str_list(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
@@ -356,10 +372,7 @@ class AgiMazeClient:
                 )
                 continue
             if status in RETRY_STATUSES:  # by status alone: proxies send HTML bodies
-                text = raw[:200].decode("utf-8", "replace")
-                failure = AgiMazeAPIError(
-                    f"{method} {url}: HTTP {status} after {tried}: {text}", status, raw
-                )
+                failure = _retryable_failure(f"{method} {url}", status, raw, tried)
                 continue
             body = _decode(method, url, status, raw)
             if status >= 400 and not (status == 400 and body.get("error") == "bad_action"):

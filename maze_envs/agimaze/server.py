@@ -11,11 +11,12 @@ Behaviour where the public service is silent (our choices):
   all others are ``{"error": CODE, "detail": "..."}`` with the codes of
   :data:`~maze_envs.agimaze.protocol.ERROR_STATUS`: malformed JSON or fields ``bad_request``,
   unknown or escaping pack path ``bad_path``, unknown or expired id ``unknown_session`` (404),
-  a step after the win ``game_over`` (409), a seq too old to replay ``stale_seq`` (409), a
-  stored seq resent with another action ``seq_conflict`` (409), no free session slot
-  ``server_full`` (503 with ``Retry-After``). No reply ever names a file of the server: pack
-  errors name only the requested path, and an internal error says only that it happened (the
-  traceback goes to the server's log).
+  a step after the win (or a new step of an evicted finished session) ``game_over`` (409), a
+  seq too old to replay ``stale_seq`` (409), a stored seq resent with another action
+  ``seq_conflict`` (409), every session slot held by an unfinished session ``server_full``
+  (503 with ``Retry-After`` and the unfinished count). No reply ever names a file of the
+  server: pack errors name only the requested path, and an internal error says only that it
+  happened (the traceback goes to the server's log).
 * Bodies: a ``Content-Length`` over :data:`~maze_envs.agimaze.protocol.MAX_BODY_BYTES` is
   refused with 413 ``body_too_large`` before anything is read; a body without one is read in
   chunks and refused as soon as it passes the limit, so a 50 MB upload costs the server no
@@ -32,9 +33,13 @@ Behaviour where the public service is silent (our choices):
 * ``map``: the full map with the player for open-map (TUTORIAL) labyrinths, the public map
   (frame and player only) otherwise. ``info`` in the start reply is ours: the bundle's pack path
   and the rivers / pit cycles / exit key counts of the task info.
-* Sessions: at most ``--max-sessions``, each expiring after ``--ttl`` seconds without a
-  request. A session used within its expiry window is never evicted: a full server refuses new
-  starts (``server_full``) until one expires.
+* Sessions: at most ``--max-sessions`` live ones, each expiring after ``--ttl`` seconds without
+  a request. A *finished* session (won, or its ``max_steps`` spent) is evictable: a start that
+  finds the server full evicts the least recently used finished session, which keeps its last
+  replies (so a resend of its final step with the same ``seq`` is still answered) and its
+  snapshot. Unfinished sessions are never evicted: only when all ``--max-sessions`` are
+  unfinished is a start refused (``server_full``) until one expires. A public client, which
+  never ends a session but plays each to its end, runs any number of episodes.
 * Pack files are read in a worker thread, never on the event loop, and only regular files are
   read (a FIFO named ``x.json`` is skipped), so one request cannot stall the others.
 

@@ -1,11 +1,26 @@
 """Server-side sessions: a bounded, expiring, thread-safe store and per-session seq replay.
 
-:class:`SessionStore` keeps at most ``max_sessions`` sessions. A session expires once it has
-gone ``ttl_seconds`` without a request (idle for ``ttl_seconds`` or more: it is dropped lazily,
-on the next access to the store) and then looks like an unknown id. A session used within its
-expiry window is never dropped to make room: when the bound is full of such sessions, a new
-start is refused with :class:`SessionLimitError` (HTTP 503 ``server_full``, with the seconds
-until the next expiry), so no client can push the others' games out by starting new ones.
+:class:`SessionStore` keeps at most ``max_sessions`` live sessions. A live session is either
+*unfinished* (still in play) or *finished* (won, or its step budget spent: the store is told by
+:meth:`SessionStore.finish`). Only unfinished sessions are protected:
+
+* When a start finds the store full, the least recently used *finished* session is evicted to
+  make room. It is not forgotten at once: ``retire`` turns it into a small stand-in (the
+  service keeps its last replies and a snapshot), kept among at most ``max_retired`` retired
+  sessions, least recently used dropped first. So a client that lost the reply to its final
+  step can still resend it with the same ``seq`` long after the session made room.
+* Only when every live session is unfinished is a start refused, with
+  :class:`SessionLimitError` (HTTP 503 ``server_full``, saying how many are unfinished and the
+  seconds until the next expiry): no client can push the others' games out by starting new ones.
+* Any session (unfinished, finished or retired) expires once it has gone ``ttl_seconds``
+  without a request (dropped lazily, on the next access to the store) and then looks like an
+  unknown id.
+
+Memory is therefore bounded by ``max_sessions`` live sessions plus ``max_retired`` stand-ins,
+whatever the clients do (the figures per session are in the service's docstring).
+
+Lock order: the store's lock, then a session's own lock (``retire`` may take it); nothing
+calls the store while holding a session's lock.
 
 :class:`SeqReplay` makes ``POST /api/step`` idempotent per session. A request with a ``seq``
 already answered gets the stored response back and does not step again, so a client may resend
@@ -17,15 +32,17 @@ A stored ``seq`` resent with a *different* action is refused with ``seq_conflict
 bug that would otherwise get an answer to the wrong question). ``seq`` null is never replayed.
 
 Example:
-    >>> clock = iter([0.0, 1.0, 2.0, 3.0]).__next__
+    >>> clock = iter(float(t) for t in range(100)).__next__
     >>> store: SessionStore[str] = SessionStore(max_sessions=2, ttl_seconds=60.0, clock=clock)
     >>> a = store.add("first"); b = store.add("second")
     >>> store.add("third")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    maze_envs.agimaze.sessions.SessionLimitError: the server holds 2 active sessions, ...
-    >>> store.get(a)
-    'first'
+    maze_envs.agimaze.sessions.SessionLimitError: the server holds 2 unfinished sessions, ...
+    >>> store.finish(a)  # "first" is won: it may make room now
+    >>> c = store.add("third")
+    >>> store.get(b), store.get(c), store.unfinished
+    ('second', 'third', 2)
 """
 
 from __future__ import annotations
@@ -61,16 +78,20 @@ class UnknownSessionError(KeyError):
 
 
 class SessionLimitError(Exception):
-    """The store is full of sessions active within their expiry window: no new one fits."""
+    """Every live session is unfinished: no new one fits (finished ones would have been evicted)."""
 
-    def __init__(self, limit: int, retry_after: float) -> None:
+    def __init__(self, limit: int, unfinished: int, retry_after: float) -> None:
         self.limit = limit
-        #: seconds until the least recently used session expires (at the earliest)
+        #: sessions still in play (neither won nor out of steps); equal to ``limit`` when raised
+        self.unfinished = unfinished
+        #: seconds until the least recently used unfinished session expires (at the earliest)
         self.retry_after = retry_after
         super().__init__(
-            f"the server holds {limit} active sessions, its limit; active sessions are never "
-            f"evicted, so try again in {math.ceil(retry_after)} s (when the least recently used "
-            "one expires) or ask the operator to raise --max-sessions"
+            f"the server holds {unfinished} unfinished sessions (neither won nor out of "
+            f"steps), its limit of {limit}; finished sessions make room for new ones but "
+            f"unfinished ones are never evicted, so try again in {math.ceil(retry_after)} s "
+            "(when the least recently used unfinished one expires), play some to their end, or "
+            "ask the operator to raise --max-sessions"
         )
 
 
@@ -95,61 +116,126 @@ class SeqConflictError(Exception):
 
 
 class SessionStore(Generic[T]):
-    """Thread-safe map ``id -> value`` with a size bound and an inactivity TTL (no eviction)."""
+    """Thread-safe map ``id -> value``: a bound on live sessions, finished ones evictable, a TTL.
+
+    Args:
+        max_sessions: live sessions (unfinished and finished) kept at most.
+        ttl_seconds: idle seconds after which any session expires.
+        clock: the time source (injectable for tests).
+        retire: makes the stand-in kept for an evicted finished session (called with the
+            store's lock held); ``None`` keeps the value itself.
+        max_retired: evicted sessions kept as stand-ins at most (default ``max_sessions``).
+    """
 
     def __init__(
         self,
         max_sessions: int = 1000,
         ttl_seconds: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        retire: Callable[[T], T] | None = None,
+        max_retired: int | None = None,
     ) -> None:
         if not isinstance(max_sessions, int) or max_sessions < 1:
             raise ValueError(f"max_sessions must be an int >= 1, got {max_sessions!r}")
         if not (isinstance(ttl_seconds, (int, float)) and ttl_seconds > 0):
             raise ValueError(f"ttl_seconds must be > 0, got {ttl_seconds!r}")
+        if max_retired is None:
+            max_retired = max_sessions
+        if not isinstance(max_retired, int) or max_retired < 0:
+            raise ValueError(f"max_retired must be an int >= 0, got {max_retired!r}")
         self.max_sessions = max_sessions
+        self.max_retired = max_retired
         self.ttl_seconds = float(ttl_seconds)
         self._clock = clock
+        self._retire = retire
         self._lock = threading.Lock()
-        # id -> (value, last access time); order = least recently used first.
-        self._items: OrderedDict[str, tuple[T, float]] = OrderedDict()
+        # id -> (value, last access time), each least recently used first: sessions in play,
+        # finished live sessions (evictable), and stand-ins of evicted finished sessions.
+        self._playing: OrderedDict[str, tuple[T, float]] = OrderedDict()
+        self._finished: OrderedDict[str, tuple[T, float]] = OrderedDict()
+        self._retired: OrderedDict[str, tuple[T, float]] = OrderedDict()
+        self._groups = (self._playing, self._finished, self._retired)
 
     def _expire(self, now: float) -> None:
         deadline = now - self.ttl_seconds
-        while self._items:
-            oldest_id, (_, last_used) = next(iter(self._items.items()))
-            if last_used > deadline:
-                break
-            del self._items[oldest_id]
+        for group in self._groups:
+            while group:
+                oldest_id, (_, last_used) = next(iter(group.items()))
+                if last_used > deadline:
+                    break
+                del group[oldest_id]
+
+    def _make_room(self, now: float) -> None:
+        """Evict the least recently used finished sessions until a new one fits."""
+        while len(self._playing) + len(self._finished) >= self.max_sessions:
+            if not self._finished:
+                _, (_, oldest) = next(iter(self._playing.items()))
+                unfinished = len(self._playing)
+                raise SessionLimitError(
+                    self.max_sessions, unfinished, oldest + self.ttl_seconds - now
+                )
+            session_id, (value, last_used) = self._finished.popitem(last=False)
+            if self.max_retired:
+                stand_in = value if self._retire is None else self._retire(value)
+                self._retired[session_id] = (stand_in, last_used)
+                while len(self._retired) > self.max_retired:
+                    self._retired.popitem(last=False)
 
     def add(self, value: T) -> str:
-        """Store ``value`` under a fresh unguessable id; SessionLimitError when full."""
+        """Store ``value`` (unfinished) under a fresh unguessable id.
+
+        Evicts finished sessions to make room; SessionLimitError when every live one is
+        unfinished.
+        """
         with self._lock:
             now = self._clock()
             self._expire(now)
-            if len(self._items) >= self.max_sessions:
-                _, (_, oldest) = next(iter(self._items.items()))
-                raise SessionLimitError(self.max_sessions, oldest + self.ttl_seconds - now)
+            self._make_room(now)
             session_id = secrets.token_hex(16)
-            self._items[session_id] = (value, now)
+            self._playing[session_id] = (value, now)
         return session_id
 
     def get(self, session_id: str) -> T:
-        """The session's value (marking it used); :class:`UnknownSessionError` if absent."""
+        """The value or retired stand-in of ``session_id`` (marked used); UnknownSessionError."""
         with self._lock:
             now = self._clock()
             self._expire(now)
-            try:
-                value, _ = self._items.pop(session_id)
-            except KeyError:
-                raise UnknownSessionError(session_id) from None
-            self._items[session_id] = (value, now)
-            return value
+            for group in self._groups:
+                found = group.pop(session_id, None)
+                if found is not None:
+                    group[session_id] = (found[0], now)
+                    return found[0]
+            raise UnknownSessionError(session_id)
 
-    def __len__(self) -> int:
+    def finish(self, session_id: str) -> None:
+        """Mark a live session finished (won, or its budget spent): evictable from now on.
+
+        Idempotent; an id that expired meanwhile is ignored.
+        """
+        with self._lock:
+            found = self._playing.pop(session_id, None)
+            if found is not None:
+                self._finished[session_id] = found
+
+    @property
+    def unfinished(self) -> int:
+        """Live sessions still in play (the ones a full server never evicts)."""
         with self._lock:
             self._expire(self._clock())
-            return len(self._items)
+            return len(self._playing)
+
+    @property
+    def retired(self) -> int:
+        """Evicted finished sessions kept as stand-ins."""
+        with self._lock:
+            self._expire(self._clock())
+            return len(self._retired)
+
+    def __len__(self) -> int:
+        """Live sessions (unfinished and finished; retired stand-ins not included)."""
+        with self._lock:
+            self._expire(self._clock())
+            return len(self._playing) + len(self._finished)
 
 
 class SeqReplay:
@@ -189,6 +275,17 @@ class SeqReplay:
         while len(self._replies) > self.window:
             self._replies.popitem(last=False)
         return reply
+
+    def tail(self, keep: int) -> SeqReplay:
+        """A new replay holding only the last ``keep`` replies (the same ``highest``).
+
+        What a retired session keeps: its final step can still be resent with its ``seq``.
+        """
+        short = SeqReplay(window=keep)
+        short.highest = self.highest
+        for seq, stored in list(self._replies.items())[-keep:]:
+            short._replies[seq] = stored
+        return short
 
     def stored_bytes(self) -> int:
         """JSON bytes held for replays (for the memory benchmark)."""
