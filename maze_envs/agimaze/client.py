@@ -102,7 +102,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        remaining = self._connection.deadline - time.monotonic()
+        remaining = self._connection.deadline - self._connection.clock()
         if remaining <= 0:
             raise TimeoutError("the call's deadline passed while reading the reply")
         self._sock.settimeout(remaining)
@@ -134,6 +134,8 @@ class _DeadlineMixin:
     """
 
     deadline: float = float("inf")
+    #: the clock of ``deadline`` (the client's)
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def _response(self, sock: Any, debuglevel: int = 0, method: str | None = None) -> Any:
         return http.client.HTTPResponse(
@@ -220,6 +222,9 @@ class AgiMazeClient:
             made only while the deadline allows.
         backoff: seconds before the first retry; doubled for each further one.
         sleep: the function used to wait between retries (injectable for tests).
+        clock: the time source of the deadline (injectable for tests: a fake clock makes a
+            deadline pass without waiting; each socket wait is still bounded by what is left
+            of the deadline on that clock).
     """
 
     def __init__(
@@ -229,6 +234,7 @@ class AgiMazeClient:
         retries: int = 3,
         backoff: float = 0.25,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in {"http", "https"} or not parsed.hostname:
@@ -250,6 +256,7 @@ class AgiMazeClient:
         self.retries = retries
         self.backoff = float(backoff)
         self._sleep = sleep
+        self._clock = clock
         self._conn: _HTTPConnection | _HTTPSConnection | None = None
 
     # -- public API ---------------------------------------------------------------------------
@@ -320,11 +327,12 @@ class AgiMazeClient:
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        remaining = deadline - time.monotonic()
+        remaining = deadline - self._clock()
         if remaining <= 0:
             raise TimeoutError("no time left")
         conn = self._connection(remaining)
         conn.deadline = deadline
+        conn.clock = self._clock
         try:
             conn.request(method, self._prefix + path, body=data, headers=headers)
             response = conn.getresponse()
@@ -345,14 +353,14 @@ class AgiMazeClient:
     ) -> dict[str, Any]:
         data = None if payload is None else json.dumps(payload).encode()
         url = self.base_url + path
-        deadline = time.monotonic() + self.timeout
+        deadline = self._clock() + self.timeout
         attempts = 1 + (self.retries if retry else 0)
         failure: AgiMazeAPIError | None = None
         attempt = 0
         while attempt < attempts:
             if attempt:
                 wait = self.backoff * 2 ** (attempt - 1)
-                if time.monotonic() + wait >= deadline:
+                if self._clock() + wait >= deadline:
                     break  # no time left for another attempt
                 self._sleep(wait)
             attempt += 1

@@ -11,7 +11,6 @@ import json
 import os
 import random
 import threading
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -166,10 +165,11 @@ def test_a_damaged_bundle_names_only_its_pack_path(tree: Path) -> None:
 
 def test_pack_reads_stay_off_the_event_loop() -> None:
     """A start whose pack read hangs must not hold up other clients."""
-    release = threading.Event()
+    entered, release = threading.Event(), threading.Event()
 
     def slow(path: str, rng: np.random.Generator | None) -> tuple[str, Bundle]:
-        release.wait(timeout=10)
+        entered.set()
+        release.wait(timeout=60)  # generous: only reached if the description hangs
         return "SLOW/0000.json", Bundle(labyrinth=corridor())
 
     order: list[str] = []
@@ -181,11 +181,11 @@ def test_pack_reads_stay_off_the_event_loop() -> None:
 
         worker = threading.Thread(target=slow_start)
         worker.start()
-        time.sleep(0.3)  # the start is now inside the resolver
+        assert entered.wait(timeout=60), "the start never reached the resolver"
         assert client.get("/api/description").status_code == 200
         order.append("description")
         release.set()
-        worker.join(timeout=10)
+        worker.join(timeout=60)
     assert order == ["description", "start"]
 
 

@@ -116,7 +116,7 @@ def test_more_episodes_than_max_sessions_played_to_their_end_never_get_503() -> 
         retired = episodes[-8:-4]
         won = next(e for e in retired if e["reply"]["done"])
         lost = next(e for e in retired if not e["reply"]["done"])
-        with pytest.raises(AgiMazeAPIError, match="game_over.*was won") as refused:
+        with pytest.raises(AgiMazeAPIError, match=r"game_over.*was won") as refused:
             client.step(won["id"], "left", won["seq"] + 1)
         assert refused.value.status == 409
         with pytest.raises(AgiMazeAPIError, match=r"game_over.*spent its step budget \((\d+) of"):
