@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 from agimaze_bench import memory_kib, server_process  # the sibling script (run from here)
 
-from maze_envs.agimaze.client import AgiMazeAPIError, AgiMazeClient
+from maze_envs.agimaze.api.client import AgiMazeAPIError, AgiMazeClient
+from maze_envs.agimaze.api.service import AgiMazeService, GameSession
 from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
 from maze_envs.agimaze.planner import solve
-from maze_envs.agimaze.service import AgiMazeService, GameSession
 
 STAGES = [
     f"TRAINING/{f}/STAGE-{s:02d}"

@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 import orjson
 
-from maze_envs.agimaze.protocol import StepRequest
-from maze_envs.agimaze.service import AgiMazeService, GameSession
-from maze_envs.agimaze.sessions import Reply
+from maze_envs.agimaze.api.protocol import StepRequest
+from maze_envs.agimaze.api.service import AgiMazeService, GameSession
+from maze_envs.agimaze.api.sessions import Reply
 
 #: client deadlines in the fault tests: real seconds only a hang reaches
 GENEROUS = 60.0

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
-from maze_envs.agimaze.body import BodyError, BodyReader, ClientGone
+from maze_envs.agimaze.api.body import BodyError, BodyReader, ClientGone
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 

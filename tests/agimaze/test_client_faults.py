@@ -13,7 +13,7 @@ import random
 import numpy as np
 import pytest
 
-from maze_envs.agimaze.client import (
+from maze_envs.agimaze.api import (
     AgiMazeAPIError,
     AgiMazeClient,
     AgiMazeProtocolError,
@@ -37,13 +37,23 @@ def service() -> RecordingService:
     return RecordingService(resolver=resolver)
 
 
-def remote(url: str, clock: FakeClock, path: str = CORRIDOR, **kwargs: object) -> AgiMazeEnv:
-    options: dict = {"timeout": GENEROUS, "retries": 0} | kwargs
-    env = AgiMazeEnv(path=path, backend="http", base_url=url, **options)
-    backend = env.backend
-    assert isinstance(backend, HttpBackend)
-    # the same client on the fault server's clock (its waits between retries move it too)
-    backend.client = client_on(url, clock, backend.client.timeout, backend.client.retries)
+def remote(
+    url: str,
+    clock: FakeClock,
+    path: str = CORRIDOR,
+    *,
+    retries: int = 0,
+    max_steps: int | None = None,
+    actions: list[str] | str | None = None,
+) -> AgiMazeEnv:
+    # the backend's client runs on the fault server's clock (its waits between retries too)
+    client = client_on(url, clock, retries=retries)
+    env = AgiMazeEnv(
+        path=path,
+        backend=HttpBackend(url, actions=actions, client=client),
+        max_steps=max_steps,
+    )
+    assert isinstance(env.backend, HttpBackend) and env.backend.client is client
     return env
 
 
@@ -185,8 +195,8 @@ def test_actions_come_from_the_path_or_the_argument() -> None:
         assert len(svc.sessions) == 0
         with pytest.raises(ValueError, match="list of action names"):
             remote(url, clock, actions="up")
-        with pytest.raises(ValueError, match='is for backend="http"'):
-            AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], actions=["up"])
+        with pytest.raises(ValueError, match="plays pack paths"):
+            AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], backend=HttpBackend(url))
 
 
 def test_random_faults_never_apply_a_step_twice_nor_let_counts_drift() -> None:

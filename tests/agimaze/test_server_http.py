@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from maze_envs.agimaze.server import create_app
+from maze_envs.agimaze.api.server import create_app
 from tests.agimaze.test_server import CORRIDOR, make_service
 
 BODY_TIMEOUT = 0.5
@@ -174,7 +174,7 @@ def test_a_client_leaving_mid_upload_logs_one_line(
     with connect(address) as sock:
         sock.sendall(head("/api/start", {"Content-Length": "1000"}) + b'{"path": "TRA')
     deadline = time.monotonic() + GENEROUS
-    ours = "maze_envs.agimaze.server"
+    ours = "maze_envs.agimaze.api.server"
     while not any(r.name == ours for r in caplog.records):  # the server's own pace
         assert time.monotonic() < deadline, "the server logged nothing"
         time.sleep(0.02)

@@ -20,9 +20,9 @@ from starlette.testclient import TestClient
 
 import maze_envs  # noqa: F401  (registers the environments)
 import maze_envs.agimaze.packs as packs
+from maze_envs.agimaze.api.server import AgiMazeService, create_app, root_resolver
 from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.packs import PACK_ROOT, PackPathError, list_bundles, resolve_pack_path
-from maze_envs.agimaze.server import AgiMazeService, create_app, root_resolver
 from maze_envs.agimaze.types import Bundle
 from tests.agimaze.test_env import corridor, generated
 

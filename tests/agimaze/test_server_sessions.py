@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 import uvicorn
 
-from maze_envs.agimaze.client import AgiMazeAPIError, AgiMazeClient
+from maze_envs.agimaze.api import AgiMazeAPIError, AgiMazeClient, HttpBackend
+from maze_envs.agimaze.api.server import create_app
+from maze_envs.agimaze.api.service import AgiMazeService
 from maze_envs.agimaze.env import AgiMazeEnv
-from maze_envs.agimaze.server import create_app
-from maze_envs.agimaze.service import AgiMazeService
 from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 from tests.agimaze.test_env import corridor, generated
 
@@ -130,7 +130,8 @@ def test_the_env_over_http_plays_more_episodes_than_max_sessions() -> None:
     """AgiMazeEnv's HTTP backend (a 5x budget) never closes a session either."""
     service = AgiMazeService(resolver=resolver, max_sessions=2)
     with serving(service) as url:
-        env = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=url, retries=0, timeout=DEADLINE)
+        backend = HttpBackend(url, retries=0, timeout=DEADLINE)
+        env = AgiMazeEnv(path=CORRIDOR, backend=backend)
         ends = []
         for episode in range(6):
             env.reset(seed=episode)

@@ -8,8 +8,8 @@ import tracemalloc
 
 import pytest
 
-from maze_envs.agimaze.service import AgiMazeService
-from maze_envs.agimaze.sessions import (
+from maze_envs.agimaze.api.service import AgiMazeService
+from maze_envs.agimaze.api.sessions import (
     SeqConflictError,
     SeqReplay,
     SessionLimitError,

@@ -1,7 +1,7 @@
 """The logic of the AGI Maze HTTP API, independent of the web framework.
 
-:class:`AgiMazeService` answers each endpoint with a :data:`~maze_envs.agimaze.sessions.Reply`
-(HTTP status, JSON body); :mod:`maze_envs.agimaze.server` puts it behind Starlette. The rules
+:class:`AgiMazeService` answers each endpoint with a :data:`~maze_envs.agimaze.api.sessions.Reply`
+(HTTP status, JSON body); :mod:`maze_envs.agimaze.api.server` puts it behind Starlette. The rules
 it applies where the public service is silent are listed in the server's module docstring.
 
 Sessions: a session is *finished* once its game is won or its step budget is spent (the
@@ -11,7 +11,7 @@ does not enforce ``max_steps``), but when a start finds ``max_sessions`` live se
 least recently used finished one is evicted. It leaves a :class:`RetiredGame` (its last
 :data:`RETIRED_REPLIES` replies and a snapshot), so a resend of its final step with the same
 ``seq`` still gets the stored reply. Unfinished sessions are never evicted
-(:mod:`~maze_envs.agimaze.sessions`).
+(:mod:`~maze_envs.agimaze.api.sessions`).
 
 Memory: a labyrinth played by many sessions is loaded and compiled once (:class:`Board`, kept in
 a bounded cache of :data:`BOARD_CACHE_SIZE`), and each session keeps only its engine state, a
@@ -47,14 +47,8 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from maze_envs.agimaze import protocol
-from maze_envs.agimaze.backends import reference_max_steps
-from maze_envs.agimaze.compiled import CompiledLabyrinth
-from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
-from maze_envs.agimaze.formal import inventory
-from maze_envs.agimaze.mapfmt import render_map
-from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
-from maze_envs.agimaze.sessions import (
+from maze_envs.agimaze.api import protocol
+from maze_envs.agimaze.api.sessions import (
     Reply,
     SeqConflictError,
     SeqReplay,
@@ -63,6 +57,12 @@ from maze_envs.agimaze.sessions import (
     StaleSeqError,
     UnknownSessionError,
 )
+from maze_envs.agimaze.backends import reference_max_steps
+from maze_envs.agimaze.compiled import CompiledLabyrinth
+from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
+from maze_envs.agimaze.formal import inventory
+from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
 from maze_envs.agimaze.types import Bundle
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -1,8 +1,8 @@
 """The public AGI Maze HTTP API as pydantic models: requests, responses, errors, rule text.
 
 These models are the single description of the wire format shared by the server
-(:mod:`maze_envs.agimaze.server`), its OpenAPI schema and the documentation. The client
-(:mod:`maze_envs.agimaze.client`) speaks the same format with the standard library only.
+(:mod:`maze_envs.agimaze.api.server`), its OpenAPI schema and the documentation. The client
+(:mod:`maze_envs.agimaze.api.client`) speaks the same format with the standard library only.
 
 Endpoints (all bodies JSON):
 
