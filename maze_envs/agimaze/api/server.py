@@ -175,7 +175,11 @@ def _parser() -> argparse.ArgumentParser:
         help="serve bundles from this directory (default: shipped packs)",
     )
     parser.add_argument(
-        "--max-sessions", type=int, default=1000, help="sessions kept at most (default 1000)"
+        "--max-sessions",
+        type=int,
+        default=1000,
+        help="live sessions kept at most; finished ones (won, or max_steps spent) are evicted "
+        "to make room, unfinished ones never (default 1000)",
     )
     parser.add_argument(
         "--ttl", type=float, default=3600.0, help="idle seconds before a session expires"
