@@ -184,7 +184,6 @@ class AgiMazeAdapter(_Base):
             "path": case.pack,
             "budget_factor": case.budget_factor,
             "max_steps": case.max_steps,
-            "reward_shaping": case.reward_shaping,
             "pack_root": case.pack_root,
         }
         if journal is not None:

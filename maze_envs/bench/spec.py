@@ -135,7 +135,6 @@ class AgiMazeCase(BaseModel):
     pack: str = Field(description="pack-relative bundle path")
     budget_factor: float
     max_steps: int | None = None
-    reward_shaping: bool = False
     pack_root: str | None = None
     group: str = ""
     family: str = ""
@@ -163,7 +162,9 @@ class AgiMazeCase(BaseModel):
             "pack_version": self.pack_version,
             "budget_factor": self.budget_factor,
             "max_steps": self.max_steps,
-            "reward_shaping": self.reward_shaping,
+            # the env has no reward shaping any more (a wrapper adds it); the constant keeps
+            # the keys, and so the policy seeds, of earlier runs unchanged
+            "reward_shaping": False,
         }
 
     @property
@@ -296,7 +297,6 @@ class AgiMazeSetup(_Setup):
     packs: tuple[str, ...] = Field(min_length=1)
     budget_factor: float = Field(DEFAULT_BUDGET_FACTOR, gt=0, allow_inf_nan=False)
     max_steps: int | None = Field(None, ge=1)
-    reward_shaping: bool = False
     pack_root: str | None = None
 
     @field_validator("packs", mode="before")
@@ -326,7 +326,6 @@ class AgiMazeSetup(_Setup):
                     pack=name,
                     budget_factor=self.budget_factor,
                     max_steps=self.max_steps,
-                    reward_shaping=self.reward_shaping,
                     pack_root=self.pack_root,
                     group=meta.group or name.split("/")[0],
                     family=meta.family,

@@ -118,7 +118,8 @@ def test_the_modules_of_the_broken_cycles_import_only_downwards() -> None:
         ("maze_envs.escape.types", "maze_envs.escape.convert"),
         ("maze_envs.escape.types", "maze_envs.escape.spaces"),
         ("maze_envs.escape.types", "maze_envs.escape.engine"),
-        ("maze_envs.agimaze.client", "maze_envs.agimaze.env"),
+        ("maze_envs.agimaze.api.http_backend", "maze_envs.agimaze.env"),
+        ("maze_envs.agimaze.api.client", "maze_envs.agimaze.env"),
         ("maze_envs.journal.store", "maze_envs.journal.verify"),
     ]:
         assert high not in graph[low], f"{low} imports {high}"
@@ -198,3 +199,19 @@ def test_each_floor_imports_only_floors_below_it() -> None:
         if above:
             upward[module] = above
     assert upward == {}, f"modules importing a floor that is not below theirs: {upward}"
+
+
+def test_the_agimaze_game_never_imports_its_http_api() -> None:
+    """``maze_envs.agimaze.api`` (client, server, protocol...) sits on the game, never under it:
+    the env meets the HTTP backend only through the ``backends.Backend`` protocol."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    api = "maze_envs.agimaze.api"
+    game = [m for m in files if m.startswith("maze_envs.agimaze") and not m.startswith(api)]
+    assert "maze_envs.agimaze.env" in game and f"{api}.server" in files
+    offenders = {
+        module: sorted(
+            m for m in _all_imports(files[module], module, set(files)) if m.startswith(api)
+        )
+        for module in game
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
