@@ -73,7 +73,7 @@ def agimaze_games(
     """One game per bundle and seed below the packs of an AGI Maze setup.
 
     ``setup``: the fields of :class:`~maze_envs.bench.spec.AgiMazeSetup` (``packs``,
-    ``budget_factor``, ``max_steps``, ``reward_shaping``, ``pack_root``).
+    ``budget_factor``, ``max_steps``, ``pack_root``).
     """
     policy = PolicyEntry(policy=PolicySpec(spec=AGIMAZE_POLICY, options=dict(options)))
     return _experiment("agimaze", {**setup, "policies": [policy]}, seeds)
@@ -91,7 +91,6 @@ class SetGame(BaseModel):
     name: str
     paths: tuple[str, ...] = Field(min_length=1)
     budget_factor: float = Field(DEFAULT_BUDGET_FACTOR, gt=0, allow_inf_nan=False)
-    reward_shaping: bool = False
     pack_root: str | None = None
     seed: int = Field(ge=0)
     policy: PolicySpec
@@ -108,7 +107,6 @@ class SetGame(BaseModel):
             "env": self.env_id,
             "paths": list(self.paths),
             "budget_factor": self.budget_factor,
-            "reward_shaping": self.reward_shaping,
             "pack_root": self.pack_root,
             "policy": self.policy.model_dump(mode="json"),
             "seed": self.seed,
@@ -133,7 +131,6 @@ def set_games(
     targets: Sequence[str] | None,
     paths: Sequence[str] | None,
     budget_factor: float,
-    reward_shaping: bool,
     pack_root: str | None,
     seeds: Any,
     options: Mapping[str, Any],
@@ -158,7 +155,6 @@ def set_games(
                 name=name,
                 paths=labyrinths,
                 budget_factor=budget_factor,
-                reward_shaping=reward_shaping,
                 pack_root=pack_root,
                 seed=seed,
                 policy=policy,

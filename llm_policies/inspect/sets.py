@@ -53,7 +53,6 @@ async def play_set(game: SetGame, journal: Any) -> Row:
         env = AgiMazeSetEnv(
             paths=list(game.paths),
             budget_factor=game.budget_factor,
-            reward_shaping=game.reward_shaping,
             pack_root=game.pack_root,
             journal=journal,
         )

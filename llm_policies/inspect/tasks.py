@@ -19,7 +19,7 @@ Task parameters (``-T key=value``):
   ``version`` (0 or 1) and any configuration switch of
   :class:`~maze_envs.escape.types.Config` by name (``radio=false``, ``coordinates=own``) or all
   at once (``config='{radio: false}'``); AGI Maze ``packs`` (bundles, directories or groups),
-  ``budget_factor``, ``max_steps``, ``reward_shaping``, ``pack_root``; labyrinth sets
+  ``budget_factor``, ``max_steps``, ``pack_root``; labyrinth sets
   ``targets`` (each played after the seven tutorials) or ``paths`` (one whole set);
 * ``seeds`` (``0-19``, ``1,5,9``);
 * the harness, as the LLM policies take it
@@ -187,7 +187,6 @@ def agimaze(
     packs: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
     max_steps: int | None = None,
-    reward_shaping: bool = False,
     pack_root: str | None = None,
     seeds: Any = "0",
     prompt_version: str | None = None,
@@ -206,7 +205,6 @@ def agimaze(
     setup: dict[str, Any] = {
         "packs": _list(packs, "packs"),
         "budget_factor": budget_factor,
-        "reward_shaping": reward_shaping,
     }
     if max_steps is not None:
         setup["max_steps"] = max_steps
@@ -223,7 +221,6 @@ def agimaze_set(
     targets: Any = None,
     paths: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
-    reward_shaping: bool = False,
     pack_root: str | None = None,
     seeds: Any = "0",
     prompt_version: str | None = None,
@@ -249,7 +246,6 @@ def agimaze_set(
         targets=[str(t) for t in target_list or []],
         paths=[str(p) for p in path_list or []],
         budget_factor=float(budget_factor),
-        reward_shaping=bool(reward_shaping),
         pack_root=root,
         seeds=seeds,
         options=_policy_options("agimaze", policy),

@@ -1,6 +1,6 @@
 """Inspect's command line (``inspect ...``) with this checkout's entry point and a scripted model.
 
-``python -m tests.inspect.cli_main eval maze_envs/escape --model mazescripted/wall-follower ...``
+``python tests/inspect/cli_main.py eval maze_envs/escape --model mazescripted/wall-follower ...``
 runs ``inspect eval`` exactly as a researcher types it, except for two things a test needs:
 
 * the ``inspect_ai`` entry points are read from this checkout's ``pyproject.toml`` instead of the
@@ -14,6 +14,13 @@ from __future__ import annotations
 
 import sys
 import tomllib
+from pathlib import Path
+
+if __name__ == "__main__":
+    # Run as a script: this folder off the path, the checkout after site-packages (see
+    # tests/inspect/test_cli.py), so `tests.*` imports while the installed metadata still wins.
+    sys.path[0:1] = []
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
 from importlib.metadata import EntryPoint
 from typing import Any
 

@@ -37,13 +37,14 @@ def test_the_installed_entry_point_when_the_metadata_has_it() -> None:
 
 def test_inspect_eval_maze_envs_escape_from_the_command_line(tmp_path: Path) -> None:
     journal = tmp_path / "games.sqlite"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-    }
+    # The script puts the checkout at the END of sys.path: ahead of site-packages, its
+    # maze_envs.egg-info (written by `pip install -e`) would hide the installed metadata by
+    # which Inspect names the tasks `maze_envs/...`, as it never does for a researcher.
+    env = dict(os.environ)
     env.pop("INSPECT_LOG_DIR", None)
     command = [
-        sys.executable, "-m", "tests.inspect.cli_main", "eval", "maze_envs/escape",
+        sys.executable, str(REPO_ROOT / "tests" / "inspect" / "cli_main.py"), "eval",
+        "maze_envs/escape",
         "--model", "mazescripted/wall-follower",
         "-T", "preset=navigator", "-T", "sizes=5", "-T", "max_turns=60", "-T", "seeds=0-1",
         "-T", "check=optional", "-T", "radio=true", "-T", f"journal={journal}",
