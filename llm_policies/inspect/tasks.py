@@ -31,7 +31,8 @@ Task parameters (``-T key=value``):
 Every parameter is checked when the task is made, before any model is called. Inspect names a
 package's tasks after the top-level import package of their module; these tasks belong to the
 ``maze-envs`` distribution (entry point ``maze_envs`` of the group ``inspect_ai``) but live above
-``maze_envs`` in the layering, so each declares ``maze_envs`` as its module (:func:`_named`).
+``maze_envs`` in the layering, so each declares ``maze_envs`` as its module
+(:func:`_maze_envs_task`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from inspect_ai import Task, task
+from inspect_ai._util.registry import registry_name
 from inspect_ai.dataset import MemoryDataset
 
 from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
@@ -65,15 +67,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 __spec_name__: Final = "llm_policies.inspect.tasks"
 
 
-def _named(function: F) -> F:
-    """Register ``function`` under the ``maze_envs/`` namespace (see the module docstring).
+def _maze_envs_task(function: F) -> F:
+    """Register ``function`` as the Inspect task ``maze_envs/<its name>`` (module docstring).
 
-    Only when this module is the package's: loaded as a file (``inspect eval
-    .../tasks.py@escape``), Inspect looks the tasks up by their plain names.
+    Inspect prefixes a task's name with its package only when it finds the package installed
+    (site-packages, or an editable install's metadata); a checkout ahead of that metadata on
+    ``sys.path`` (its ``maze_envs.egg-info``) hides it, so the name is then given whole. Loaded
+    as a file (``inspect eval .../tasks.py@escape``), the tasks keep their plain names.
     """
-    if function.__module__ == __spec_name__:
-        function.__module__ = "maze_envs"
-    return function
+    if function.__module__ != __spec_name__:
+        return task(function)
+    function.__module__ = "maze_envs"
+    plain = function.__name__
+    prefixed = registry_name(function, plain) != plain
+    return task(name=plain if prefixed else f"maze_envs/{plain}")(function)
 
 
 def default_journal() -> Path:
@@ -145,8 +152,7 @@ def _task(
     )
 
 
-@task
-@_named
+@_maze_envs_task
 def escape(
     preset: str | None = None,
     sizes: Any = None,
@@ -181,8 +187,7 @@ def escape(
     return _task(games, escape_score(), path, "maze_envs/escape", {"setup": setup})
 
 
-@task
-@_named
+@_maze_envs_task
 def agimaze(
     packs: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
@@ -215,8 +220,7 @@ def agimaze(
     return _task(games, agimaze_score(), path, "maze_envs/agimaze", {"setup": setup})
 
 
-@task
-@_named
+@_maze_envs_task
 def agimaze_set(
     targets: Any = None,
     paths: Any = None,
