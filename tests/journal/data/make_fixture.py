@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -28,9 +27,14 @@ from maze_envs.journal import Blob, Journal, Recorder
 
 def escape_navigator(journal: Journal) -> None:
     env = maze_escape_v1.parallel_env(
-        preset="navigator", width=5, height=5, max_turns=40, notebook_max_bytes=300, notebook_turn_bytes=100,
+        preset="navigator",
+        width=5,
+        height=5,
+        max_turns=40,
+        notebook_max_bytes=300,
+        notebook_turn_bytes=100,
         journal=journal,
-    )  # fmt: skip
+    )
     moves, words = np.random.default_rng(7), np.random.default_rng(8)
     env.reset(seed=38)  # the agents meet often: teammates' notebooks are shown
     turn = 0
