@@ -85,6 +85,8 @@ def escape_splice(journal: Journal) -> None:
 def escape_abandoned(journal: Journal) -> None:
     env = maze_escape_v1.parallel_env(width=5, height=5, max_turns=30, journal=journal)
     env.reset(seed=8)
+    for index, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(index)
     for _ in range(6):
         env.step({a: env.action_space(a).sample() for a in env.agents})
     env.reset(seed=9)  # abandons game 8 before its end
