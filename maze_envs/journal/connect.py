@@ -31,7 +31,8 @@ from maze_envs.journal.format import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, Jou
 # 2 KiB pages; measured about 15% less per journaled turn), while a commit of one turn still
 # writes few bytes. Files keep the page size they were created with.
 PAGE_SIZE: Final = 4096
-_TIMEOUT: Final = 30.0  # seconds to wait for another connection's write lock
+#: Seconds a journal waits for another connection's write lock before a write fails.
+BUSY_TIMEOUT: Final = 30.0
 _TABLES: Final = frozenset({"games", "turns", "blobs"})
 
 
@@ -75,14 +76,14 @@ def _unreadable(path: Path, exc: sqlite3.Error) -> JournalError:
     return JournalError(f"{path} is not a readable maze-envs journal (SQLite says: {exc})")
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
+def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     """A connection that only reads ``path`` (see the module docstring)."""
     _existing_file(path)
     wal = path.with_name(path.name + "-wal")
     mode = "mode=ro" if wal.exists() else "immutable=1"
     try:
         db = sqlite3.connect(
-            f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=_TIMEOUT
+            f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=timeout
         )
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path} read-only: {exc}") from None
@@ -143,14 +144,19 @@ def _create_schema(db: sqlite3.Connection) -> None:
         raise
 
 
-def open_writable(path: Path, *, create: bool, durable: bool) -> sqlite3.Connection:
-    """A connection that appends to ``path``, creating the journal when ``create`` allows."""
+def open_writable(
+    path: Path, *, create: bool, durable: bool, timeout: float = BUSY_TIMEOUT
+) -> sqlite3.Connection:
+    """A connection that appends to ``path``, creating the journal when ``create`` allows.
+
+    ``timeout``: seconds a write waits for another connection's write lock before it fails.
+    """
     if not create:
         _existing_file(path)
     if path.exists():
         _refuse_unwritable(path)
     try:
-        db = sqlite3.connect(path, isolation_level=None, timeout=_TIMEOUT)
+        db = sqlite3.connect(path, isolation_level=None, timeout=timeout)
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path}: {exc}") from None
     try:

@@ -16,7 +16,7 @@ from typing import Any, Final
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
 from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
-from maze_envs.journal.connect import open_readonly, open_writable
+from maze_envs.journal.connect import BUSY_TIMEOUT, open_readonly, open_writable
 from maze_envs.journal.format import (
     GENESIS_HASH,
     INSERT_BLOB,
@@ -72,6 +72,9 @@ class Journal:
     operating-system crash or power loss, at the price of flushing to disk at each WAL
     checkpoint (the journal copies the WAL into the file every ~16 MiB of rows);
     ``durable=False`` (``synchronous=OFF``) skips those flushes, for runs that can be repeated.
+
+    ``busy_timeout``: seconds a write waits while another connection holds the file's write
+    lock (30 by default); past it the write fails with :class:`JournalError`.
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class Journal:
         durable: bool = True,
         readonly: bool = False,
         durability: str = "batch",
+        busy_timeout: float = BUSY_TIMEOUT,
     ) -> None:
         self.path = Path(path)
         self.durable = durable
@@ -89,9 +93,11 @@ class Journal:
         #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
         self.durability = check_durability(durability)
         if readonly:
-            self._db = open_readonly(self.path)
+            self._db = open_readonly(self.path, busy_timeout)
         else:
-            self._db = open_writable(self.path, create=create, durable=durable)
+            self._db = open_writable(
+                self.path, create=create, durable=durable, timeout=busy_timeout
+            )
         # game id -> (last turn, last state hash, last record hash), for appending turns
         self._tails: dict[int, tuple[int, bytes, bytes]] = {}
         self._stored_blobs: set[str] = set()  # blob keys known to be in the file
