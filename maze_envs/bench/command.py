@@ -10,7 +10,8 @@ Three ways to say what to run:
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
 Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
-arguments or an unusable output folder.
+arguments, an unusable output folder or a journal that cannot be continued (``--resume`` on a
+damaged file).
 
 Example:
     >>> import tempfile
@@ -43,6 +44,7 @@ from maze_envs.bench.runner import (
 )
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, describe_errors
+from maze_envs.journal import JournalError
 
 #: Policies of a command-line setup when none is given.
 DEFAULT_POLICY = "explorer"
@@ -322,6 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run_experiment(experiment, out, options)
     except (RunError, ValueError) as exc:
         print(f"maze-envs bench: {exc}", file=sys.stderr)
+        return 2
+    except JournalError as exc:  # e.g. --resume on a damaged journal
+        print(
+            f"maze-envs bench: {exc}\n  the run in {out} cannot be continued; --fresh starts it "
+            "over (removing it), or choose another --out",
+            file=sys.stderr,
+        )
         return 2
     if (main_job if args.pages is None else args.pages) and result.journal is not None:
         result.pages = write_pages(result.out, result.rows, result.notes)

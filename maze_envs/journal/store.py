@@ -434,9 +434,19 @@ class Journal:
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
-        """A game's stored rows as they are (turn, the four JSON texts, the two hashes)."""
+        """A game's stored rows as they are (turn, the four JSON texts, the two hashes).
+
+        A damaged file raises :class:`JournalError` here, or ``sqlite3.DatabaseError`` from the
+        row it cannot read (:func:`~maze_envs.journal.rows.scan_rows` reports it as a problem).
+        """
         self.flush()
-        yield from self._db.execute(SELECT_TURNS, (game_id,))
+        try:
+            cursor = self._db.execute(SELECT_TURNS, (game_id,))
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(
+                f"cannot read the turns of game {game_id} of {self.path}: {exc}"
+            ) from None
+        yield from cursor
 
     def blob_content(self, key: str) -> str | None:
         """The stored text of blob ``key`` as it is (not checked), or None when absent."""
@@ -478,6 +488,31 @@ class Journal:
             if isinstance(value, _SCALARS):
                 keys.add(value)
         return keys
+
+    def check_integrity(self) -> None:
+        """Raise :class:`JournalError` when the file is damaged (SQLite's ``quick_check``).
+
+        What a run that continues a journal (``maze-envs bench --resume``) calls first, so a
+        damaged file is refused with a message instead of failing midway. It reads the whole
+        file (about a second per 200 MB).
+        """
+        try:
+            found = [
+                line
+                for row in self._read("PRAGMA quick_check")
+                for line in str(row[0]).splitlines()
+                if not line.startswith("*** in database")  # a heading, not a problem
+            ]
+        except JournalError as exc:
+            raise JournalError(f"journal {self.path} is damaged: {exc}") from None
+        if found != ["ok"]:
+            shown = "; ".join(found[:3]) + (
+                f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+            )
+            raise JournalError(
+                f"journal {self.path} is damaged (SQLite's quick_check: {shown}); "
+                f"`maze-envs verify {self.path}` shows which games are intact"
+            )
 
     # -- lifetime ------------------------------------------------------------------------
 
