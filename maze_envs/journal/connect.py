@@ -24,7 +24,13 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from maze_envs.journal.format import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, JournalError
+from maze_envs.journal.format import (
+    APPLICATION_ID,
+    READABLE_VERSIONS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    JournalError,
+)
 
 # Each commit appends the pages it changed to the WAL. With group commit (a batch of 64 rows of
 # about 4 KB each) 4 KiB pages cost the least CPU per row (fewer overflow pages and WAL frames than
@@ -45,8 +51,9 @@ def _existing_file(path: Path) -> None:
         raise JournalError(f"{path} is an empty file, not a maze-envs journal")
 
 
-def _check(db: sqlite3.Connection, path: Path) -> None:
-    """Raise :class:`JournalError` unless ``db`` is a journal of this schema version."""
+def _check(db: sqlite3.Connection, path: Path, *, writing: bool) -> int:
+    """The schema version of journal ``db``; :class:`JournalError` unless this library reads
+    it (or, ``writing``, writes it)."""
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -57,27 +64,36 @@ def _check(db: sqlite3.Connection, path: Path) -> None:
             f"{path} is a SQLite database but not a maze-envs journal "
             f"(application_id {app_id:#x}, expected {APPLICATION_ID:#x})"
         )
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS or (writing and version != SCHEMA_VERSION):
         written_by = ""
         with contextlib.suppress(sqlite3.Error):
             row = db.execute("SELECT library_version FROM games LIMIT 1").fetchone()
             if row is not None:
                 written_by = f", written by maze-envs {row[0]}"
+        if version in READABLE_VERSIONS:
+            raise JournalError(
+                f"{path} uses journal schema version {version}{written_by}; this library writes "
+                f"version {SCHEMA_VERSION} only, so it cannot add to it: open it with "
+                "Journal(path, readonly=True) to read it (maze-envs verify, view and analyze do), "
+                "and write new games to a new journal"
+            )
         raise JournalError(
             f"{path} uses journal schema version {version}{written_by}; this library reads "
-            f"version {SCHEMA_VERSION} only (version 3 added game meta, per-decision records and "
-            "blobs); read or verify it with the maze-envs release that wrote it"
+            f"versions {' and '.join(map(str, READABLE_VERSIONS))} and writes version "
+            f"{SCHEMA_VERSION} (version 3 added game meta, per-decision records and blobs); read "
+            "or verify it with the maze-envs release that wrote it"
         )
     if not tables >= _TABLES:
         raise JournalError(f"{path} lacks the {', '.join(sorted(_TABLES))} tables of a journal")
+    return int(version)
 
 
 def _unreadable(path: Path, exc: sqlite3.Error) -> JournalError:
     return JournalError(f"{path} is not a readable maze-envs journal (SQLite says: {exc})")
 
 
-def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
-    """A connection that only reads ``path`` (see the module docstring)."""
+def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> tuple[sqlite3.Connection, int]:
+    """A connection that only reads ``path`` (see the module docstring), and its version."""
     _existing_file(path)
     wal = path.with_name(path.name + "-wal")
     mode = "mode=ro" if wal.exists() else "immutable=1"
@@ -88,7 +104,7 @@ def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connecti
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path} read-only: {exc}") from None
     try:
-        _check(db, path)
+        version = _check(db, path, writing=False)
     except sqlite3.Error as exc:
         db.close()
         shm = path.with_name(path.name + "-shm")
@@ -103,7 +119,7 @@ def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> sqlite3.Connecti
     except JournalError:
         db.close()
         raise
-    return db
+    return db, version
 
 
 def _refuse_unwritable(path: Path) -> None:
@@ -149,6 +165,7 @@ def open_writable(
 ) -> sqlite3.Connection:
     """A connection that appends to ``path``, creating the journal when ``create`` allows.
 
+    The file must be of the version this library writes (:data:`~.format.SCHEMA_VERSION`).
     ``timeout``: seconds a write waits for another connection's write lock before it fails.
     """
     if not create:
@@ -166,7 +183,7 @@ def open_writable(
         )
         if fresh and create:
             _create_schema(db)
-        _check(db, path)
+        _check(db, path, writing=True)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'NORMAL' if durable else 'OFF'}")
         db.execute("PRAGMA wal_autocheckpoint=0")  # the journal checkpoints between two turns

@@ -16,10 +16,12 @@ from typing import Any, Final
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
 from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
+from maze_envs.journal.changes import ChangeWriter
 from maze_envs.journal.connect import BUSY_TIMEOUT, open_readonly, open_writable
 from maze_envs.journal.format import (
     GENESIS_HASH,
     INSERT_BLOB,
+    SCHEMA_VERSION,
     SELECT_GAME,
     SELECT_HEADER,
     SELECT_TURNS,
@@ -30,13 +32,13 @@ from maze_envs.journal.format import (
     chain_state_hash,
     decode_json,
     encode_json,
-    encode_json_bytes,
     encode_received,
 )
 from maze_envs.journal.rows import (
     EDITED,
     GameInfo,
     GameRecord,
+    RowDecoder,
     TurnRecord,
     game_info,
     scan_rows,
@@ -57,6 +59,8 @@ class Journal:
     ``readonly=True`` opens an existing journal strictly for reading: nothing is ever written,
     so it works on a read-only file and in a read-only directory (see
     :mod:`maze_envs.journal.connect`); the writing methods then raise :class:`JournalError`.
+    New files are of schema version 4 (:attr:`schema_version`); files of version 3 open
+    read-only and read and verify as before (their games are not extended).
 
     ``durability`` says when turns are committed, always in the caller's thread (no writer
     thread or process; docs/journal.md gives the details, the README the measurements):
@@ -92,8 +96,10 @@ class Journal:
         self.readonly = readonly
         #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
         self.durability = check_durability(durability)
+        #: The file's schema version (:data:`~.format.READABLE_VERSIONS`).
+        self.schema_version = SCHEMA_VERSION
         if readonly:
-            self._db = open_readonly(self.path, busy_timeout)
+            self._db, self.schema_version = open_readonly(self.path, busy_timeout)
         else:
             self._db = open_writable(
                 self.path, create=create, durable=durable, timeout=busy_timeout
@@ -105,6 +111,8 @@ class Journal:
         self._batch = TurnBatch()  # rows recorded but not committed yet
         self._committed: dict[int, int] = {}  # game id -> last turn committed to the file
         self._lost: dict[int, str] = {}  # game id -> which of its turns a failed commit lost
+        # game id -> the change writers of its observations and events (what the last turn was)
+        self._changes: dict[int, tuple[ChangeWriter, ChangeWriter]] = {}
         self._last_commit = time.monotonic()
         self._at_exit = weakref.finalize(self, write_at_exit, self._db, self._batch)
 
@@ -203,11 +211,15 @@ class Journal:
         if self._lost:
             self._lost.pop(game_id, None)
         actions_json = encode_received(actions)
+        changes = self._changes.get(game_id)
+        if changes is None:  # a game's first turn here: it is stored whole
+            changes = self._changes[game_id] = (ChangeWriter(), ChangeWriter())
         try:
-            observations_json = encode_json_bytes(observations)
-            events_json = encode_json_bytes(events)
+            observations_json = changes[0].encode(observations, actions_json)
+            events_json = changes[1].encode(events, actions_json)
             decisions_json, texts = encode_decisions(decisions)
         except (TypeError, ValueError) as exc:  # an environment's or a policy's bug
+            self._changes.pop(game_id, None)  # the next turn is stored whole
             raise JournalError(f"cannot record turn {turn} of game {game_id}: {exc}") from None
         state_hash = chain_state_hash(tail[1], state_digest)
         state_hex = state_hash.hex()
@@ -253,6 +265,7 @@ class Journal:
             message = f"cannot write {what} to journal {self.path}: {exc}"
             for game_id in last_turns:
                 self._tails.pop(game_id, None)  # reload the chain's tail from the file next time
+                self._changes.pop(game_id, None)  # and store its next turn whole
                 self._lost[game_id] = message
             raise JournalError(message) from exc
         finally:
@@ -333,6 +346,7 @@ class Journal:
             raise JournalError(f"game {game_id} does not exist or is already finished")
         self._tails.pop(game_id, None)
         self._committed.pop(game_id, None)
+        self._changes.pop(game_id, None)
 
     def copy_game(self, source: Journal, game_id: int) -> int:
         """Copy game ``game_id`` of ``source`` into this journal, verbatim; return its new id.
@@ -344,6 +358,12 @@ class Journal:
         self.flush()
         source.flush()
         db = self._writable()
+        if source.schema_version != self.schema_version:
+            raise JournalError(
+                f"cannot copy game {game_id} of {source.path} (schema version "
+                f"{source.schema_version}) into {self.path} (version {self.schema_version}): "
+                "rows are copied verbatim, so both files must be of the same version"
+            )
         header = source._db.execute(SELECT_HEADER, (game_id,)).fetchone()
         if header is None:
             raise JournalError(f"no game {game_id} in {source.path}")
@@ -419,9 +439,15 @@ class Journal:
         """Every game's header, oldest first."""
         return [game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
 
-    def turns(self, game_id: int) -> Iterator[TurnRecord]:
-        """A game's turns in order; raises :class:`CorruptTurnError` at the first bad one."""
-        for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError):
+    def turns(self, game_id: int, *, observations: bool = True) -> Iterator[TurnRecord]:
+        """A game's turns in order, every observation and event whole (as recorded), whatever
+        the file's version; raises :class:`CorruptTurnError` at the first bad one.
+
+        ``observations=False`` leaves each record's observations empty (``{}``) and skips
+        rebuilding them, for readers that need only actions, events and decisions.
+        """
+        decoder = self.row_decoder(observations=observations)
+        for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError, decoder):
             if not isinstance(item, tuple):
                 raise CorruptTurnError(game_id, item.turn, item.reason)
             record, intact = item
@@ -433,20 +459,19 @@ class Journal:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
-    def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
-        """A game's stored rows as they are (turn, the four JSON texts, the two hashes).
+    def row_decoder(self, *, observations: bool = True) -> RowDecoder:
+        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
+        return RowDecoder(self.schema_version, observations=observations)
 
-        A damaged file raises :class:`JournalError` here, or ``sqlite3.DatabaseError`` from the
-        row it cannot read (:func:`~maze_envs.journal.rows.scan_rows` reports it as a problem).
+    def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
+        """A game's stored rows as they are (turn, the four JSON texts, the two hashes): in
+        version 4, observations and events hold what changed (:meth:`turns` rebuilds them).
+
+        A damaged file raises ``sqlite3.DatabaseError`` from the row it cannot read
+        (:func:`~maze_envs.journal.rows.scan_rows` reports it as a problem).
         """
         self.flush()
-        try:
-            cursor = self._db.execute(SELECT_TURNS, (game_id,))
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(
-                f"cannot read the turns of game {game_id} of {self.path}: {exc}"
-            ) from None
-        yield from cursor
+        yield from self._db.execute(SELECT_TURNS, (game_id,))
 
     def blob_content(self, key: str) -> str | None:
         """The stored text of blob ``key`` as it is (not checked), or None when absent."""

@@ -63,7 +63,7 @@ class _BlobCheck:
 
 
 def _scan(journal: Journal, game_id: int) -> Iterator[tuple[TurnRecord, bool] | Problem]:
-    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError)
+    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError, journal.row_decoder())
 
 
 def scan_turns(journal: Journal, game_id: int) -> Iterator[TurnRecord | Problem]:

@@ -41,9 +41,9 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_view_of_a_game_that_fails_verification_warns_and_exits_1(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     escape_journal(path)
-    # an observation changed after the game was recorded (the hash chain no longer matches)
-    tamper(path, "UPDATE turns SET observations = replace(observations, '\"turn\":5', "
-                 "'\"turn\":6') WHERE game_id = 2 AND turn = 5")  # fmt: skip
+    # an action changed after the game was recorded (the hash chain no longer matches)
+    tamper(path, "UPDATE turns SET actions = replace(actions, '\"move\":1', '\"move\":3') "
+                 "WHERE game_id = 2 AND turn = 5")  # fmt: skip
     done = run_cli("view", str(path), "--out", str(tmp_path / "pages"))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr

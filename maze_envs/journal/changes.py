@@ -1,0 +1,494 @@
+"""Schema version 4: a turn's observations and events stored as what changed since the turn before.
+
+A column value (``{agent: observation}``, ``{agent: events}``) is a tree: a JSON object at depth 0
+to :data:`MAX_DEPTH` - 1 (the column, an agent's value, and two levels inside it) is a
+*container*; any other value is a *leaf*, whose JSON text is what
+:func:`~.format.encode_json_bytes` writes. A turn's stored text is an *item* for the column, read
+against the previous turn's tree of the same game and column (none at turn 0):
+
+``{"$p": 1, key: item, ...}`` (a patch: an object with the key ``"$p"``)
+    The previous container, in its key order, with the listed keys replaced by their items. A
+    key not listed keeps its previous value, except that an *integer* (a JSON number of digits,
+    maybe after ``-``) moves on by the step it last took: ``turn`` 41 after 39 and 40, so the
+    counters that tick every turn cost nothing. A patch adds and removes no key. So a stored
+    observation looks like the observation with only what changed in it.
+``{key: item, ...}`` (any other object at a container's depth)
+    A container with exactly these keys in this order; each item is read against the previous
+    value under the same key, if any. The column itself is always stored so (every agent
+    listed).
+``{"$s": ops}``, ``{"$e": ops}`` (edits, :mod:`.edits`)
+    A text, or another leaf's JSON, as copies of its previous version and of this turn's stored
+    actions text, and new pieces: a notebook that gained a line and lost its oldest is a copy of
+    the old one, a copy of the note from the action and a newline.
+``{"$r": [key, ...]}`` (a reference)
+    The same text as the leaf at that path of this turn's tree, stored once there: a teammate's
+    notebook shown on a shared cell, a radio message every teammate hears.
+``{"$l": value}``
+    The leaf ``value`` (an object that would otherwise read as one of these markers).
+anything else
+    A leaf: that JSON value (an object holding ``"$p"``, or with one of the other markers as
+    its only key, is stored as ``{"$l": value}``). An integer's step is its change from the previous integer at this
+    place (0 when there was none).
+
+Reading applies these rules turn after turn and gives back each turn's full JSON text, byte for
+byte what :func:`~.format.encode_json_bytes` makes of the value (what version 3 stored).
+
+Example:
+    >>> writer, reader = ChangeWriter(), ChangeReader()
+    >>> turns = [{"A": {"turn": t, "notebook": "a note; " * (t + 20)}} for t in range(3)]
+    >>> stored = [writer.encode(value, b"{}") for value in turns]
+    >>> stored[2]
+    b'{"A":{"$p":1,"notebook":{"$s":[[0,168],"a note; "]}}}'
+    >>> [orjson.loads(reader.decode(text, b"{}")) == value for text, value in zip(stored, turns)]
+    [True, True, True]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import numpy as np
+import orjson
+
+from maze_envs.journal.edits import EDIT_MIN, apply_bytes_edit, apply_text_edit, bytes_edit
+from maze_envs.journal.edits import text_edit as _text_edit
+from maze_envs.journal.format import json_default
+
+PATCH: Final = "$p"
+TEXT_EDIT: Final = "$s"
+EDIT: Final = "$e"
+REF: Final = "$r"
+LITERAL: Final = "$l"
+MARKERS: Final = frozenset({PATCH, TEXT_EDIT, EDIT, REF, LITERAL})
+#: Objects at depths below this are containers (the column 0, an agent's value 1, then 2, 3).
+MAX_DEPTH: Final = 4
+#: A text this long or longer that is the very object of another text of the same turn (a
+#: notebook shown to a teammate, a radio message) is stored as a reference to it.
+REF_MIN: Final = 24
+
+_OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # the integers JSON readers (orjson) take exactly
+_KEYS: dict[str, bytes] = {}
+_UNCHANGED: Final = b'{"$p":1}'
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=json_default, option=_OPTIONS)
+
+
+def _key(key: Any) -> bytes:
+    if type(key) is not str:
+        raise TypeError(f"mapping keys must be strings to be stored, got {key!r}")
+    if len(_KEYS) > 4096:
+        _KEYS.clear()
+    text = _KEYS[key] = orjson.dumps(key)
+    return text
+
+
+def _is_int(fragment: bytes) -> bool:
+    return fragment.isdigit() or (fragment[:1] == b"-" and fragment[1:].isdigit())
+
+
+def _is_marker(value: Mapping[str, Any]) -> bool:
+    """Whether an object would read as a marker (so it is stored as ``{"$l": value}``)."""
+    return PATCH in value or (len(value) == 1 and next(iter(value)) in MARKERS)
+
+
+class Node:
+    """A container: its children by key (in order), its JSON text once known, and whether an
+    integer under it moves on by itself (a non-zero step)."""
+
+    __slots__ = ("children", "keys", "moving", "text")
+
+    def __init__(self, children: dict[str, Any]) -> None:
+        self.children = children
+        self.keys: tuple[str, ...] = ()
+        self.text: bytes | None = None
+        self.moving = False
+
+
+class _Array:
+    """A numpy array leaf of the writer: what identifies its value, and its JSON."""
+
+    __slots__ = ("fragment", "signature")
+
+    def __init__(self, signature: tuple[Any, ...], fragment: bytes) -> None:
+        self.signature = signature
+        self.fragment = fragment
+
+
+class _Out:
+    """What a container stores: ``(key JSON, item)`` parts, and whether it is a patch."""
+
+    __slots__ = ("parts", "patch")
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[bytes, Any]] = []
+        self.patch = False
+
+
+# A container whose walk waits until every agent's top level is written (so that a reference
+# from inside it finds the agents' own texts): (value, old, depth, path, out, parent, key, text).
+_Deferred = tuple[Mapping[str, Any], Any, int, tuple[str, ...], _Out, Node, str, bytes | None]
+
+
+class ChangeWriter:
+    """Encodes one column of one game, turn after turn (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._root: Node | None = None
+        self._refs: dict[int, tuple[str, ...]] = {}
+        self._actions = b""
+
+    def encode(self, value: Mapping[str, Any], actions: bytes) -> bytes:
+        """This turn's stored text of ``value`` (``actions``: this turn's stored actions text).
+
+        Raises ``TypeError`` for a value JSON cannot hold (the previous turn stays the base).
+        """
+        if not isinstance(value, Mapping):
+            raise TypeError(f"a column value must be a mapping, got {type(value).__name__}")
+        self._refs, self._actions = {}, actions
+        out, deferred = _Out(), []
+        try:
+            root = self._walk(value, self._root, 0, (), out, deferred)
+            for item, old, depth, path, sub, parent, key, text in deferred:
+                child = self._walk(item, old, depth, path, sub, None)
+                child.text = text
+                parent.children[key] = child
+        finally:
+            self._refs, self._actions = {}, b""
+        self._root = root
+        return _serialize(out)
+
+    def _walk(
+        self,
+        value: Mapping[str, Any],
+        old: Node | None,
+        depth: int,
+        path: tuple[str, ...],
+        out: _Out,
+        deferred: list[_Deferred] | None,
+    ) -> Node:
+        node = Node({})
+        children, parts, refs = node.children, out.parts, self._refs
+        keys = node.keys = tuple(value)
+        olds = old.children if old is not None else {}
+        patch = out.patch = old is not None and old.keys == keys and depth > 0
+        inner = depth + 1
+        moving = False
+        for key, item in value.items():
+            kj = _KEYS.get(key) or _key(key)
+            previous = olds.get(key)
+            kind = type(item)
+            if kind is int:
+                if not _INT_MIN <= item <= _INT_MAX:
+                    raise TypeError(f"integer {item} does not fit in 64 bits")
+                if type(previous) is tuple:
+                    before, step = previous
+                    if patch and item == before + step:  # as predicted: not stored
+                        children[key] = (item, step) if step else previous
+                        moving = moving or step != 0
+                        continue
+                    step = item - before
+                else:
+                    step = 0
+                children[key] = (item, step)
+                moving = moving or step != 0
+                parts.append((kj, b"%d" % item))
+            elif kind is str:
+                children[key] = item
+                if type(previous) is str and (item is previous or item == previous):
+                    if len(item) >= REF_MIN:
+                        refs.setdefault(id(item), (*path, key))
+                    if not patch:
+                        parts.append((kj, orjson.dumps(item)))
+                else:
+                    parts.append((kj, self._text(item, previous, (*path, key))))
+            elif kind is dict and inner < MAX_DEPTH and not _is_marker(item):
+                self._container(node, key, kj, item, previous, inner, path, out, deferred)
+            elif kind is np.ndarray and item.ndim:
+                signature = (item.dtype.str, item.shape, item.tobytes())
+                if type(previous) is _Array and previous.signature == signature:
+                    children[key] = previous
+                    if not patch:
+                        parts.append((kj, previous.fragment))
+                    continue
+                fragment = _dumps(item)
+                children[key] = _Array(signature, fragment)
+                parts.append((kj, self._changed(fragment, previous)))
+            elif self._other(node, key, kj, item, previous, inner, path, out, deferred):
+                moving = True
+        node.moving = moving or any(type(c) is Node and c.moving for c in children.values())
+        return node
+
+    def _container(
+        self,
+        node: Node,
+        key: str,
+        kj: bytes,
+        value: Mapping[str, Any],
+        previous: Any,
+        depth: int,
+        path: tuple[str, ...],
+        out: _Out,
+        deferred: list[_Deferred] | None,
+    ) -> None:
+        """Write a child container (compared whole first, deferred at an agent's top level)."""
+        old = previous if type(previous) is Node else None
+        text = None
+        if depth >= 2:  # small containers: compared whole first (most stay the same)
+            text = _dumps(value)
+            if old is not None and not old.moving and old.text == text:
+                node.children[key] = old
+                if not out.patch:
+                    out.parts.append((kj, _UNCHANGED))
+                return
+        sub = _Out()
+        out.parts.append((kj, sub))
+        if deferred is not None and depth >= 2:
+            node.children[key] = old  # replaced once the deferred walk is done
+            deferred.append((value, old, depth, (*path, key), sub, node, key, text))
+            return
+        child = self._walk(value, old, depth, (*path, key), sub, deferred)
+        child.text = text
+        node.children[key] = child
+
+    def _other(
+        self,
+        node: Node,
+        key: str,
+        kj: bytes,
+        value: Any,
+        previous: Any,
+        depth: int,
+        path: tuple[str, ...],
+        out: _Out,
+        deferred: list[_Deferred] | None,
+    ) -> bool:
+        """A leaf of another type (or an object JSON writes as an object): whether it moves."""
+        fragment = _dumps(value)
+        if _is_int(fragment):  # numpy integers...: integers, as they read
+            number = int(fragment)
+            if type(previous) is tuple:
+                before, step = previous
+                if out.patch and number == before + step:
+                    node.children[key] = (number, step)
+                    return step != 0
+                step = number - before
+            else:
+                step = 0
+            node.children[key] = (number, step)
+            out.parts.append((kj, fragment))
+            return step != 0
+        if fragment[:1] == b'"':  # a str subclass...: a text, as it reads
+            text = orjson.loads(fragment)
+            node.children[key] = text
+            if text != previous or type(previous) is not str or not out.patch:
+                out.parts.append((kj, self._text(text, previous, (*path, key))))
+            return False
+        marker = False
+        if fragment[:1] == b"{" and (depth < MAX_DEPTH or fragment[:3] == b'{"$'):
+            decoded = orjson.loads(fragment)
+            marker = _is_marker(decoded)
+            if not marker and depth < MAX_DEPTH:  # read back as a container: write it so
+                self._container(node, key, kj, decoded, previous, depth, path, out, deferred)
+                return False
+        node.children[key] = fragment
+        if fragment != previous or not out.patch:
+            stored = self._changed(fragment, previous)
+            wrap = marker and stored is fragment
+            out.parts.append((kj, b'{"$l":' + stored + b"}" if wrap else stored))
+        return False
+
+    def _text(self, value: str, previous: Any, path: tuple[str, ...]) -> bytes:
+        if len(value) >= REF_MIN:
+            target = self._refs.get(id(value))
+            if target is not None:
+                return b'{"$r":' + orjson.dumps(target) + b"}"
+            self._refs[id(value)] = path
+        if type(previous) is str and len(value) >= EDIT_MIN:
+            stored = _text_edit(previous, value, self._actions)
+            if stored is not None:
+                return stored
+        return orjson.dumps(value)
+
+    def _changed(self, fragment: bytes, previous: Any) -> bytes:
+        if len(fragment) >= EDIT_MIN:
+            before = previous.fragment if type(previous) is _Array else previous
+            if type(before) is bytes:
+                stored = bytes_edit(before, fragment, self._actions)
+                if stored is not None:
+                    return stored
+        return fragment
+
+
+def _serialize(out: _Out) -> bytes:
+    items = []
+    for kj, item in out.parts:
+        if type(item) is _Out:
+            if item.patch and not item.parts:  # nothing but predictions: nothing to store
+                if out.patch:
+                    continue
+                item = _UNCHANGED
+            else:
+                item = _serialize(item)
+        items.append(kj + b":" + item)
+    if out.patch:
+        items.insert(0, b'"$p":1')
+    return b"{" + b",".join(items) + b"}"
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+_PENDING: Final = object()
+_References = list[tuple[dict[str, Any], str, Any]]
+
+
+def _advance(value: Any) -> Any:
+    """A value a patch does not list: its integers move on by their steps."""
+    kind = type(value)
+    if kind is tuple:
+        return (value[0] + value[1], value[1]) if value[1] else value
+    if kind is Node and value.moving:
+        node = Node({key: _advance(child) for key, child in value.children.items()})
+        node.keys, node.moving = value.keys, True
+        return node
+    return value
+
+
+def _text(value: Any) -> bytes:
+    kind = type(value)
+    if kind is bytes:
+        return value  # type: ignore[no-any-return]
+    if kind is str:
+        return orjson.dumps(value)
+    if kind is tuple:
+        return b"%d" % value[0]
+    if value.text is None:
+        value.text = (
+            b"{"
+            + b",".join(_key(key) + b":" + _text(child) for key, child in value.children.items())
+            + b"}"
+        )
+    return value.text  # type: ignore[no-any-return]
+
+
+def _literal(value: Any, previous: Any) -> Any:
+    kind = type(value)
+    if kind is int:
+        return (value, value - previous[0] if type(previous) is tuple else 0)
+    if kind is str:
+        return value
+    return _dumps(value)
+
+
+class ChangeReader:
+    """Rebuilds one column of one game, turn after turn, as full JSON text."""
+
+    def __init__(self) -> None:
+        self._root: Node | None = None
+
+    def decode(self, stored: str | bytes, actions: bytes) -> bytes:
+        """This turn's full JSON text; ``ValueError`` when the stored item cannot be read.
+
+        ``actions``: this turn's stored actions text (edits may copy from it).
+        """
+        try:
+            item = orjson.loads(stored)
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc})") from None
+        refs: _References = []
+        try:
+            root = self._item(item, self._root, 0, actions, refs, None, "")
+            if type(root) is not Node:
+                raise ValueError("the stored value is not a JSON object")
+            for children, key, path in refs:
+                children[key] = _target(root, path)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ValueError(
+                f"cannot apply the stored changes ({type(exc).__name__}: {exc})"
+            ) from None
+        self._root = root
+        return _text(root)
+
+    def _item(
+        self,
+        item: Any,
+        old: Any,
+        depth: int,
+        actions: bytes,
+        refs: _References,
+        children: dict[str, Any] | None,
+        key: str,
+    ) -> Any:
+        if type(item) is not dict:
+            return _literal(item, old)
+        if PATCH in item and depth < MAX_DEPTH:
+            return self._patch(item, old, depth, actions, refs)
+        if len(item) == 1:
+            marker, body = next(iter(item.items()))
+            if marker == TEXT_EDIT:
+                return apply_text_edit(body, old, actions)
+            if marker == EDIT:
+                return apply_bytes_edit(body, old, actions)
+            if marker == REF and children is not None and type(body) is list:
+                refs.append((children, key, body))
+                return _PENDING
+            if marker == LITERAL:
+                return _literal(body, old)
+            if marker in MARKERS:
+                raise ValueError(f"{marker} where it cannot be")
+        if depth >= MAX_DEPTH:
+            return _dumps(item)
+        node = Node({})
+        node.keys = tuple(item)
+        olds = old.children if type(old) is Node else {}
+        for name, sub in item.items():
+            node.children[name] = self._item(
+                sub, olds.get(name), depth + 1, actions, refs, node.children, name
+            )
+        node.moving = _moving(node)
+        return node
+
+    def _patch(self, body: Any, old: Any, depth: int, actions: bytes, refs: _References) -> Any:
+        if type(old) is not Node:
+            raise ValueError("a patch of something that was not an object")
+        if len(body) == 1:
+            return _advance(old)
+        if not body.keys() - {PATCH} <= old.children.keys():
+            added = sorted(body.keys() - old.children.keys() - {PATCH})
+            raise ValueError(f"a patch adds keys {added}")
+        node = Node({})
+        node.keys = old.keys
+        children = node.children
+        for name, previous in old.children.items():
+            if name in body:
+                children[name] = self._item(
+                    body[name], previous, depth + 1, actions, refs, children, name
+                )
+            else:
+                children[name] = _advance(previous)
+        node.moving = _moving(node)
+        return node
+
+
+def _target(root: Node, path: list[Any]) -> str:
+    node: Any = root
+    for name in path[:-1]:
+        node = node.children[name]
+    leaf = node.children[path[-1]]
+    if type(leaf) is not str:
+        raise ValueError(f"the reference {path} does not name a text of this turn")
+    return leaf  # type: ignore[no-any-return]
+
+
+def _moving(node: Node) -> bool:
+    for child in node.children.values():
+        kind = type(child)
+        if (kind is tuple and child[1]) or (kind is Node and child.moving):
+            return True
+    return False
+
+
+__all__ = ["MARKERS", "MAX_DEPTH", "REF_MIN", "ChangeReader", "ChangeWriter", "Node"]
