@@ -6,16 +6,17 @@ to :data:`MAX_DEPTH` - 1 (the column, an agent's value, and two levels inside it
 :func:`~.format.encode_json_bytes` writes. A turn's stored text is an *item* for the column, read
 against the previous turn's tree of the same game and column (none at turn 0):
 
-``{"$p": 1, key: item, ...}`` (a patch: an object with the key ``"$p"``)
+``{key: item, ...}`` (an object at a container's depth, where the previous value is a
+container: a patch)
     The previous container, in its key order, with the listed keys replaced by their items. A
     key not listed keeps its previous value, except that an *integer* (a JSON number of digits,
     maybe after ``-``) moves on by the step it last took: ``turn`` 41 after 39 and 40, so the
-    counters that tick every turn cost nothing. A patch adds and removes no key. So a stored
-    observation looks like the observation with only what changed in it.
-``{key: item, ...}`` (any other object at a container's depth)
-    A container with exactly these keys in this order; each item is read against the previous
-    value under the same key, if any. The column itself is always stored so (every agent
-    listed).
+    counters that tick every turn cost nothing. A patch adds and removes no key, so a stored
+    observation looks like the observation with only what changed in it (``{}``: nothing).
+    The column lists every agent.
+``{"$n": 1, key: item, ...}``, or an object where the previous value is not a container
+    A new container with exactly these keys in this order; each item is read against the
+    previous value under the same key, if any.
 ``{"$s": ops}``, ``{"$e": ops}`` (edits, :mod:`.edits`)
     A text, or another leaf's JSON, as copies of its previous version and of this turn's stored
     actions text, and new pieces: a notebook that gained a line and lost its oldest is a copy of
@@ -26,9 +27,9 @@ against the previous turn's tree of the same game and column (none at turn 0):
 ``{"$l": value}``
     The leaf ``value`` (an object that would otherwise read as one of these markers).
 anything else
-    A leaf: that JSON value (an object holding ``"$p"``, or with one of the other markers as
-    its only key, is stored as ``{"$l": value}``). An integer's step is its change from the previous integer at this
-    place (0 when there was none).
+    A leaf: that JSON value (an object holding ``"$n"``, or with one of the other markers as
+    its only key, is stored as ``{"$l": value}``). An integer's step is its change from the
+    previous integer at this place (0 when there was none).
 
 Reading applies these rules turn after turn and gives back each turn's full JSON text, byte for
 byte what :func:`~.format.encode_json_bytes` makes of the value (what version 3 stored).
@@ -38,7 +39,7 @@ Example:
     >>> turns = [{"A": {"turn": t, "notebook": "a note; " * (t + 20)}} for t in range(3)]
     >>> stored = [writer.encode(value, b"{}") for value in turns]
     >>> stored[2]
-    b'{"A":{"$p":1,"notebook":{"$s":[[0,168],"a note; "]}}}'
+    b'{"A":{"notebook":{"$s":[[0,168],"a note; "]}}}'
     >>> [orjson.loads(reader.decode(text, b"{}")) == value for text, value in zip(stored, turns)]
     [True, True, True]
 """
@@ -55,12 +56,12 @@ from maze_envs.journal.edits import EDIT_MIN, apply_bytes_edit, apply_text_edit,
 from maze_envs.journal.edits import text_edit as _text_edit
 from maze_envs.journal.format import json_default
 
-PATCH: Final = "$p"
+NEW: Final = "$n"
 TEXT_EDIT: Final = "$s"
 EDIT: Final = "$e"
 REF: Final = "$r"
 LITERAL: Final = "$l"
-MARKERS: Final = frozenset({PATCH, TEXT_EDIT, EDIT, REF, LITERAL})
+MARKERS: Final = frozenset({NEW, TEXT_EDIT, EDIT, REF, LITERAL})
 #: Objects at depths below this are containers (the column 0, an agent's value 1, then 2, 3).
 MAX_DEPTH: Final = 4
 #: A text this long or longer that is the very object of another text of the same turn (a
@@ -70,7 +71,7 @@ REF_MIN: Final = 24
 _OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # the integers JSON readers (orjson) take exactly
 _KEYS: dict[str, bytes] = {}
-_UNCHANGED: Final = b'{"$p":1}'
+_UNCHANGED: Final = b"{}"
 
 
 def _dumps(value: Any) -> bytes:
@@ -92,7 +93,7 @@ def _is_int(fragment: bytes) -> bool:
 
 def _is_marker(value: Mapping[str, Any]) -> bool:
     """Whether an object would read as a marker (so it is stored as ``{"$l": value}``)."""
-    return PATCH in value or (len(value) == 1 and next(iter(value)) in MARKERS)
+    return NEW in value or (len(value) == 1 and next(iter(value)) in MARKERS)
 
 
 class Node:
@@ -119,13 +120,14 @@ class _Array:
 
 
 class _Out:
-    """What a container stores: ``(key JSON, item)`` parts, and whether it is a patch."""
+    """What a container stores: ``(key JSON, item)`` parts; whether it is a patch, whether it
+    leaves out what is unchanged (a patch below the column), whether it is marked new."""
 
-    __slots__ = ("parts", "patch")
+    __slots__ = ("new", "parts", "patch", "skip")
 
     def __init__(self) -> None:
         self.parts: list[tuple[bytes, Any]] = []
-        self.patch = False
+        self.patch = self.skip = self.new = False
 
 
 # A container whose walk waits until every agent's top level is written (so that a reference
@@ -149,7 +151,7 @@ class ChangeWriter:
         if not isinstance(value, Mapping):
             raise TypeError(f"a column value must be a mapping, got {type(value).__name__}")
         self._refs, self._actions = {}, actions
-        out, deferred = _Out(), []
+        out, deferred = _Out(), list[_Deferred]()
         try:
             root = self._walk(value, self._root, 0, (), out, deferred)
             for item, old, depth, path, sub, parent, key, text in deferred:
@@ -174,7 +176,9 @@ class ChangeWriter:
         children, parts, refs = node.children, out.parts, self._refs
         keys = node.keys = tuple(value)
         olds = old.children if old is not None else {}
-        patch = out.patch = old is not None and old.keys == keys and depth > 0
+        patch = out.patch = old is not None and old.keys == keys
+        out.new = old is not None and not patch
+        patch = out.skip = patch and depth > 0  # the column lists every agent
         inner = depth + 1
         moving = False
         for key, item in value.items():
@@ -241,7 +245,7 @@ class ChangeWriter:
             text = _dumps(value)
             if old is not None and not old.moving and old.text == text:
                 node.children[key] = old
-                if not out.patch:
+                if not out.skip:
                     out.parts.append((kj, _UNCHANGED))
                 return
         sub = _Out()
@@ -272,7 +276,7 @@ class ChangeWriter:
             number = int(fragment)
             if type(previous) is tuple:
                 before, step = previous
-                if out.patch and number == before + step:
+                if out.skip and number == before + step:
                     node.children[key] = (number, step)
                     return step != 0
                 step = number - before
@@ -284,7 +288,7 @@ class ChangeWriter:
         if fragment[:1] == b'"':  # a str subclass...: a text, as it reads
             text = orjson.loads(fragment)
             node.children[key] = text
-            if text != previous or type(previous) is not str or not out.patch:
+            if text != previous or type(previous) is not str or not out.skip:
                 out.parts.append((kj, self._text(text, previous, (*path, key))))
             return False
         marker = False
@@ -295,7 +299,7 @@ class ChangeWriter:
                 self._container(node, key, kj, decoded, previous, depth, path, out, deferred)
                 return False
         node.children[key] = fragment
-        if fragment != previous or not out.patch:
+        if fragment != previous or not out.skip:
             stored = self._changed(fragment, previous)
             wrap = marker and stored is fragment
             out.parts.append((kj, b'{"$l":' + stored + b"}" if wrap else stored))
@@ -328,14 +332,14 @@ def _serialize(out: _Out) -> bytes:
     for kj, item in out.parts:
         if type(item) is _Out:
             if item.patch and not item.parts:  # nothing but predictions: nothing to store
-                if out.patch:
+                if out.skip:
                     continue
                 item = _UNCHANGED
             else:
                 item = _serialize(item)
         items.append(kj + b":" + item)
-    if out.patch:
-        items.insert(0, b'"$p":1')
+    if out.new:
+        items.insert(0, b'"$n":1')
     return b"{" + b",".join(items) + b"}"
 
 
@@ -360,7 +364,7 @@ def _advance(value: Any) -> Any:
 def _text(value: Any) -> bytes:
     kind = type(value)
     if kind is bytes:
-        return value  # type: ignore[no-any-return]
+        return value
     if kind is str:
         return orjson.dumps(value)
     if kind is tuple:
@@ -371,7 +375,7 @@ def _text(value: Any) -> bytes:
             + b",".join(_key(key) + b":" + _text(child) for key, child in value.children.items())
             + b"}"
         )
-    return value.text  # type: ignore[no-any-return]
+    return value.text
 
 
 def _literal(value: Any, previous: Any) -> Any:
@@ -424,8 +428,6 @@ class ChangeReader:
     ) -> Any:
         if type(item) is not dict:
             return _literal(item, old)
-        if PATCH in item and depth < MAX_DEPTH:
-            return self._patch(item, old, depth, actions, refs)
         if len(item) == 1:
             marker, body = next(iter(item.items()))
             if marker == TEXT_EDIT:
@@ -437,10 +439,13 @@ class ChangeReader:
                 return _PENDING
             if marker == LITERAL:
                 return _literal(body, old)
-            if marker in MARKERS:
+            if marker in MARKERS and marker != NEW:
                 raise ValueError(f"{marker} where it cannot be")
         if depth >= MAX_DEPTH:
             return _dumps(item)
+        if type(old) is Node and NEW not in item:
+            return self._patch(item, old, depth, actions, refs)
+        item.pop(NEW, None)
         node = Node({})
         node.keys = tuple(item)
         olds = old.children if type(old) is Node else {}
@@ -452,13 +457,10 @@ class ChangeReader:
         return node
 
     def _patch(self, body: Any, old: Any, depth: int, actions: bytes, refs: _References) -> Any:
-        if type(old) is not Node:
-            raise ValueError("a patch of something that was not an object")
-        if len(body) == 1:
+        if not body:
             return _advance(old)
-        if not body.keys() - {PATCH} <= old.children.keys():
-            added = sorted(body.keys() - old.children.keys() - {PATCH})
-            raise ValueError(f"a patch adds keys {added}")
+        if not body.keys() <= old.children.keys():
+            raise ValueError(f"a patch adds keys {sorted(body.keys() - old.children.keys())}")
         node = Node({})
         node.keys = old.keys
         children = node.children
@@ -480,7 +482,7 @@ def _target(root: Node, path: list[Any]) -> str:
     leaf = node.children[path[-1]]
     if type(leaf) is not str:
         raise ValueError(f"the reference {path} does not name a text of this turn")
-    return leaf  # type: ignore[no-any-return]
+    return leaf
 
 
 def _moving(node: Node) -> bool:
