@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from maze_envs.journal import GameInfo, Journal, JournalError
+from maze_envs.journal.read.tracks import is_escape_game
 from maze_envs.view.page import render_page
-from maze_envs.view.tracks import is_escape_game
 
 
 def is_agimaze_game(info: GameInfo) -> bool:

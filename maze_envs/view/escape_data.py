@@ -1,10 +1,11 @@
 """The data of a Maze Escape viewer page, read from a journal.
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
-:mod:`maze_envs.view.tracks`); the observation in its readable JSON form (edge kinds, landmark
-names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn game stays
-small; the action as received and in readable form; the events; and the per-decision records the
-runner attached (prompts, raw replies), whose large repeated texts stay journal blobs, stored once.
+:mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
+landmark names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn
+game stays small; the action as received and in readable form; the events; and the per-decision
+records the runner attached (prompts, raw replies), whose large repeated texts stay journal blobs,
+stored once.
 The journal is verified by replay on the way and the verdict is shown on the page; a game that
 fails is drawn only up to its first bad turn.
 
@@ -37,9 +38,9 @@ from maze_envs.escape.convert import (
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord
+from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 from maze_envs.view.decisions import decision_tables
 from maze_envs.view.page import text_deltas
-from maze_envs.view.tracks import EscapeTrack, escape_track
 from maze_envs.view.verification import verify
 
 

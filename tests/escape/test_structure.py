@@ -144,6 +144,8 @@ FLOORS: dict[str, int] = {
     "maze_envs.journal": 1,
     "maze_envs.escape": 2,
     "maze_envs.agimaze": 2,
+    # reading journaled games (tracks, replayed steps): above the envs, below view and bench
+    "maze_envs.journal.read": 3,
     "maze_envs._registration": 3,
     "maze_envs.maze_escape_v0": 3,
     "maze_envs.maze_escape_v1": 3,
@@ -158,7 +160,14 @@ FLOORS: dict[str, int] = {
 }
 
 
+#: Packages that are a floor of their own inside another floor's folder.
+SUB_FLOORS = ("maze_envs.journal.read",)
+
+
 def _floor(module: str) -> str:
+    for floor in SUB_FLOORS:
+        if module == floor or module.startswith(floor + "."):
+            return floor
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
@@ -197,3 +206,26 @@ def test_each_floor_imports_only_floors_below_it() -> None:
         if above:
             upward[module] = above
     assert upward == {}, f"modules importing a floor that is not below theirs: {upward}"
+
+
+def test_the_analysis_and_the_viewer_share_the_reading_floor_and_not_each_other() -> None:
+    """Journal reading (tracks, replayed steps, text changes) is a floor of its own that the
+    viewer and the analysis both use; the analysis imports nothing of the viewer (issue 17)."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    imports = {module: _all_imports(path, module, set(files)) for module, path in files.items()}
+    analysis = {m: i for m, i in imports.items() if m.startswith("maze_envs.bench.analysis")}
+    into_view = {
+        m: sorted(i for i in found if i.startswith("maze_envs.view"))
+        for m, found in analysis.items()
+    }
+    assert {m: i for m, i in into_view.items() if i} == {}
+    reading = "maze_envs.journal.read"
+    assert any(i.startswith(reading) for found in analysis.values() for i in found)
+    viewer = [found for m, found in imports.items() if m.startswith("maze_envs.view")]
+    assert any(i.startswith(reading) for found in viewer for i in found)
+    # the journal proper knows nothing of the environments nor of its reading floor
+    journal = {m: i for m, i in imports.items() if _floor(m) == "maze_envs.journal"}
+    above = {
+        m: sorted(x for x in i if _floor(x) != "maze_envs.journal") for m, i in journal.items()
+    }
+    assert {m: i for m, i in above.items() if i} == {}

@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from maze_envs.agimaze.recording import SET_ENV_ID
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.view.agimaze_data import SET_ENV_ID, replay_steps
+from maze_envs.journal.read.agimaze import replay_steps
 
 _OPPOSITE: Final = {"up": "down", "down": "up", "left": "right", "right": "left"}
 _BUMPS: Final = frozenset({"bumped_wall", "bumped_monolith"})

@@ -1,8 +1,8 @@
 """The behavioural metrics of one Maze Escape game, per agent and for the team.
 
 Each metric is computed from the journal alone (what each agent saw, sent and was told), with the
-agents' true cells rebuilt by :func:`maze_envs.view.tracks.escape_track`. Definitions (turn ``t``
-holds the action chosen after seeing turn ``t - 1``):
+agents' true cells rebuilt by :func:`maze_envs.journal.read.tracks.escape_track`. Definitions
+(turn ``t`` holds the action chosen after seeing turn ``t - 1``):
 
 ``decisions``
     Turns the agent acted (turns 1 to the last).
@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from maze_envs.bench.analysis.patterns import copied_passages, has_coordinates, names_frame
-from maze_envs.view.tracks import EscapeTrack
+from maze_envs.journal.read.tracks import EscapeTrack
 
 _OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
 _WALLS: Final = frozenset({"bumped_interior_wall", "bumped_outer_brick"})
