@@ -123,7 +123,7 @@ def _slid(item: np.ndarray[Any, Any], data: bytes, old: _Array) -> tuple[bytes, 
     """(JSON, stored edit) of an integer array that is ``old`` moved on by one row (a trail: its
     oldest entry dropped, a new one appended), or None when it is not."""
     rows = item.shape[0]
-    if item.ndim > 2 or rows < 2 or item.dtype.kind not in "iub":
+    if item.ndim > 2 or rows < 8 or item.dtype.kind not in "iub":
         return None
     size = len(data) // rows
     if data[:-size] != old.data[size:]:
@@ -283,7 +283,9 @@ class ChangeWriter:
         whether it moves (known for a container walked now)."""
         old = previous if type(previous) is Node else None
         text = None
-        if depth >= 2:  # small containers: compared whole first (most stay the same)
+        # small containers are compared whole first (most stay the same), unless they hold a
+        # counter that moves on (then they never stay the same)
+        if depth >= 2 and (old is None or not old.moving):
             text = _dumps(value)
             if old is not None and not old.moving and old.text == text:
                 node.children[key] = old
