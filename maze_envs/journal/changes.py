@@ -21,14 +21,18 @@ container: a patch)
     A text, or another leaf's JSON, as copies of its previous version and of this turn's stored
     actions text, and new pieces: a notebook that gained a line and lost its oldest is a copy of
     the old one, a copy of the note from the action and a newline.
+``{"$h": n}`` (a text seen before)
+    The text this place held as its ``n``-th distinct text (counted from 0 for each place of the
+    tree, over texts of at most :data:`HISTORY_CHARS` characters; only the last
+    :data:`HISTORY_SIZE` are kept): a narration or a reason that comes back.
 ``{"$r": [key, ...]}`` (a reference)
     The same text as the leaf at that path of this turn's tree, stored once there: a teammate's
     notebook shown on a shared cell, a radio message every teammate hears.
 ``{"$l": value}``
     The leaf ``value`` (an object that would otherwise read as one of these markers).
 anything else
-    A leaf: that JSON value (an object holding ``"$n"``, or with one of the other markers as
-    its only key, is stored as ``{"$l": value}``). An integer's step is its change from the
+    A leaf: that JSON value (an object with a key that is one of these markers is a leaf,
+    stored as ``{"$l": value}``). An integer's step is its change from the
     previous integer at this place (0 when there was none).
 
 Reading applies these rules turn after turn and gives back each turn's full JSON text, byte for
@@ -46,6 +50,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -60,13 +65,17 @@ NEW: Final = "$n"
 TEXT_EDIT: Final = "$s"
 EDIT: Final = "$e"
 REF: Final = "$r"
+HISTORY: Final = "$h"
 LITERAL: Final = "$l"
-MARKERS: Final = frozenset({NEW, TEXT_EDIT, EDIT, REF, LITERAL})
+MARKERS: Final = frozenset({NEW, TEXT_EDIT, EDIT, REF, HISTORY, LITERAL})
 #: Objects at depths below this are containers (the column 0, an agent's value 1, then 2, 3).
 MAX_DEPTH: Final = 4
 #: A text this long or longer that is the very object of another text of the same turn (a
 #: notebook shown to a teammate, a radio message) is stored as a reference to it.
 REF_MIN: Final = 24
+#: Texts up to this long are remembered at their place, the last :data:`HISTORY_SIZE` of them.
+HISTORY_CHARS: Final = 512
+HISTORY_SIZE: Final = 32
 
 _OPTIONS: Final = orjson.OPT_SERIALIZE_NUMPY
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # the integers JSON readers (orjson) take exactly
@@ -92,8 +101,9 @@ def _is_int(fragment: bytes) -> bool:
 
 
 def _is_marker(value: Mapping[str, Any]) -> bool:
-    """Whether an object would read as a marker (so it is stored as ``{"$l": value}``)."""
-    return NEW in value or (len(value) == 1 and next(iter(value)) in MARKERS)
+    """Whether an object has a key that is a marker: it is then stored as a leaf, as
+    ``{"$l": value}`` (a patch listing only such a key would read as the marker)."""
+    return not MARKERS.isdisjoint(value)
 
 
 class Node:
@@ -108,6 +118,31 @@ class Node:
         self.names: tuple[bytes, ...] = ()  # the keys' JSON (the writer's)
         self.text: bytes | None = None
         self.moving = False
+
+
+class _History:
+    """The distinct texts one place of the tree held, numbered in the order they came."""
+
+    __slots__ = ("count", "numbers", "order", "texts")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.numbers: dict[str, int] = {}  # text -> its number
+        self.texts: dict[int, str] = {}  # number -> text
+        self.order: deque[str] = deque()
+
+    def remember(self, text: str) -> int | None:
+        """Remember ``text`` (a no-op when it is remembered); its number from before, if any."""
+        number = self.numbers.get(text)
+        if number is not None:
+            return number
+        self.numbers[text] = self.count
+        self.texts[self.count] = text
+        self.count += 1
+        self.order.append(text)
+        if len(self.order) > HISTORY_SIZE:
+            del self.texts[self.numbers.pop(self.order.popleft())]
+        return None
 
 
 class _Array:
@@ -159,6 +194,7 @@ class ChangeWriter:
         self._root: Node | None = None
         self._refs: dict[int, tuple[str, ...]] = {}
         self._actions = b""
+        self._history: dict[tuple[str, ...], _History] = {}
 
     def encode(self, value: Mapping[str, Any], actions: bytes) -> bytes:
         """This turn's stored text of ``value`` (``actions``: this turn's stored actions text).
@@ -237,6 +273,7 @@ class ChangeWriter:
                         refs.setdefault(id(item), (*path, key))
                     if not skip:
                         parts.append(kj + b":" + orjson.dumps(item))
+                        self._remember((*path, key), item)
                 else:
                     parts.append(kj + b":" + self._text(item, previous, (*path, key)))
             elif kind is np.ndarray and item.ndim:
@@ -349,7 +386,18 @@ class ChangeWriter:
             out.parts.append(kj + b":" + (b'{"$l":' + stored + b"}" if wrap else stored))
         return False
 
+    def _remember(self, path: tuple[str, ...], text: str) -> int | None:
+        if len(text) > HISTORY_CHARS:
+            return None
+        history = self._history.get(path)
+        if history is None:
+            history = self._history[path] = _History()
+        return history.remember(text)
+
     def _text(self, value: str, previous: Any, path: tuple[str, ...]) -> bytes:
+        number = self._remember(path, value)
+        if number is not None:
+            return b'{"$h":%d}' % number
         if len(value) >= REF_MIN:
             target = self._refs.get(id(value))
             if target is not None:
@@ -393,7 +441,8 @@ def _serialize(out: _Out) -> bytes:
 # -- reading -----------------------------------------------------------------------------------
 
 _PENDING: Final = object()
-_References = list[tuple[dict[str, Any], str, Any]]
+# (the children holding a reference, its path, the path it names)
+_References = list[tuple[dict[str, Any], tuple[str, ...], Any]]
 
 
 def _advance(value: Any) -> Any:
@@ -439,6 +488,14 @@ class ChangeReader:
 
     def __init__(self) -> None:
         self._root: Node | None = None
+        self._history: dict[tuple[str, ...], _History] = {}
+
+    def _remember(self, path: tuple[str, ...], text: str) -> None:
+        if len(text) <= HISTORY_CHARS:
+            history = self._history.get(path)
+            if history is None:
+                history = self._history[path] = _History()
+            history.remember(text)
 
     def decode(self, stored: str | bytes, actions: bytes) -> bytes:
         """This turn's full JSON text; ``ValueError`` when the stored item cannot be read.
@@ -451,11 +508,12 @@ class ChangeReader:
             raise ValueError(f"not valid JSON ({exc})") from None
         refs: _References = []
         try:
-            root = self._item(item, self._root, 0, actions, refs, None, "")
+            root = self._item(item, self._root, 0, actions, refs, None, ())
             if type(root) is not Node:
                 raise ValueError("the stored value is not a JSON object")
-            for children, key, path in refs:
-                children[key] = _target(root, path)
+            for children, path, target in refs:
+                text = children[path[-1]] = _target(root, target)
+                self._remember(path, text)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ValueError(
                 f"cannot apply the stored changes ({type(exc).__name__}: {exc})"
@@ -471,18 +529,27 @@ class ChangeReader:
         actions: bytes,
         refs: _References,
         children: dict[str, Any] | None,
-        key: str,
+        path: tuple[str, ...],
     ) -> Any:
         if type(item) is not dict:
-            return _literal(item, old)
+            value = _literal(item, old)
+            if type(value) is str:
+                self._remember(path, value)
+            return value
         if len(item) == 1:
             marker, body = next(iter(item.items()))
             if marker == TEXT_EDIT:
-                return apply_text_edit(body, old, actions)
+                text = apply_text_edit(body, old, actions)
+                self._remember(path, text)
+                return text
+            if marker == HISTORY:
+                if type(body) is not int:
+                    raise ValueError(f"a text seen before is named by a number, not {body!r}")
+                return self._history[path].texts[body]
             if marker == EDIT:
                 return apply_bytes_edit(body, old, actions)
             if marker == REF and children is not None and type(body) is list:
-                refs.append((children, key, body))
+                refs.append((children, path, body))
                 return _PENDING
             if marker == LITERAL:
                 return _literal(body, old)
@@ -491,19 +558,27 @@ class ChangeReader:
         if depth >= MAX_DEPTH:
             return _dumps(item)
         if type(old) is Node and NEW not in item:
-            return self._patch(item, old, depth, actions, refs)
+            return self._patch(item, old, depth, actions, refs, path)
         item.pop(NEW, None)
         node = Node({})
         node.keys = tuple(item)
         olds = old.children if type(old) is Node else {}
         for name, sub in item.items():
             node.children[name] = self._item(
-                sub, olds.get(name), depth + 1, actions, refs, node.children, name
+                sub, olds.get(name), depth + 1, actions, refs, node.children, (*path, name)
             )
         node.moving = _moving(node)
         return node
 
-    def _patch(self, body: Any, old: Any, depth: int, actions: bytes, refs: _References) -> Any:
+    def _patch(
+        self,
+        body: Any,
+        old: Any,
+        depth: int,
+        actions: bytes,
+        refs: _References,
+        path: tuple[str, ...],
+    ) -> Any:
         if not body:
             return _advance(old)
         if not body.keys() <= old.children.keys():
@@ -514,7 +589,7 @@ class ChangeReader:
         for name, previous in old.children.items():
             if name in body:
                 children[name] = self._item(
-                    body[name], previous, depth + 1, actions, refs, children, name
+                    body[name], previous, depth + 1, actions, refs, children, (*path, name)
                 )
             else:
                 children[name] = _advance(previous)

@@ -119,7 +119,7 @@ def objects(depth: int) -> st.SearchStrategy[Any]:
     return st.dictionaries(keys, inner, max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.lists(objects(1), min_size=1, max_size=8), st.randoms(use_true_random=False))
 def test_any_sequence_of_values_reads_back_exactly(
     values: list[dict[str, Any]], rng: random.Random
