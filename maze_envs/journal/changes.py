@@ -30,6 +30,9 @@ container: a patch)
     notebook shown on a shared cell, a radio message every teammate hears.
 ``{"$l": value}``
     The leaf ``value`` (an object that would otherwise read as one of these markers).
+``{"$w": 1, key: item, ...}`` (the column only: a turn read without the one before)
+    A game's first turn, the first turn a writer stores after a failed write, and every turn of
+    a journal opened with ``changes=False`` (:func:`whole`); the next turn is read against it.
 anything else
     A leaf: that JSON value (an object with a key that is one of these markers is a leaf,
     stored as ``{"$l": value}``). An integer's step is its change from the
@@ -66,6 +69,7 @@ TEXT_EDIT: Final = "$s"
 EDIT: Final = "$e"
 REF: Final = "$r"
 HISTORY: Final = "$h"
+WHOLE: Final = "$w"
 LITERAL: Final = "$l"
 MARKERS: Final = frozenset({NEW, TEXT_EDIT, EDIT, REF, HISTORY, LITERAL})
 #: Objects at depths below this are containers (the column 0, an agent's value 1, then 2, 3).
@@ -203,6 +207,8 @@ class ChangeWriter:
         """
         if not isinstance(value, Mapping):
             raise TypeError(f"a column value must be a mapping, got {type(value).__name__}")
+        if any(type(key) is str and key[:1] == "$" for key in value):
+            raise TypeError(f"agent names may not start with '$' (got {sorted(value)})")
         self._refs, self._actions = {}, actions
         out, deferred = _Out(), list[_Deferred]()
         try:
@@ -213,8 +219,11 @@ class ChangeWriter:
                 parent.children[key] = child
         finally:
             self._refs, self._actions = {}, b""
-        self._root = root
-        return _serialize(out)
+        fresh, self._root = self._root is None, root
+        text = _serialize(out)
+        if fresh:  # read without whatever the reader holds from before
+            return b'{"$w":1' + (b"," + text[1:] if len(text) > 2 else b"}")
+        return text
 
     def _walk(
         self,
@@ -419,6 +428,18 @@ class ChangeWriter:
         return fragment
 
 
+def whole(value: Mapping[str, Any], actions: bytes) -> bytes:
+    """The stored text of a turn stored whole, ``{"$w": 1, ...}``: its JSON as written (one
+    encode in C), or, when the value holds an object that would read as a marker, the first turn
+    of a new :class:`ChangeWriter` (which stores such objects as ``{"$l": ...}``)."""
+    text = _dumps(value) if isinstance(value, Mapping) else b""
+    if not text.startswith(b"{"):
+        raise TypeError(f"a column value must be a mapping, got {type(value).__name__}")
+    if b'"$' in text:  # a key or a text that starts with "$": let a writer sort it out
+        return ChangeWriter().encode(value, actions)
+    return b'{"$w":1' + (b"," + text[1:] if len(text) > 2 else b"}")
+
+
 def _serialize(out: _Out) -> bytes:
     items = out.parts
     if any(type(part) is tuple for part in items):
@@ -507,8 +528,13 @@ class ChangeReader:
         except orjson.JSONDecodeError as exc:
             raise ValueError(f"not valid JSON ({exc})") from None
         refs: _References = []
+        old = self._root
+        if type(item) is dict and WHOLE in item:  # stored whole: read without the previous
+            del item[WHOLE]
+            old = None
+            self._history.clear()
         try:
-            root = self._item(item, self._root, 0, actions, refs, None, ())
+            root = self._item(item, old, 0, actions, refs, None, ())
             if type(root) is not Node:
                 raise ValueError("the stored value is not a JSON object")
             for children, path, target in refs:
@@ -615,4 +641,4 @@ def _moving(node: Node) -> bool:
     return False
 
 
-__all__ = ["MARKERS", "MAX_DEPTH", "REF_MIN", "ChangeReader", "ChangeWriter", "Node"]
+__all__ = ["MARKERS", "MAX_DEPTH", "REF_MIN", "ChangeReader", "ChangeWriter", "Node", "whole"]

@@ -16,7 +16,7 @@ from typing import Any, Final
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
 from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
-from maze_envs.journal.changes import ChangeWriter
+from maze_envs.journal.changes import ChangeWriter, whole
 from maze_envs.journal.connect import BUSY_TIMEOUT, open_readonly, open_writable
 from maze_envs.journal.format import (
     GENESIS_HASH,
@@ -79,6 +79,12 @@ class Journal:
 
     ``busy_timeout``: seconds a write waits while another connection holds the file's write
     lock (30 by default); past it the write fails with :class:`JournalError`.
+
+    ``changes`` (default True): store each turn's observations and events as what changed since
+    the game's previous turn (:mod:`.changes`; several times smaller, much smaller when notebooks
+    are long, but a walk of the values in Python: for environments whose steps cost a few
+    microseconds it dominates the cost of a journaled step). ``changes=False`` stores every turn
+    whole (one JSON encode in C, as version 3 did); both read back identically.
     """
 
     def __init__(
@@ -90,12 +96,15 @@ class Journal:
         readonly: bool = False,
         durability: str = "batch",
         busy_timeout: float = BUSY_TIMEOUT,
+        changes: bool = True,
     ) -> None:
         self.path = Path(path)
         self.durable = durable
         self.readonly = readonly
         #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
         self.durability = check_durability(durability)
+        #: Whether turns are stored as what changed (else whole).
+        self.changes = changes
         #: The file's schema version (:data:`~.format.READABLE_VERSIONS`).
         self.schema_version = SCHEMA_VERSION
         if readonly:
@@ -211,12 +220,16 @@ class Journal:
         if self._lost:
             self._lost.pop(game_id, None)
         actions_json = encode_received(actions)
-        changes = self._changes.get(game_id)
-        if changes is None:  # a game's first turn here: it is stored whole
-            changes = self._changes[game_id] = (ChangeWriter(), ChangeWriter())
         try:
-            observations_json = changes[0].encode(observations, actions_json)
-            events_json = changes[1].encode(events, actions_json)
+            if self.changes:
+                changes = self._changes.get(game_id)
+                if changes is None:  # a game's first turn here: it is stored whole
+                    changes = self._changes[game_id] = (ChangeWriter(), ChangeWriter())
+                observations_json = changes[0].encode(observations, actions_json)
+                events_json = changes[1].encode(events, actions_json)
+            else:
+                observations_json = whole(observations, actions_json)
+                events_json = whole(events, actions_json)
             decisions_json, texts = encode_decisions(decisions)
         except (TypeError, ValueError) as exc:  # an environment's or a policy's bug
             self._changes.pop(game_id, None)  # the next turn is stored whole

@@ -10,6 +10,7 @@ and go, objects that look like the markers) always read back exactly.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v1
-from maze_envs.journal.changes import ChangeReader, ChangeWriter
+from maze_envs.journal.changes import ChangeReader, ChangeWriter, whole
 from maze_envs.journal.edits import text_edit
 from maze_envs.journal.format import encode_json_bytes
 
@@ -65,6 +66,7 @@ def test_a_game_reads_back_and_stores_notebooks_as_edits_and_references() -> Non
     turns = escape_turns(60)
     stored = round_trip([obs for obs, _ in turns], [acts for _, acts in turns])
     texts = [orjson.loads(text) for text in stored]
+    assert texts[0].pop("$w") == 1  # the first turn is read without a turn before it
     assert "notebook" in texts[0]["A"] and "turn" in texts[0]["A"]  # turn 0: whole
     later = texts[30]["A"]
     assert "turn" not in later and "turns_left" not in later  # counters: predicted
@@ -83,6 +85,7 @@ def test_a_game_reads_back_and_stores_notebooks_as_edits_and_references() -> Non
     turn, agent, name = refs[0]
     assert texts[turn][agent]["teammate_notebooks"][name]["text"]["$r"] == [name, "notebook"]
     heard = [text for text in texts if any("radio" in obs for obs in text.values())]
+    assert heard
     assert any("$r" in str(text) for text in heard)  # a message every teammate hears: once
     whole = sum(len(encode_json_bytes(obs)) for obs, _ in turns)
     assert sum(map(len, stored)) < whole / 10
@@ -191,3 +194,69 @@ def test_stored_changes_that_cannot_be_applied_are_a_value_error(bad: bytes) -> 
     )
     with pytest.raises(ValueError):
         reader.decode(bad, b"")
+
+
+def test_turns_stored_whole_read_back_and_mix_with_changes() -> None:
+    turns = escape_turns(30)
+    writer, reader = ChangeWriter(), ChangeReader()
+    for index, (value, actions) in enumerate(turns):
+        if index % 7 in (3, 4):  # a journal that stores whole, then changes again
+            text = whole(value, actions)
+            writer = ChangeWriter()
+            assert text.startswith(b'{"$w":1,"A":{"edges":')
+        else:
+            text = writer.encode(value, actions)
+        assert reader.decode(text, actions) == encode_json_bytes(value), index
+    odd = {"A": {"$s": "a marker's name as a key", "text": "$5"}}
+    assert ChangeReader().decode(whole(odd, b""), b"") == encode_json_bytes(odd)
+    with pytest.raises(TypeError, match="agent names may not start"):
+        whole({"$w": 1}, b"")
+
+
+def test_a_journal_that_stores_turns_whole_reads_and_verifies_the_same(tmp_path: Path) -> None:
+    from maze_envs.journal import Journal
+    from maze_envs.verify import verify_journal
+
+    texts = {}
+    for changes in (True, False):
+        path = tmp_path / f"{changes}.sqlite"
+        with Journal(path, changes=changes) as journal:
+            env = maze_escape_v1.parallel_env(preset="navigator", width=6, height=6,
+                                              max_turns=40, journal=journal)  # fmt: skip
+            rng = np.random.default_rng(1)
+            env.reset(seed=2)
+            while env.agents:
+                env.step({a: {"move": int(rng.integers(5)), "notebook": {"append": "a note"},
+                              "radio": ""} for a in env.agents})  # fmt: skip
+            env.close()
+        assert [r.status for r in verify_journal(path)] == ["ok"]
+        with Journal(path, readonly=True) as journal:
+            texts[changes] = [(t.raw_observations, t.raw_events) for t in journal.turns(1)]
+    assert texts[True] == texts[False]
+    assert (tmp_path / "True.sqlite").stat().st_size < (tmp_path / "False.sqlite").stat().st_size
+
+
+def test_after_a_turn_that_could_not_be_recorded_the_next_is_read_without_its_writer(
+    tmp_path: Path,
+) -> None:
+    """The journal forgets what its change writer knew when a turn cannot be recorded; the next
+    turn is stored to be read without the turn before (``$w``), and the game reads back."""
+    from maze_envs.journal import Journal, JournalError
+
+    values = [
+        {"A": {"turn": t, "left": 10 - 2 * t, "text": "one note " * (t + 6)}} for t in range(8)
+    ]
+    with Journal(tmp_path / "games.sqlite", durability="turn") as journal:
+        game = journal.start_game(env_id="toy", config={}, seed=0, library_version="t")
+        for turn in range(4):
+            journal.record_turn(game, turn, observations=values[turn], actions={}, events={},
+                                state_digest=b"x")  # fmt: skip
+        with pytest.raises(JournalError, match="cannot record turn 4"):
+            journal.record_turn(game, 4, observations={"A": {"bad": object()}}, actions={},
+                                events={}, state_digest=b"x")  # fmt: skip
+        for turn in range(4, 8):
+            journal.record_turn(game, turn, observations=values[turn], actions={}, events={},
+                                state_digest=b"x")  # fmt: skip
+        stored = [row[1] for row in journal.raw_turns(game)]
+        assert stored[4].startswith('{"$w":1,') and not stored[5].startswith('{"$w"')
+        assert [t.observations for t in journal.turns(game)] == values
