@@ -15,10 +15,11 @@
 * **journal on / off**: turns per second with the journal (default ``durability="batch"``)
   and without, for both workloads, in *rounds*: each round times one window of each runner back
   to back (the order alternating), and the ratio is computed within the round; the run prints
-  the median ratio and the range over rounds, with the machine's load average;
+  the median ratio and the range over rounds, with the machine's load average; for the default
+  (turns stored as what changed) and for ``Journal(changes=False)`` (every turn stored whole);
 * per-turn parts of ``record_turn`` on pre-played rows (encoding, hashing, the rest);
-* AGI Maze steps per second with the journal off and on, by rounds (random actions on a TRAINING
-  bundle);
+* AGI Maze steps per second with the journal off and on (both storage modes), by rounds (random
+  actions on a TRAINING bundle);
 * ``maze-envs verify`` replay speed, turns per second, for both environments;
 * blobs: bytes stored per decision record that carries a 4 KiB prompt prefix, with and without
   :class:`~maze_envs.journal.Blob`.
@@ -131,11 +132,11 @@ class EscapeRunner:
         self.env.close()
 
 
-def play_one_game(workload: str, path: Path, seed: int = 3) -> int:
+def play_one_game(workload: str, path: Path, seed: int = 3, changes: bool = True) -> int:
     """Play one whole game of ``workload`` into a new journal at ``path``; return its turns."""
     make, config, actions = WORKLOADS[workload]
     moves = actions(config.get("max_turns", 600), seed)
-    with Journal(path) as journal:
+    with Journal(path, changes=changes) as journal:
         env = make(journal=journal, **config)
         env.reset(seed=seed)
         turns = 0
@@ -146,10 +147,10 @@ def play_one_game(workload: str, path: Path, seed: int = 3) -> int:
     return turns + 1  # turn 0 included
 
 
-def bytes_per_turn(workload: str, folder: Path) -> dict[str, float]:
+def bytes_per_turn(workload: str, folder: Path, changes: bool = True) -> dict[str, float]:
     """File bytes per stored turn of one whole game, and each column's stored bytes per turn."""
-    path = folder / f"size-{workload.replace(',', '').replace(' ', '-')}.sqlite"
-    turns = play_one_game(workload, path)
+    path = folder / f"size-{workload.replace(',', '').replace(' ', '-')}-{changes}.sqlite"
+    turns = play_one_game(workload, path, changes=changes)
     size = path.stat().st_size
     db = sqlite3.connect(path)
     columns = [row[1] for row in db.execute("PRAGMA table_info(turns)")]
@@ -166,11 +167,13 @@ def bytes_per_turn(workload: str, folder: Path) -> dict[str, float]:
     return figures
 
 
-def journal_ratios(rounds: int, turns: int, folder: Path) -> dict[str, list[float]]:
+def journal_ratios(
+    rounds: int, turns: int, folder: Path, changes: bool = True
+) -> dict[str, list[float]]:
     """Per-round ratios journal on / journal off (default durability) for each workload."""
     ratios: dict[str, list[float]] = {}
     for workload in WORKLOADS:
-        journal = Journal(folder / f"ratio-{len(ratios)}.sqlite")
+        journal = Journal(folder / f"ratio-{len(ratios)}-{changes}.sqlite", changes=changes)
         runners = {"off": EscapeRunner(workload, None), "on": EscapeRunner(workload, journal)}
         for runner in runners.values():  # warm-up
             runner.run(max(turns // 10, 50))
@@ -266,9 +269,9 @@ class AgiMazeRunner:
         return time.perf_counter() - start
 
 
-def agimaze_ratios(rounds: int, steps: int, folder: Path) -> list[float]:
+def agimaze_ratios(rounds: int, steps: int, folder: Path, changes: bool = True) -> list[float]:
     """Per-round ratios AGI Maze steps/s with the journal on / off."""
-    journal = Journal(folder / "agimaze.sqlite")
+    journal = Journal(folder / f"agimaze-{changes}.sqlite", changes=changes)
     runners = {"off": AgiMazeRunner(None), "on": AgiMazeRunner(journal)}
     for runner in runners.values():
         runner.run(200)
@@ -365,9 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         sizes = {workload: bytes_per_turn(workload, folder) for workload in WORKLOADS}
+        whole = {w: bytes_per_turn(w, folder, changes=False)["file"] for w in WORKLOADS}
         ratios = journal_ratios(args.rounds, args.turns, folder)
+        ratios_whole = journal_ratios(args.rounds, args.turns, folder, changes=False)
         costs = per_turn_costs(escape_rows(2000), folder)
         agimaze = agimaze_ratios(args.rounds, args.turns, folder)
+        agimaze_whole = agimaze_ratios(args.rounds, args.turns, folder, changes=False)
         replay = verify_rates(folder, 3000)
     blobs = blob_savings(200)
     lines = [f"load average {load:.2f} (1 min) at the start, {os.getloadavg()[0]:.2f} at the end"]
@@ -381,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         lines += [
             f"bytes per journaled turn, {workload} ({size['turns']:.0f} turns, schema "
             f"{size['schema']:.0f}): {size['file']:,.0f} (goal <= {GOAL_BYTES_PER_TURN}: "
-            f"{verdict})",
+            f"{verdict}); stored whole (changes=False): {whole[workload]:,.0f}",
             f"  stored per turn: {columns}",
         ]
     lines.append(
@@ -390,12 +396,14 @@ def main(argv: list[str] | None = None) -> int:
     for workload, values in ratios.items():
         verdict = "met" if statistics.median(values) >= GOAL_JOURNAL_RATIO else "NOT MET"
         lines.append(
-            f"  {workload:<18} {_range(values)}  (goal >= {GOAL_JOURNAL_RATIO}x: {verdict})"
+            f"  {workload:<18} {_range(values)}  (goal >= {GOAL_JOURNAL_RATIO}x: {verdict}); "
+            f"stored whole: {_range(ratios_whole[workload])}"
         )
     lines += [
         "per navigator turn (3 agents, 17x17, notes every turn):",
         *(f"  {part:<28} {value:7.1f} us" for part, value in costs.items()),
-        f"AGI Maze ({AGIMAZE_BUNDLE}, random actions), journal on / off: {_range(agimaze)}",
+        f"AGI Maze ({AGIMAZE_BUNDLE}, random actions), journal on / off: {_range(agimaze)}; "
+        f"stored whole: {_range(agimaze_whole)}",
         "maze-envs verify (replay):",
         *(f"  {name:<22} {rate:>9,.0f} turns/s" for name, rate in replay.items()),
         "a decision record with a 4 KiB prompt prefix, bytes stored per decision:",
