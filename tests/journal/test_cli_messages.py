@@ -107,3 +107,21 @@ def test_check_integrity_passes_an_intact_journal_and_names_a_damaged_one(
     path.write_bytes(bytes(data))
     with Journal(path) as journal, pytest.raises(JournalError, match="is damaged"):
         journal.check_integrity()
+
+
+def test_bench_resume_on_a_version_3_run_is_a_message_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    from tests.journal.test_versions import FIXTURE
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "games.sqlite").write_bytes(gzip.decompress(FIXTURE.read_bytes()))
+    args = ["bench", "--env", "escape", "--policy", "explorer", "--size", "7", "--max-turns",
+            "20", "--out", str(out), "--quiet", "--no-plots", "--no-pages", "--resume"]  # fmt: skip
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err
+    assert "schema version 3" in err and "cannot add to it" in err
+    assert f"the run in {out} cannot be continued; --fresh starts it over" in err
