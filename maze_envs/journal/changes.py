@@ -38,10 +38,12 @@ anything else
     stored as ``{"$l": value}``). An integer's step is its change from the
     previous integer at this place (0 when there was none).
 
-Reading applies these rules turn after turn and gives back each turn's full JSON text, byte for
-byte what :func:`~.format.encode_json_bytes` makes of the value (what version 3 stored).
+Reading (:class:`~.rebuild.ChangeReader`) applies these rules turn after turn and gives back
+each turn's full JSON text, byte for byte what :func:`~.format.encode_json_bytes` makes of the
+value (what version 3 stored).
 
 Example:
+    >>> from maze_envs.journal.rebuild import ChangeReader
     >>> writer, reader = ChangeWriter(), ChangeReader()
     >>> turns = [{"A": {"turn": t, "notebook": "a note; " * (t + 20)}} for t in range(3)]
     >>> stored = [writer.encode(value, b"{}") for value in turns]
@@ -60,7 +62,7 @@ from typing import Any, Final
 import numpy as np
 import orjson
 
-from maze_envs.journal.edits import EDIT_MIN, apply_bytes_edit, apply_text_edit, bytes_edit
+from maze_envs.journal.edits import EDIT_MIN, bytes_edit
 from maze_envs.journal.edits import text_edit as _text_edit
 from maze_envs.journal.format import json_default
 
@@ -87,16 +89,20 @@ _KEYS: dict[str, bytes] = {}
 _UNCHANGED: Final = b"{}"
 
 
-def _dumps(value: Any) -> bytes:
+def json_fragment(value: Any) -> bytes:
+    """The JSON of a value as the journal writes it (:func:`~.format.encode_json_bytes`)."""
     return orjson.dumps(value, default=json_default, option=_OPTIONS)
 
 
-def _key(key: Any) -> bytes:
-    if type(key) is not str:
-        raise TypeError(f"mapping keys must be strings to be stored, got {key!r}")
-    if len(_KEYS) > 4096:
-        _KEYS.clear()
-    text = _KEYS[key] = orjson.dumps(key)
+def key_json(key: Any) -> bytes:
+    """The JSON of a mapping key (cached); ``TypeError`` for a key that is not a string."""
+    text = _KEYS.get(key) if type(key) is str else None
+    if text is None:
+        if type(key) is not str:
+            raise TypeError(f"mapping keys must be strings to be stored, got {key!r}")
+        if len(_KEYS) > 4096:
+            _KEYS.clear()
+        text = _KEYS[key] = orjson.dumps(key)
     return text
 
 
@@ -124,7 +130,7 @@ class Node:
         self.moving = False
 
 
-class _History:
+class TextHistory:
     """The distinct texts one place of the tree held, numbered in the order they came."""
 
     __slots__ = ("count", "numbers", "order", "texts")
@@ -198,7 +204,7 @@ class ChangeWriter:
         self._root: Node | None = None
         self._refs: dict[int, tuple[str, ...]] = {}
         self._actions = b""
-        self._history: dict[tuple[str, ...], _History] = {}
+        self._history: dict[tuple[str, ...], TextHistory] = {}
 
     def encode(self, value: Mapping[str, Any], actions: bytes) -> bytes:
         """This turn's stored text of ``value`` (``actions``: this turn's stored actions text).
@@ -244,7 +250,7 @@ class ChangeWriter:
             patch = out.patch = True
         else:
             olds = old.children if old is not None else {}
-            names = tuple(_KEYS.get(key) or _key(key) for key in keys)
+            names = tuple(_KEYS.get(key) or key_json(key) for key in keys)
             patch = out.patch = False
             out.new = old is not None
         node.names = names
@@ -332,7 +338,7 @@ class ChangeWriter:
         # small containers are compared whole first (most stay the same), unless they hold a
         # counter that moves on (then they never stay the same)
         if depth >= 2 and (old is None or not old.moving):
-            text = _dumps(value)
+            text = json_fragment(value)
             if old is not None and not old.moving and old.text == text:
                 node.children[key] = old
                 if not out.skip:
@@ -362,7 +368,7 @@ class ChangeWriter:
         deferred: list[_Deferred] | None,
     ) -> bool:
         """A leaf of another type (or an object JSON writes as an object): whether it moves."""
-        fragment = _dumps(value)
+        fragment = json_fragment(value)
         if _is_int(fragment):  # numpy integers...: integers, as they read
             number = int(fragment)
             if type(previous) is tuple:
@@ -400,7 +406,7 @@ class ChangeWriter:
             return None
         history = self._history.get(path)
         if history is None:
-            history = self._history[path] = _History()
+            history = self._history[path] = TextHistory()
         return history.remember(text)
 
     def _text(self, value: str, previous: Any, path: tuple[str, ...]) -> bytes:
@@ -432,7 +438,7 @@ def whole(value: Mapping[str, Any], actions: bytes) -> bytes:
     """The stored text of a turn stored whole, ``{"$w": 1, ...}``: its JSON as written (one
     encode in C), or, when the value holds an object that would read as a marker, the first turn
     of a new :class:`ChangeWriter` (which stores such objects as ``{"$l": ...}``)."""
-    text = _dumps(value) if isinstance(value, Mapping) else b""
+    text = json_fragment(value) if isinstance(value, Mapping) else b""
     if not text.startswith(b"{"):
         raise TypeError(f"a column value must be a mapping, got {type(value).__name__}")
     if b'"$' in text:  # a key or a text that starts with "$": let a writer sort it out
@@ -459,186 +465,16 @@ def _serialize(out: _Out) -> bytes:
     return b"{" + b",".join(items) + b"}"
 
 
-# -- reading -----------------------------------------------------------------------------------
-
-_PENDING: Final = object()
-# (the children holding a reference, its path, the path it names)
-_References = list[tuple[dict[str, Any], tuple[str, ...], Any]]
-
-
-def _advance(value: Any) -> Any:
-    """A value a patch does not list: its integers move on by their steps."""
-    kind = type(value)
-    if kind is tuple:
-        return (value[0] + value[1], value[1]) if value[1] else value
-    if kind is Node and value.moving:
-        node = Node({key: _advance(child) for key, child in value.children.items()})
-        node.keys, node.moving = value.keys, True
-        return node
-    return value
-
-
-def _text(value: Any) -> bytes:
-    kind = type(value)
-    if kind is bytes:
-        return value
-    if kind is str:
-        return orjson.dumps(value)
-    if kind is tuple:
-        return b"%d" % value[0]
-    if value.text is None:
-        value.text = (
-            b"{"
-            + b",".join(_key(key) + b":" + _text(child) for key, child in value.children.items())
-            + b"}"
-        )
-    return value.text
-
-
-def _literal(value: Any, previous: Any) -> Any:
-    kind = type(value)
-    if kind is int:
-        return (value, value - previous[0] if type(previous) is tuple else 0)
-    if kind is str:
-        return value
-    return _dumps(value)
-
-
-class ChangeReader:
-    """Rebuilds one column of one game, turn after turn, as full JSON text."""
-
-    def __init__(self) -> None:
-        self._root: Node | None = None
-        self._history: dict[tuple[str, ...], _History] = {}
-
-    def _remember(self, path: tuple[str, ...], text: str) -> None:
-        if len(text) <= HISTORY_CHARS:
-            history = self._history.get(path)
-            if history is None:
-                history = self._history[path] = _History()
-            history.remember(text)
-
-    def decode(self, stored: str | bytes, actions: bytes) -> bytes:
-        """This turn's full JSON text; ``ValueError`` when the stored item cannot be read.
-
-        ``actions``: this turn's stored actions text (edits may copy from it).
-        """
-        try:
-            item = orjson.loads(stored)
-        except orjson.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc})") from None
-        refs: _References = []
-        old = self._root
-        if type(item) is dict and WHOLE in item:  # stored whole: read without the previous
-            del item[WHOLE]
-            old = None
-            self._history.clear()
-        try:
-            root = self._item(item, old, 0, actions, refs, None, ())
-            if type(root) is not Node:
-                raise ValueError("the stored value is not a JSON object")
-            for children, path, target in refs:
-                text = children[path[-1]] = _target(root, target)
-                self._remember(path, text)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ValueError(
-                f"cannot apply the stored changes ({type(exc).__name__}: {exc})"
-            ) from None
-        self._root = root
-        return _text(root)
-
-    def _item(
-        self,
-        item: Any,
-        old: Any,
-        depth: int,
-        actions: bytes,
-        refs: _References,
-        children: dict[str, Any] | None,
-        path: tuple[str, ...],
-    ) -> Any:
-        if type(item) is not dict:
-            value = _literal(item, old)
-            if type(value) is str:
-                self._remember(path, value)
-            return value
-        if len(item) == 1:
-            marker, body = next(iter(item.items()))
-            if marker == TEXT_EDIT:
-                text = apply_text_edit(body, old, actions)
-                self._remember(path, text)
-                return text
-            if marker == HISTORY:
-                if type(body) is not int:
-                    raise ValueError(f"a text seen before is named by a number, not {body!r}")
-                return self._history[path].texts[body]
-            if marker == EDIT:
-                return apply_bytes_edit(body, old, actions)
-            if marker == REF and children is not None and type(body) is list:
-                refs.append((children, path, body))
-                return _PENDING
-            if marker == LITERAL:
-                return _literal(body, old)
-            if marker in MARKERS and marker != NEW:
-                raise ValueError(f"{marker} where it cannot be")
-        if depth >= MAX_DEPTH:
-            return _dumps(item)
-        if type(old) is Node and NEW not in item:
-            return self._patch(item, old, depth, actions, refs, path)
-        item.pop(NEW, None)
-        node = Node({})
-        node.keys = tuple(item)
-        olds = old.children if type(old) is Node else {}
-        for name, sub in item.items():
-            node.children[name] = self._item(
-                sub, olds.get(name), depth + 1, actions, refs, node.children, (*path, name)
-            )
-        node.moving = _moving(node)
-        return node
-
-    def _patch(
-        self,
-        body: Any,
-        old: Any,
-        depth: int,
-        actions: bytes,
-        refs: _References,
-        path: tuple[str, ...],
-    ) -> Any:
-        if not body:
-            return _advance(old)
-        if not body.keys() <= old.children.keys():
-            raise ValueError(f"a patch adds keys {sorted(body.keys() - old.children.keys())}")
-        node = Node({})
-        node.keys = old.keys
-        children = node.children
-        for name, previous in old.children.items():
-            if name in body:
-                children[name] = self._item(
-                    body[name], previous, depth + 1, actions, refs, children, (*path, name)
-                )
-            else:
-                children[name] = _advance(previous)
-        node.moving = _moving(node)
-        return node
-
-
-def _target(root: Node, path: list[Any]) -> str:
-    node: Any = root
-    for name in path[:-1]:
-        node = node.children[name]
-    leaf = node.children[path[-1]]
-    if type(leaf) is not str:
-        raise ValueError(f"the reference {path} does not name a text of this turn")
-    return leaf
-
-
-def _moving(node: Node) -> bool:
-    for child in node.children.values():
-        kind = type(child)
-        if (kind is tuple and child[1]) or (kind is Node and child.moving):
-            return True
-    return False
-
-
-__all__ = ["MARKERS", "MAX_DEPTH", "REF_MIN", "ChangeReader", "ChangeWriter", "Node", "whole"]
+__all__ = [
+    "HISTORY_CHARS",
+    "HISTORY_SIZE",
+    "MARKERS",
+    "MAX_DEPTH",
+    "REF_MIN",
+    "ChangeWriter",
+    "Node",
+    "TextHistory",
+    "json_fragment",
+    "key_json",
+    "whole",
+]

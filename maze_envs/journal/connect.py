@@ -199,3 +199,21 @@ def open_writable(
         db.close()
         raise
     return db
+
+
+def integrity_problems(db: sqlite3.Connection) -> str:
+    """What SQLite's ``quick_check`` finds wrong with the file, in a line ("" when nothing)."""
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"the file cannot be read through ({exc})"
+    found = [
+        line
+        for row in rows
+        for line in str(row[0]).splitlines()
+        if not line.startswith("*** in database")  # a heading, not a problem
+    ]
+    if found == ["ok"]:
+        return ""
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return "; ".join(found[:3]) + more

@@ -16,7 +16,6 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from maze_envs.journal.changes import ChangeReader
 from maze_envs.journal.format import (
     GENESIS_HASH,
     SCHEMA_VERSION,
@@ -24,6 +23,7 @@ from maze_envs.journal.format import (
     chain_record_hash,
     decode_json,
 )
+from maze_envs.journal.rebuild import ChangeReader
 
 ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
 
@@ -222,3 +222,25 @@ def game_info(row: tuple[Any, ...]) -> GameInfo:
         generator=generator_value,
         meta=meta_value,
     )
+
+
+_SCALARS: Final = (str, int, float, bool)
+
+
+def completed_run_keys(rows: list[tuple[Any, Any]], field: str) -> set[Any]:
+    """The ``meta[field]`` scalar values of ``(meta, outcome)`` header texts whose outcome is not
+    aborted (see :meth:`maze_envs.journal.Journal.completed_keys`)."""
+    keys: set[Any] = set()
+    for meta_text, outcome_text in rows:
+        try:
+            meta, outcome = decode_json(meta_text), decode_json(outcome_text)
+        except ValueError:
+            continue  # an unreadable header is not a completed game
+        if not (isinstance(meta, dict) and isinstance(outcome, dict)):
+            continue
+        if outcome.get("aborted") is True:
+            continue
+        value = meta.get(field)
+        if isinstance(value, _SCALARS):
+            keys.add(value)
+    return keys

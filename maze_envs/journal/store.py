@@ -11,35 +11,38 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any
 
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
-from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
+from maze_envs.journal.blobs import blob_key, encode_decisions, resolve_blobs
 from maze_envs.journal.changes import ChangeWriter, whole
-from maze_envs.journal.connect import BUSY_TIMEOUT, open_readonly, open_writable
+from maze_envs.journal.connect import (
+    BUSY_TIMEOUT,
+    integrity_problems,
+    open_readonly,
+    open_writable,
+)
 from maze_envs.journal.format import (
-    GENESIS_HASH,
-    INSERT_BLOB,
     SCHEMA_VERSION,
     SELECT_GAME,
     SELECT_HEADER,
     SELECT_TURNS,
-    TURN_COLUMNS,
     CorruptTurnError,
     JournalError,
     chain_record_hash,
     chain_state_hash,
-    decode_json,
     encode_json,
     encode_received,
 )
+from maze_envs.journal.gamerows import copy_game_rows, read_tail
 from maze_envs.journal.rows import (
     EDITED,
     GameInfo,
     GameRecord,
     RowDecoder,
     TurnRecord,
+    completed_run_keys,
     game_info,
     scan_rows,
 )
@@ -48,7 +51,6 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # After about this many bytes of rows the journal copies the WAL into the database file (a
 # checkpoint), so that the WAL starts over from its beginning instead of growing.
 CHECKPOINT_ROW_BYTES = 16 * 2**20
-_SCALARS: Final = (str, int, float, bool)
 
 
 class Journal:
@@ -62,15 +64,12 @@ class Journal:
     New files are of schema version 4 (:attr:`schema_version`); files of version 3 open
     read-only and read and verify as before (their games are not extended).
 
-    ``durability`` says when turns are committed, always in the caller's thread (no writer
-    thread or process; docs/journal.md gives the details, the README the measurements):
-    ``"batch"`` (the default, group commit, :mod:`.batch`) keeps each encoded row and commits
-    the pending ones 64 at a time or 0.2 s after the last commit, and always before any other
-    write or read through this journal (a game's start or outcome, :meth:`flush`, ``close``).
-    A kill loses at most that batch (the game verifies as unfinished); a failed commit raises
-    :class:`JournalError` from the call that made it, naming the turns lost (that may be a later
-    ``record_turn`` than theirs). ``"turn"`` commits every turn before :meth:`record_turn`
-    returns. Both store byte-identical rows; :meth:`committed_turn` is what the file holds.
+    ``durability`` says when turns are committed, always in the caller's thread (docs/journal.md):
+    ``"batch"`` (the default, group commit, :mod:`.batch`) commits pending rows 64 at a time or
+    0.2 s after the last commit, and before any other write or read through this journal; a
+    failed commit raises :class:`JournalError` from the call that made it, naming the turns
+    lost. ``"turn"`` commits every turn before :meth:`record_turn` returns. Both store
+    byte-identical rows; :meth:`committed_turn` is what the file holds.
 
     ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact through an
     operating-system crash or power loss, at the price of flushing to disk at each WAL
@@ -310,27 +309,12 @@ class Journal:
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         try:
-            tail = self._read_tail(game_id)
+            tail = read_tail(self._db, self.path, game_id)
             if tail[0] >= 0:
                 self._committed[game_id] = tail[0]
             return tail
         except sqlite3.Error as exc:
             raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
-
-    def _read_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
-        row = self._db.execute("SELECT outcome FROM games WHERE id = ?", (game_id,)).fetchone()
-        if row is None:
-            raise JournalError(f"no game {game_id} in {self.path}")
-        if row[0] is not None:
-            raise JournalError(f"game {game_id} is finished; no more turns can be recorded")
-        last = self._db.execute(
-            "SELECT turn, state_hash, record_hash FROM turns WHERE game_id = ? "
-            "ORDER BY turn DESC LIMIT 1",
-            (game_id,),
-        ).fetchone()
-        if last is None:
-            return (-1, GENESIS_HASH, GENESIS_HASH)
-        return (int(last[0]), bytes.fromhex(last[1]), bytes.fromhex(last[2]))
 
     def last_stored_turn(self, game_id: int) -> int | None:
         """The highest turn number stored for ``game_id`` (None: no turn)."""
@@ -377,48 +361,8 @@ class Journal:
                 f"{source.schema_version}) into {self.path} (version {self.schema_version}): "
                 "rows are copied verbatim, so both files must be of the same version"
             )
-        header = source._db.execute(SELECT_HEADER, (game_id,)).fetchone()
-        if header is None:
-            raise JournalError(f"no game {game_id} in {source.path}")
-        rows = source._db.execute(
-            f"SELECT {TURN_COLUMNS} FROM turns WHERE game_id = ? ORDER BY turn", (game_id,)
-        ).fetchall()
-        keys: dict[str, None] = {}
-        for row in rows:
-            if '"$blob"' in row[4]:
-                # an unreadable row is copied verbatim all the same; verify reports it
-                with contextlib.suppress(ValueError):
-                    keys.update(dict.fromkeys(references(decode_json(row[4]))))
-        blobs = []
-        for key in keys:
-            found = source._db.execute("SELECT content FROM blobs WHERE key = ?", (key,))
-            content = found.fetchone()
-            if content is not None:
-                blobs.append((key, content[0]))
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = db.execute(
-                    "INSERT INTO games (env_id, config, generator, seed, library_version, "
-                    "created, outcome, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    header[1:],
-                )
-                new_id = cursor.lastrowid
-                assert new_id is not None
-                db.executemany(
-                    f"INSERT INTO turns (game_id, {TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(new_id, *row) for row in rows],
-                )
-                db.executemany(INSERT_BLOB, blobs)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise JournalError(
-                f"cannot copy game {game_id} of {source.path} into {self.path}: {exc}"
-            ) from exc
-        self._stored_blobs.update(key for key, _ in blobs)
+        new_id, blob_keys = copy_game_rows(source._db, source.path, db, self.path, game_id)
+        self._stored_blobs.update(blob_keys)
         return new_id
 
     # -- reading -------------------------------------------------------------------------
@@ -509,23 +453,10 @@ class Journal:
 
         What a resumable runner skips on a rerun. Values that are not JSON scalars are left out.
         """
-        keys: set[Any] = set()
         rows = self._read(
             "SELECT meta, outcome FROM games WHERE meta IS NOT NULL AND outcome IS NOT NULL"
         )
-        for meta_text, outcome_text in rows:
-            try:
-                meta, outcome = decode_json(meta_text), decode_json(outcome_text)
-            except ValueError:
-                continue  # an unreadable header is not a completed game
-            if not (isinstance(meta, dict) and isinstance(outcome, dict)):
-                continue
-            if outcome.get("aborted") is True:
-                continue
-            value = meta.get(field)
-            if isinstance(value, _SCALARS):
-                keys.add(value)
-        return keys
+        return completed_run_keys(rows, field)
 
     def check_integrity(self) -> None:
         """Raise :class:`JournalError` when the file is damaged (SQLite's ``quick_check``).
@@ -534,21 +465,11 @@ class Journal:
         damaged file is refused with a message instead of failing midway. It reads the whole
         file (about a second per 200 MB).
         """
-        try:
-            found = [
-                line
-                for row in self._read("PRAGMA quick_check")
-                for line in str(row[0]).splitlines()
-                if not line.startswith("*** in database")  # a heading, not a problem
-            ]
-        except JournalError as exc:
-            raise JournalError(f"journal {self.path} is damaged: {exc}") from None
-        if found != ["ok"]:
-            shown = "; ".join(found[:3]) + (
-                f" (and {len(found) - 3} more)" if len(found) > 3 else ""
-            )
+        self.flush()
+        problems = integrity_problems(self._db)
+        if problems:
             raise JournalError(
-                f"journal {self.path} is damaged (SQLite's quick_check: {shown}); "
+                f"journal {self.path} is damaged (SQLite's quick_check: {problems}); "
                 f"`maze-envs verify {self.path}` shows which games are intact"
             )
 

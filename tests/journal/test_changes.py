@@ -20,9 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v1
-from maze_envs.journal.changes import ChangeReader, ChangeWriter, whole
+from maze_envs.journal.changes import ChangeWriter, whole
 from maze_envs.journal.edits import text_edit
 from maze_envs.journal.format import encode_json_bytes
+from maze_envs.journal.rebuild import ChangeReader
 
 
 def round_trip(values: list[Any], actions: list[bytes] | None = None) -> list[bytes]:
