@@ -10,9 +10,10 @@ Three ways to say what to run:
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
 Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
-arguments or an unusable output folder, 3 a model could not be reached: some decisions were
-outages (the message names the model, its endpoint and how many decisions; those games are
-reported apart, status ``outage``, and ``--resume`` plays them again).
+arguments, an unusable output folder or a journal that cannot be continued (``--resume`` on a
+damaged file), 3 a model could not be reached: some decisions were outages (the message names
+the model, its endpoint and how many decisions; those games are reported apart, status
+``outage``, and ``--resume`` plays them again).
 
 Example:
     >>> import tempfile
@@ -46,6 +47,7 @@ from maze_envs.bench.runner import (
 )
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, describe_errors
+from maze_envs.journal import JournalError
 
 #: Exit status of a run in which a model could not be reached (outage decisions).
 EXIT_OUTAGE = 3
@@ -362,6 +364,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = run_experiment(experiment, out, options)
     except (RunError, ValueError) as exc:
         print(f"maze-envs bench: {exc}", file=sys.stderr)
+        return 2
+    except JournalError as exc:  # e.g. --resume on a damaged journal
+        print(
+            f"maze-envs bench: {exc}\n  the run in {out} cannot be continued; --fresh starts it "
+            "over (removing it), or choose another --out",
+            file=sys.stderr,
+        )
         return 2
     if (main_job if args.pages is None else args.pages) and result.journal is not None:
         result.pages = write_pages(result.out, result.rows, result.notes)

@@ -311,6 +311,8 @@ def run_experiment(
         from maze_envs.journal import Journal
 
         journal = Journal(folder / JOURNAL_NAME)
+        if options.resume:
+            journal.check_integrity()  # a damaged journal: a clear JournalError, before a game
     store = RowStore(folder / ROWS_NAME)
     merger: _Merger | None = None
     try:

@@ -1,12 +1,13 @@
 """The data of a Maze Escape viewer page, read from a journal.
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
-:mod:`maze_envs.view.tracks`); the observation in its readable JSON form (edge kinds, landmark
-names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn game stays
-small; the action as received and in readable form; the events; and the per-decision records the
-runner attached (prompts, raw replies), whose large repeated texts stay journal blobs, stored once;
-and per agent and for the team the per-decision metrics (decisions, fallbacks, outages, wall-move
-rate, STAYs), computed by :mod:`maze_envs.metrics` like the benchmark results and the analysis.
+:mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
+landmark names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn
+game stays small; the action as received and in readable form; the events; and the per-decision
+records the runner attached (prompts, raw replies), whose large repeated texts stay journal
+blobs, stored once; and per agent and for the team the per-decision metrics (decisions,
+fallbacks, outages, wall-move rate, STAYs), computed by :mod:`maze_envs.metrics` like the
+benchmark results and the analysis.
 The journal is verified by replay on the way and the verdict is shown on the page; a game that
 fails is drawn only up to its first bad turn.
 
@@ -39,10 +40,10 @@ from maze_envs.escape.convert import (
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord
+from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 from maze_envs.metrics import Step, decision_metrics, escape_step
 from maze_envs.view.decisions import decision_tables, metric_lines
 from maze_envs.view.page import text_deltas
-from maze_envs.view.tracks import EscapeTrack, escape_track
 from maze_envs.view.verification import verify
 
 

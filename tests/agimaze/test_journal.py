@@ -391,7 +391,14 @@ def test_a_journal_failure_stops_the_episode(
         assert first.outcome is not None and first.outcome["turns"] == 2
         assert first.turn_count == 3
     reports = verify_journal(path)
-    assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 3), ("aborted", 2)]
+    if durability == "turn":  # the lost turn 3 was never returned: nothing returned is missing
+        assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 3), ("aborted", 2)]
+    else:  # turns 3 and 4 were returned by their steps, then lost with the batch: never ok
+        assert first.outcome["turns_played"] == 4
+        assert [(r.status, r.turns_verified) for r in reports] == [("failed", 3), ("aborted", 2)]
+        problem = reports[0].problem
+        assert problem is not None and problem.turn == 3 and problem.kind == "missing"
+        assert problem.reason.startswith("turns 3-4 were played but never stored")
 
 
 def _random_set_game(env: AgiMazeSetEnv, seed: int, steps: int) -> None:

@@ -2,9 +2,10 @@
 
 Each metric is computed from the journal alone (what each agent saw, sent and was told, and the
 status of each decision), with the agents' true cells rebuilt by
-:func:`maze_envs.view.tracks.escape_track`. The metrics the benchmark results also report are
-the functions of :mod:`maze_envs.metrics` (the same numbers for the same game); only the policy's
-own decisions (status ``ok``) count in behaviour metrics, never a fallback or an outage.
+:func:`maze_envs.journal.read.tracks.escape_track`. The metrics the benchmark results also
+report are the functions of :mod:`maze_envs.metrics` (the same numbers for the same game); only
+the policy's own decisions (status ``ok``) count in behaviour metrics, never a fallback or an
+outage.
 Definitions (turn ``t`` holds the action chosen after seeing turn ``t - 1``):
 
 ``setup``, ``policy``, ``agent_policy``, ``run_key``, ``status``
@@ -53,7 +54,7 @@ from typing import Any, Final
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
 from maze_envs.bench.analysis.patterns import copied_passages, has_coordinates, names_frame
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
-from maze_envs.view.tracks import EscapeTrack
+from maze_envs.journal.read.tracks import EscapeTrack
 
 _OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
 TEAM: Final = "team"
