@@ -8,12 +8,21 @@ arguments, text with fences or trailing prose) and applies its own quirk rules.
   required / ``any``);
 * ``native`` mode: the provider's JSON-schema output (``response_format`` / ``text.format`` /
   Anthropic ``output_config``);
+* ``json_object`` mode (Chat Completions only): ``response_format: {"type": "json_object"}``,
+  the schema being in the harness's prompt (what llama.cpp's server and others honour when they
+  reject ``json_schema``);
 * ``prompted`` mode: plain text (the harness's prompt asks for JSON).
 
 The system prompt goes as instructions, with an Anthropic cache breakpoint on it (also through
-OpenRouter for Anthropic models) so the stable prefix is cached; other providers cache prefixes
-by themselves. The SDKs' own retries are off (``max_retries=0``): retries, backoff and the
-per-call deadline are :mod:`llm_policies.backends.retry`'s.
+OpenRouter for Anthropic models) so the stable prefix is cached, and, for a request whose
+messages are a growing history (``ModelRequest.cache_history``), one on the last message too, so
+the next step reads the whole earlier conversation from the cache; other providers cache
+prefixes by themselves. The SDKs' own retries are off (``max_retries=0``): retries, backoff and
+the per-call deadline are :mod:`llm_policies.backends.retry`'s.
+
+Output cap: OpenAI's Chat Completions reads ``max_completion_tokens``, which OpenAI-compatible
+servers such as llama.cpp's ignore (replies then run to thousands of tokens), so a Chat
+Completions backend sent anywhere but OpenAI sends ``max_tokens``, the field they read.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import os
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_ai import exceptions as pai_errors
 from pydantic_ai.direct import model_request
@@ -45,7 +55,13 @@ from pydantic_ai.settings import ModelSettings as PydanticSettings
 from pydantic_ai.tools import ToolDefinition
 
 from llm_policies.accounting import price
-from llm_policies.backends.base import ModelError, ModelReply, ModelRequest, parse_spec
+from llm_policies.backends.base import (
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    context_error,
+    parse_spec,
+)
 from llm_policies.backends.retry import RetryPolicy, call_with_retries
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
@@ -55,6 +71,20 @@ PLACEHOLDER_KEY = "api-key-not-set"
 
 # prefixes whose model is pydantic-ai's Anthropic model (cache breakpoints set by us)
 _ANTHROPIC_PREFIXES = frozenset({"anthropic", "gateway/anthropic"})
+# prefixes that speak Chat Completions to a base URL of the user's (json_object, max_tokens)
+_CHAT_PREFIXES = frozenset({"openai-chat"})
+#: Hosts that are OpenAI itself (they read ``max_completion_tokens``).
+OPENAI_HOSTS = frozenset({"api.openai.com"})
+
+
+def is_openai_endpoint(base_url: str | None) -> bool:
+    """Whether requests go to OpenAI itself (no base URL, or OpenAI's own host).
+
+    >>> is_openai_endpoint(None), is_openai_endpoint("http://127.0.0.1:8080/v1")
+    (True, False)
+    """
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    return not url or urlsplit(url).hostname in OPENAI_HOSTS
 
 
 def _is_http_client(client: object) -> bool:
@@ -184,8 +214,14 @@ class SharedProviders:
 SHARED_PROVIDERS = SharedProviders()
 
 
-def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> PydanticSettings:
-    """pydantic-ai's model settings for ``settings`` (SDK retries off: ours count and wait)."""
+def pydantic_settings(
+    settings: ModelSettings, prefix: str, model_name: str, *, cache_history: bool = False
+) -> PydanticSettings:
+    """pydantic-ai's model settings for ``settings`` (SDK retries off: ours count and wait).
+
+    ``cache_history`` adds a cache breakpoint on the last message (Anthropic, also through
+    OpenRouter), so a growing conversation is read from the cache on the next request.
+    """
     out: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
     if settings.temperature is not None:
         out["temperature"] = settings.temperature
@@ -199,8 +235,12 @@ def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> 
         )
     if prefix in _ANTHROPIC_PREFIXES:
         out["anthropic_cache_instructions"] = True
+        if cache_history:
+            out["anthropic_cache_messages"] = True
     elif prefix == "openrouter" and model_name.startswith("anthropic/"):
         out["openrouter_cache_instructions"] = True
+        if cache_history:
+            out["openrouter_cache_messages"] = True
     return PydanticSettings(**out)  # type: ignore[typeddict-item]  # provider keys are extra
 
 
@@ -222,6 +262,11 @@ def request_parameters(request: ModelRequest) -> ModelRequestParameters:
             json_schema=schema, name=request.schema_name, description=schema.get("description")
         )
         return ModelRequestParameters(output_mode="native", output_object=output)
+    if request.output_mode == "json_object":
+        # pydantic-ai's "prompted" mode sends response_format json_object where the model's
+        # profile says the server supports it; without an output object it adds no prompt text
+        # (the schema is in our system prompt)
+        return ModelRequestParameters(output_mode="prompted", allow_text_output=True)
     return ModelRequestParameters()
 
 
@@ -252,6 +297,9 @@ def classify(error: Exception) -> ModelError | None:
     if isinstance(error, pai_errors.ModelAPIError):
         status = getattr(error, "status_code", None)
         retry_after = error.retry_after
+        context = context_error(status, message)
+        if context is not None:
+            return context
         if isinstance(error, pai_errors.ModelRateLimitError) or status == 429:
             return ModelError(
                 message, kind="rate_limit", retryable=True, status=status, retry_after=retry_after
@@ -295,8 +343,6 @@ class PydanticAIBackend:
         owns_client: the backend built the provider's HTTP client, so ``aclose`` closes it.
     """
 
-    output_modes: tuple[OutputMode, ...] = OUTPUT_MODES
-
     def __init__(
         self,
         spec: str,
@@ -317,6 +363,9 @@ class PydanticAIBackend:
         self._rng = self.retry.rng()
         self._prefix, self._name = parse_spec(spec)
         self._owns_client = owns_client
+        self.output_modes: tuple[OutputMode, ...] = tuple(
+            m for m in OUTPUT_MODES if m != "json_object" or self._prefix in _CHAT_PREFIXES
+        )
 
     @classmethod
     def from_spec(
@@ -346,6 +395,22 @@ class PydanticAIBackend:
             if shared_key is not None:
                 SHARED_PROVIDERS.release(shared_key)
             raise ValueError(f"cannot make a model of {spec!r}: {error.message}") from error
+        if prefix in _CHAT_PREFIXES:
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.profiles.openai import OpenAIModelProfile
+
+        if prefix in _CHAT_PREFIXES and type(model) is OpenAIChatModel:
+            # json_object mode; and the output-cap field the endpoint reads (see the docstring)
+            model = OpenAIChatModel(
+                model.model_name,
+                provider=provider,
+                profile=OpenAIModelProfile(
+                    supports_json_object_output=True,
+                    openai_chat_supports_max_completion_tokens=is_openai_endpoint(
+                        settings.base_url
+                    ),
+                ),
+            )
         return cls(
             spec,
             settings,
@@ -356,11 +421,22 @@ class PydanticAIBackend:
             shared_key=shared_key,
         )
 
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window as pydantic-ai knows it (genai-prices), or ``None``."""
+        try:
+            window = self.model.context_window
+        except Exception:  # a profile lookup must never fail a game
+            return None
+        return window if isinstance(window, int) else None
+
     async def complete(self, request: ModelRequest) -> ModelReply:
         settings = request.settings
         messages = conversation(request)
         params = request_parameters(request)
-        model_settings = pydantic_settings(settings, self._prefix, self._name)
+        model_settings = pydantic_settings(
+            settings, self._prefix, self._name, cache_history=request.cache_history
+        )
         # A synchronous act() runs each turn on a fresh event loop; connections belong to the
         # loop that opened them, so the provider's own client is replaced when the loop changed
         # (what an agent run does at its start; the direct API leaves it to the caller).

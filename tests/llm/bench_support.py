@@ -121,6 +121,15 @@ def escape_model(
     return respond
 
 
+def stay_model(request: RecordedRequest) -> Reply:
+    """A responder whose agents always STAY (a game that never ends by itself)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    values: dict[str, Any] = {f: None for f in _schema_fields(body) or ["notebook", "radio"]}
+    values["move"] = "STAY"
+    payload = json.dumps(values)
+    return Reply(tool_arguments=payload) if body.get("tools") else Reply(text=payload)
+
+
 def agimaze_plan(pack: str) -> list[str]:
     """The oracle's actions on ``pack`` (the model the AGI Maze tests script)."""
     from maze_envs.agimaze.env import AgiMazeEnv
