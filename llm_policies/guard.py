@@ -30,6 +30,7 @@ from llm_policies.tokens import (
     TokenCount,
     count_tokens,
     counted_text,
+    estimate_count,
     prompt_bytes,
     reply_reserve,
 )
@@ -76,10 +77,11 @@ class Capped:
 
 @dataclass
 class Cleared:
-    """The request may go: its count and the reservation to settle after the reply."""
+    """The request may go: its count, its size and the reservation to settle after the reply."""
 
     count: TokenCount | None
     reservation: Reservation | None
+    size: int = 0
 
 
 class Guard:
@@ -109,7 +111,8 @@ class Guard:
     async def check(self, request: ModelRequest) -> Cleared | NoRoom | Capped:
         """Count, fit and reserve ``request`` (see the module docstring)."""
         endpoint = self.endpoint
-        count = count_tokens(request, endpoint.rate if endpoint else None)
+        size = prompt_bytes(request)
+        count = estimate_count(size, len(request.messages), endpoint.rate if endpoint else None)
         available = self.available(request)
         if endpoint is not None and available is not None and count.high > available:
             exact = await endpoint.count_exact(counted_text(request))
@@ -129,7 +132,7 @@ class Guard:
             if isinstance(held, str):
                 return Capped(held)
             reservation = held
-        return Cleared(count, reservation)
+        return Cleared(count, reservation, size)
 
     def _cost(self, input_tokens: int, output_tokens: int) -> float | None:
         if self.backend.local:
@@ -151,7 +154,8 @@ class Guard:
         if reply is None:
             return None
         if self.endpoint is not None and not reply.cached:
-            self.endpoint.rate.learn(prompt_bytes(request), reply.usage.input_tokens)
+            size = cleared.size or prompt_bytes(request)
+            self.endpoint.rate.learn(size, reply.usage.input_tokens)
         cap = request.settings.max_output_tokens
         if cap is not None and reply.usage.output_tokens > cap:
             return {"output_tokens": reply.usage.output_tokens, "cap": cap}

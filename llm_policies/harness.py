@@ -4,12 +4,18 @@ Every choice that changed how models played in the Maze Escape study is a field 
 :class:`HarnessSettings`, validated, and reported by ``policy.harness()`` for the game's meta in
 the journal. :func:`decide` is the loop both policies share:
 
-1. send the request (the backend retries 429/5xx/timeouts itself);
-2. parse the raw reply with the named quirk rules (:mod:`llm_policies.parsing`);
-3. on an unusable reply, re-ask with the reason, up to ``parse_retries`` times;
-4. give back the values, or ``fallback`` (still unusable) or ``outage`` (the model could not be
-   reached: :class:`~llm_policies.backends.base.ModelUnavailable`, or any other backend failure),
-   with a record of every attempt for the journal. It never raises because of a model.
+1. check the request (:class:`~llm_policies.guard.Guard`): it must fit the context window and
+   the game's caps, whose share it reserves; else ``fallback`` (reason ``context`` or ``cap``)
+   without sending it;
+2. send the request (the backend retries 429/5xx/timeouts itself), then charge what it cost;
+3. parse the raw reply with the named quirk rules (:mod:`llm_policies.parsing`);
+4. on an unusable reply, re-ask with the reason and a short excerpt of the reply, up to
+   ``parse_retries`` times;
+5. give back the values, or ``fallback`` (still unusable; or the server refused the prompt as
+   too long, reason ``context``; or it rejects the output mode, reason ``config``) or ``outage``
+   (the model could not be reached: :class:`~llm_policies.backends.base.ModelUnavailable`, or
+   any other backend failure), with a record of every attempt for the journal. It never raises
+   because of a model.
 """
 
 from __future__ import annotations

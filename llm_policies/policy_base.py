@@ -277,17 +277,15 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             # with the first decision
             record["harness"] = self.harness()
             self._harness_recorded = True
-        notices = [
-            {"kind": "endpoint", **self.endpoint.to_json()},
-            *self._pending_notices,
-            *outcome.notices,
-        ]
+        notices = [*self._pending_notices, *outcome.notices]
         self._pending_notices = []
         if outcome.reason == "context" and self.endpoint.context_source == "error":
             notices.append(
                 {"kind": "context_learned", "context_window": self.endpoint.context_window}
             )
         fresh = [n for n in notices if self.share.first_time(str(n.get("kind")))]
+        if self.share.first_time("endpoint"):  # built once per game: it is long
+            fresh.insert(0, {"kind": "endpoint", **self.endpoint.to_json()})
         if fresh:
             record.setdefault("notices", []).extend(fresh)
         return outcome

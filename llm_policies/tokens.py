@@ -35,7 +35,8 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Final
+from functools import lru_cache
+from typing import Any, Final
 
 from llm_policies.backends.base import ModelRequest
 
@@ -55,11 +56,33 @@ CALIBRATION_MIN_BYTES: Final = 512
 DEFAULT_REPLY_RESERVE: Final = 256
 
 
+@lru_cache(maxsize=1024)
+def utf8_len(text: str) -> int:
+    """UTF-8 bytes of ``text`` (cached: a game's system prompt and history repeat every turn)."""
+    return len(text.encode())
+
+
+# a game's schema is the same dict every turn: its size by identity (the dict kept alive with it)
+_SCHEMA_SIZES: dict[int, tuple[Any, int]] = {}
+
+
+def schema_bytes(schema: dict[str, Any]) -> int:
+    """UTF-8 bytes of ``schema`` as JSON."""
+    known = _SCHEMA_SIZES.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    size = len(json.dumps(schema, ensure_ascii=False).encode())
+    if len(_SCHEMA_SIZES) > 256:
+        _SCHEMA_SIZES.clear()
+    _SCHEMA_SIZES[id(schema)] = (schema, size)
+    return size
+
+
 def prompt_bytes(request: ModelRequest) -> int:
     """UTF-8 bytes of everything the model reads in ``request``."""
-    size = len(request.system.encode()) + sum(len(m.content.encode()) for m in request.messages)
+    size = utf8_len(request.system) + sum(utf8_len(m.content) for m in request.messages)
     if request.output_mode in ("tool", "native"):
-        size += len(json.dumps(request.schema, ensure_ascii=False).encode())
+        size += schema_bytes(request.schema)
     return size
 
 

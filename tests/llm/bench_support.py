@@ -121,6 +121,19 @@ def escape_model(
     return respond
 
 
+def with_probes(respond: Callable[[RecordedRequest], Reply]) -> Callable[[RecordedRequest], Reply]:
+    """``respond``, answering the harness's capability probes ("Say hello.") with ``{"ok": true}``
+    as a model that honours the mode would."""
+
+    def answer(request: RecordedRequest) -> Reply:
+        messages = request.body.get("messages") if isinstance(request.body, dict) else None
+        if messages and messages[-1].get("content") == "Say hello.":
+            return Reply(text='{"ok": true}', input_tokens=40, output_tokens=5)
+        return respond(request)
+
+    return answer
+
+
 def stay_model(request: RecordedRequest) -> Reply:
     """A responder whose agents always STAY (a game that never ends by itself)."""
     body = request.body if isinstance(request.body, dict) else {}

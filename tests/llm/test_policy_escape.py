@@ -334,3 +334,26 @@ def test_close_closes_the_backend_inside_and_outside_an_event_loop() -> None:
         return other.closed
 
     assert asyncio.run(inside())
+
+
+def test_a_failed_attempts_quirks_are_counted_apart_and_a_long_reply_is_echoed_short() -> None:
+    runaway = '```json\n{"move": "north", "notebook": 12}\n```\n' + "I ramble. " * 600
+    replies = [Raw(text=runaway), {"move": "n", "notebook": None, "radio": None}]
+    backend = FakeBackend(replies)
+    policy = EscapeLLMPolicy(backend, output_mode="prompted", parse_retries=2)
+    policy.reset("A", 0, _episode(Config(notebook_mode="rolling_log")))
+    decision = policy.act(_blank_observation())
+    assert decision.status == "ok" and decision.action.move == "N"
+    record = decision.record
+    assert record is not None
+    # the results sum the reply that was played; the failed attempt's repairs are apart
+    assert record["quirks"] == {"move_case": 1}
+    assert record["failed_quirks"] == {
+        "code_fence": 1,
+        "trailing_prose": 1,
+        "missing_field": 1,
+        "move_spelled_out": 1,
+    }
+    echo = backend.requests[1].messages[1].content
+    assert len(runaway) > 6000 and len(echo) < 400
+    assert echo.startswith(runaway[:300]) and echo.endswith("more characters]")
