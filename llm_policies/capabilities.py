@@ -12,12 +12,13 @@ asks each endpoint (model spec and base URL) once per process, and keeps the ans
   object back; *rejected* got an error that names the mode's feature (a configuration error,
   remembered: never sent again); *ignored* got an answer that is not JSON (the server dropped
   the feature); *inconclusive* got another lasting error (the mode is tried in play, where a
-  rejection moves ``auto`` on to the next mode). The first honoured or inconclusive mode is
-  chosen, and the probes are recorded with every game that uses them.
-* :meth:`Endpoint.check_mode` (an output mode asked for by name, on an OpenAI-compatible server
-  declared local): one probe of that mode, so a mode the server rejects is one configuration
-  error before any game request, and a server that ignores it (llama.cpp and ``tool_choice``)
-  is said in the game's record;
+  rejection moves ``auto`` on to the next mode); *uncached* is a probe a read-only response cache
+  does not hold (passed over). The first honoured or inconclusive mode is chosen, and the probes
+  are recorded with every game that uses them.
+* :meth:`Endpoint.first_request` / :meth:`Endpoint.answered`: the first request in an output
+  mode to an endpoint goes alone (the agents of a turn ask at once); until it is answered the
+  others wait, so a mode the server rejects costs one request and one configuration error, not
+  one per agent;
 * :meth:`Endpoint.discover`: the context window, from the ``context_window`` setting, Ollama's
   ``num_ctx``, llama.cpp's ``GET /props`` (``n_ctx``), an OpenAI-compatible ``GET /v1/models``
   that tells it (vLLM ``max_model_len``, LM Studio ``max_context_length``), genai-prices for
@@ -57,7 +58,7 @@ from llm_policies.tokens import TokenRate
 
 T = TypeVar("T")
 
-ProbeStatus = Literal["honoured", "ignored", "rejected", "inconclusive"]
+ProbeStatus = Literal["honoured", "ignored", "rejected", "inconclusive", "uncached"]
 #: The reply schema of a mode probe: tiny, so the probe costs a few tokens.
 PROBE_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
@@ -215,13 +216,16 @@ class Endpoint:
     #: ``(kind, url)`` of the server's tokenizer: ``("llama-cpp-python", ".../count")``
     tokenizer: tuple[str, str] | None = None
     choice: ModeChoice | None = None
-    #: probes of modes asked for by name (:meth:`check_mode`)
-    checks: dict[str, ModeProbe] = field(default_factory=dict)
+    #: modes a request was answered in (no longer gated, see :meth:`first_request`)
+    confirmed: set[str] = field(default_factory=set)
     rate: TokenRate = field(default_factory=TokenRate)
     discovered: bool = False
     _rejected: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _pending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = field(
+        default_factory=dict, repr=False
+    )
+    _gates: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(
         default_factory=dict, repr=False
     )
 
@@ -252,7 +256,6 @@ class Endpoint:
             "tokenizer": self.tokenizer[0] if self.tokenizer else None,
             "rejected_modes": dict(self._rejected),
             "auto": self.choice.to_json() if self.choice else None,
-            "checks": {mode: probe.to_json() for mode, probe in self.checks.items()},
         }
 
     # --- asking once -----------------------------------------------------------------------
@@ -283,27 +286,33 @@ class Endpoint:
             return self.choice
         return await self._once("mode", lambda: self._probe_modes(backend, settings))
 
-    async def check_mode(
-        self, backend: ModelBackend, mode: OutputMode, settings: ModelSettings
-    ) -> ModeProbe | None:
-        """Probe output ``mode`` once (``prompted`` needs none): rejected, ignored or honoured.
+    async def first_request(self, mode: OutputMode) -> bool:
+        """Wait while another decision's first request in ``mode`` is in flight.
 
-        Raises :class:`~llm_policies.backends.base.ModelUnavailable` when the server cannot be
-        reached (nothing is remembered then).
+        Returns True when the caller's request is now the first in ``mode`` (it must then call
+        :meth:`answered`), False when the mode was answered already (or is rejected: check
+        :meth:`rejected`).
         """
-        if mode == "prompted":
-            return None
-        if mode in self.checks:
-            return self.checks[mode]
+        while mode not in self.confirmed and mode not in self._rejected:
+            loop = asyncio.get_running_loop()
+            with self._lock:
+                gate = self._gates.get(mode)
+                if gate is None or gate[0] is not loop:
+                    self._gates[mode] = (loop, asyncio.Event())
+                    return True
+                event = gate[1]
+            await event.wait()
+        return False
 
-        async def probe() -> ModeProbe:
-            found = await self._probe(backend, mode, settings)
-            if found.status == "rejected":
-                self.reject(mode, found.detail)
-            self.checks[mode] = found
-            return found
-
-        return await self._once(f"check:{mode}", probe)
+    def answered(self, mode: OutputMode, served: bool) -> None:
+        """The first request in ``mode`` came back: ``served`` (the server took the mode) or
+        not (an outage, a rejection: the next waiting request goes first)."""
+        with self._lock:
+            if served:
+                self.confirmed.add(mode)
+            gate = self._gates.pop(mode, None)
+        if gate is not None:
+            gate[1].set()
 
     async def _probe_modes(self, backend: ModelBackend, settings: ModelSettings) -> ModeChoice:
         served = getattr(backend, "output_modes", AUTO_MODES)
@@ -335,7 +344,9 @@ class Endpoint:
         try:
             reply = await backend.complete(probe_request(mode, settings))
         except CacheMiss:
-            raise  # a read-only cache without this probe: the server was not asked
+            # a read-only cache without this probe (a rejected probe is not cached): the server
+            # is not asked, and the mode is passed over
+            return ModeProbe(mode, "uncached", "not in the read-only response cache")
         except ModelError as error:
             if is_mode_rejection(error, mode):
                 return ModeProbe(mode, "rejected", error.message[:400])

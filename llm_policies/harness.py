@@ -256,20 +256,29 @@ async def decide(
             if isinstance(checked, Capped):
                 return decision.fail("cap", checked.reason)
             cleared = checked
+        endpoint = guard.endpoint if guard is not None else None
+        first = await endpoint.first_request(mode) if endpoint is not None else False
+        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
+            _settle(guard, request, cleared, None, Usage())
+            reason = endpoint.rejected(mode) or ""
+            return decision.fail("config", mode_rejected_message(mode, reason))
+        served = False
         try:
             reply = await backend.complete(request)
+            served = True
         except ContextLengthExceeded as exc:
+            served = True  # the server took the mode; the prompt was too long
             _settle(guard, request, cleared, None, Usage())
-            if guard is not None and guard.endpoint is not None and exc.window is not None:
-                guard.endpoint.learn_window(exc.window, "error")
+            if endpoint is not None and exc.window is not None:
+                endpoint.learn_window(exc.window, "error")
             return decision.fail(
                 "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
             )
         except ModelError as exc:
             _settle(guard, request, cleared, None, Usage())
             if is_mode_rejection(exc, mode):
-                if guard is not None and guard.endpoint is not None:
-                    guard.endpoint.reject(mode, exc.message)
+                if endpoint is not None:
+                    endpoint.reject(mode, exc.message)
                 return decision.fail(
                     "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
                 )
@@ -278,6 +287,19 @@ async def decide(
             _settle(guard, request, cleared, None, Usage())
             log.exception("backend %s failed unexpectedly", backend.spec)
             return decision.outage({"error": type(exc).__name__, "message": str(exc)}, repr(exc))
+        finally:
+            if first and endpoint is not None:
+                endpoint.answered(mode, served)
+        if mode == "tool" and reply.tool_arguments is None:
+            decision.notices.append(
+                {
+                    "kind": "mode_ignored",
+                    "mode": "tool",
+                    "detail": "no tool call came back (a server that ignores tool_choice, such "
+                    "as llama.cpp's, never shows the model the tool): output_mode=auto picks a "
+                    "mode the server honours",
+                }
+            )
         call_usage = priced(backend, reply)
         breach = _settle(guard, request, cleared, reply, call_usage)
         result: ParseResult = parse_reply(reply.text, reply.tool_arguments, schema, mode)

@@ -10,7 +10,8 @@ counters behind the stop rules, and the harness report for the journal. Before e
 
 * ``endpoint``: the capabilities the game played with (context window and where it came from,
   the server's tokenizer, modes it rejects, and for ``auto`` the probes and the chosen mode);
-* ``context_warning`` (Ollama may have cut a prompt), ``cap_breach`` (a reply longer than the
+* ``context_warning`` (a prompt did not fit the context window; Ollama may have cut one),
+  ``cap_breach`` (a reply longer than the
   output cap: the server ignored it), ``history_trim`` (AGI Maze history trimmed to fit),
   ``context_learned`` (a context-length error told the window).
 """
@@ -176,13 +177,6 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         """
         self.share.started = True
         await self.endpoint.discover(self.backend, self.settings, bool(self.backend.local))
-        if self.mode is not None and self.options.output_mode != "auto" and self._check_modes:
-            try:
-                checked = await self.endpoint.check_mode(self.backend, self.mode, self.settings)
-            except ModelError as exc:
-                return self._probe_outage(exc)
-            if checked is not None and checked.status == "ignored":
-                self._pending_notices.append({"kind": "mode_ignored", **checked.to_json()})
         if self.mode is not None:
             rejected = self.endpoint.rejected(self.mode)
             if rejected is None:
@@ -198,13 +192,6 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         self.mode = choice.mode
         self.system = self._build_system(choice.mode)
         return None
-
-    @property
-    def _check_modes(self) -> bool:
-        """Probe a mode asked for by name (OpenAI-compatible servers of the user's differ)."""
-        return bool(self.backend.local) and (
-            self.backend.spec.partition(":")[0] in _COMPATIBLE_PREFIXES
-        )
 
     def _probe_outage(self, error: ModelError) -> Outcome:
         record = self._unsent(
@@ -279,10 +266,12 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             self._harness_recorded = True
         notices = [*self._pending_notices, *outcome.notices]
         self._pending_notices = []
-        if outcome.reason == "context" and self.endpoint.context_source == "error":
-            notices.append(
-                {"kind": "context_learned", "context_window": self.endpoint.context_window}
-            )
+        if outcome.reason == "context":
+            notices.append({"kind": "context_warning", "message": outcome.error})
+            if self.endpoint.context_source == "error":
+                notices.append(
+                    {"kind": "context_learned", "context_window": self.endpoint.context_window}
+                )
         fresh = [n for n in notices if self.share.first_time(str(n.get("kind")))]
         if self.share.first_time("endpoint"):  # built once per game: it is long
             fresh.insert(0, {"kind": "endpoint", **self.endpoint.to_json()})

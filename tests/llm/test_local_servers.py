@@ -337,3 +337,25 @@ def test_a_custom_field_order_survives_the_command_line(
     assert list(sent["properties"]) == ["radio", "check", "move", "notebook"]
     first = next(r for r in records(out) if "harness" in r)
     assert first["harness"]["order"] == ["radio", "check", "move", "notebook"]
+
+
+def test_a_read_only_cache_replays_an_auto_run_without_asking_the_server(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.behave_like_llama_cpp()
+    cache = tmp_path / "replies.sqlite"
+    spec = local(server, cache=str(cache))
+    experiment = escape_experiment(spec, turns=3)
+    server.respond_with(with_probes(stay_model))
+    first = run(experiment, tmp_path / "first").rows[0]
+    assert first["status"] == "ok" and first["requests"] == 9
+    ENDPOINTS.clear()  # a new run, which knows nothing of the server
+    server.reset()  # the server is gone: it answers nothing any more
+    replay = escape_experiment(local(server, cache=str(cache), cache_mode="read_only"), turns=3)
+    again = run(replay, tmp_path / "again").rows[0]
+    assert server.requests == []
+    assert again["status"] == "ok" and again["requests"] == 0 and again["outages"] == 0
+    recorded = records(tmp_path / "again")
+    assert {r["output_mode"] for r in recorded} == {"json_object"}
+    (endpoint,) = [n for n in notices(recorded) if n["kind"] == "endpoint"]
+    assert [p["status"] for p in endpoint["auto"]["probes"]] == ["uncached", "honoured"]
