@@ -7,11 +7,13 @@ never sees the tools and writes prose), rejects ``response_format`` ``json_schem
 asks each endpoint (model spec and base URL) once per process, and keeps the answers here:
 
 * :meth:`Endpoint.pick_mode` (``output_mode="auto"``): one cheap request per candidate mode, best
-  first (:data:`~llm_policies.settings.AUTO_MODES`: native JSON schema, then ``json_object`` with
-  the schema in the prompt, then prompted, which needs no probe). A mode *honoured* got a JSON
-  object back; *rejected* got an error that names the mode's feature (a configuration error,
-  remembered: never sent again); *ignored* got an answer that is not JSON (the server dropped
-  the feature); *inconclusive* got another lasting error (the mode is tried in play, where a
+  first (:data:`~llm_policies.settings.AUTO_MODES`: native JSON schema, then the schema as a
+  grammar (llama.cpp), then ``json_object`` with the schema in the prompt, then prompted, which
+  needs no probe). A mode *honoured* got a JSON object back (``grammar``: the one value its
+  schema allows, which a server that ignores the schema would not write); *rejected* got an
+  error that names the mode's feature (a configuration error, remembered: never sent again);
+  *ignored* got an answer that is not JSON, or for ``grammar`` not the one allowed (the server
+  dropped the feature); *inconclusive* got another lasting error (the mode is tried in play, where a
   rejection moves ``auto`` on to the next mode); *uncached* is a probe a read-only response cache
   does not hold (passed over). The first honoured or inconclusive mode is chosen, and the probes
   are recorded with every game that uses them.
@@ -66,6 +68,15 @@ PROBE_SCHEMA: Final[dict[str, Any]] = {
     "required": ["ok"],
     "additionalProperties": False,
 }
+#: The grammar probe's schema: one value, which only a server that constrains decoding to the
+#: schema makes a model write unasked.
+GRAMMAR_PROBE_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["grammar-ok"]}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+GRAMMAR_PROBE_ANSWER: Final = {"answer": "grammar-ok"}
 PROBE_OUTPUT_TOKENS: Final = 48
 #: Seconds allowed to each HTTP question about a server (props, models, tokenizer).
 INFO_TIMEOUT_S: Final = 5.0
@@ -170,7 +181,7 @@ def probe_request(mode: OutputMode, settings: ModelSettings) -> ModelRequest:
         system=_probe_system(mode),
         messages=(ChatMessage("user", "Say hello."),),
         output_mode=mode,
-        schema=PROBE_SCHEMA,
+        schema=GRAMMAR_PROBE_SCHEMA if mode == "grammar" else PROBE_SCHEMA,
         schema_name="probe",
         settings=settings.model_copy(
             update={
@@ -365,7 +376,17 @@ class Endpoint:
                 latency,
                 *tokens,
             )
-        if json_object_in(said) is not None:
+        found = json_object_in(said)
+        if mode == "grammar" and found is not None and found != GRAMMAR_PROBE_ANSWER:
+            excerpt = (said or "")[:120]
+            return ModeProbe(
+                mode,
+                "ignored",
+                f"the schema did not constrain the reply: {excerpt!r}",
+                latency,
+                *tokens,
+            )
+        if found is not None:
             return ModeProbe(mode, "honoured", "a JSON object came back", latency, *tokens)
         excerpt = (said or "")[:120]
         return ModeProbe(

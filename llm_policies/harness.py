@@ -67,7 +67,8 @@ class HarnessSettings(BaseModel):
         prompt_version: Maze Escape: a rung of the ladder (``llm_policies.prompts``) or
             ``"latest"``; AGI Maze: ``"v1"`` (``"latest"`` means it too).
         wording: the observation wording version of :mod:`maze_envs.text` (None: newest).
-        output_mode: ``"tool"``, ``"native"``, ``"json_object"``, ``"prompted"``, or ``"auto"``
+        output_mode: ``"tool"``, ``"native"``, ``"grammar"``, ``"json_object"``, ``"prompted"``,
+            or ``"auto"``
             (probe the server once and take the best mode it honours; the default for
             OpenAI-compatible servers declared ``local``).
         check: the one-line check field: ``"off"``, ``"optional"`` or ``"required"``.
@@ -334,10 +335,10 @@ def mode_rejected_message(mode: OutputMode, detail: str) -> str:
     >>> print(mode_rejected_message("native", "x: status_code: 500, body: Input should be "
     ...                             "'text' or 'json_object'"))
     config: the server rejects output_mode='native' (Input should be 'text' or 'json_object');
-    set output_mode=auto (probes the server and picks a mode it honours) or one of json_object,
-    prompted
+    set output_mode=auto (probes the server and picks a mode it honours) or one of grammar,
+    json_object, prompted
     """
-    others = ", ".join(m for m in ("json_object", "prompted") if m != mode)
+    others = ", ".join(m for m in ("grammar", "json_object", "prompted") if m != mode)
     _, found, body = detail.partition("body: ")
     short = " ".join((body if found else detail).split())
     short = short if len(short) <= 200 else short[:200] + "..."

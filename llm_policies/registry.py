@@ -12,9 +12,10 @@ Options:
     ``retries``, ``num_ctx``, ``context_window``, ``keep_alive``, ``think``, ``base_url``;
     harness (:class:`~llm_policies.harness.HarnessSettings`): ``prompt_version`` (alias
     ``version``), ``wording``, ``output_mode`` (alias ``mode``: ``auto``, ``tool``, ``native``,
-    ``json_object``, ``prompted``), ``check``, ``order`` (``check_first``, ``move_first`` or the
-    fields in order, separated by ``|``: ``order=radio|check|move|notebook``, a syntax that
-    survives ``--policy``'s commas), ``history``, ``window``, ``parse_retries``,
+    ``grammar``, ``json_object``, ``prompted``), ``check``, ``order`` (``check_first``,
+    ``move_first`` or the fields in order, separated by ``|``:
+    ``order=radio|check|move|notebook``, a syntax that survives ``--policy``'s commas),
+    ``history``, ``window``, ``parse_retries``,
     ``max_tokens_per_game``, ``max_cost_per_game`` (caps of the whole game: every agent of a
     game charges one budget), ``max_consecutive_fallbacks``, ``set_memory``;
     response cache: ``cache`` (a SQLite path), ``cache_mode`` (``read_write``, ``read_only``,

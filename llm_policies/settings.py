@@ -21,19 +21,21 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-OutputMode = Literal["tool", "native", "json_object", "prompted"]
+OutputMode = Literal["tool", "native", "grammar", "json_object", "prompted"]
 """How the reply object is asked for: a tool call, the provider's native JSON-schema output, the
-server's JSON mode (``response_format: json_object``, Ollama ``format: "json"``) with the schema
-in the prompt, or JSON written in plain text as the prompt asks."""
+schema as a grammar that constrains decoding (llama.cpp's ``response_format: {"type":
+"json_object", "schema": ...}``), the server's JSON mode (``response_format: json_object``,
+Ollama ``format: "json"``), or JSON written in plain text as the prompt asks; in the last three
+the schema is in the prompt too."""
 
-OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "json_object", "prompted")
+OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "grammar", "json_object", "prompted")
 
-HarnessOutputMode = Literal["auto", "tool", "native", "json_object", "prompted"]
+HarnessOutputMode = Literal["auto", "tool", "native", "grammar", "json_object", "prompted"]
 """An output mode as a harness setting: one of :data:`OUTPUT_MODES`, or ``"auto"`` (probe the
 server once and take the best mode it really honours)."""
 
 #: The modes ``auto`` tries, best first (:mod:`llm_policies.capabilities`).
-AUTO_MODES: tuple[OutputMode, ...] = ("native", "json_object", "prompted")
+AUTO_MODES: tuple[OutputMode, ...] = ("native", "grammar", "json_object", "prompted")
 
 ReasoningEffort = Literal["none", "low", "medium", "high"]
 

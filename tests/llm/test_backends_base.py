@@ -80,7 +80,7 @@ def test_transport_settings_are_not_part_of_the_cache_fields() -> None:
 def test_requests_are_validated() -> None:
     settings = ModelSettings()
     user = (ChatMessage("user", "hi"),)
-    modes = "output_mode must be one of tool, native, json_object, prompted"
+    modes = "output_mode must be one of tool, native, grammar, json_object, prompted"
     with pytest.raises(ValueError, match=modes):
         ModelRequest("s", user, "xml", {}, "a", settings)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one message"):

@@ -38,7 +38,7 @@ from tests.llm.bench_support import (
     stay_model,
     with_probes,
 )
-from tests.llm.servers import LlamaCpp, LoopbackServer, RecordedRequest, Reply
+from tests.llm.servers import HttpError, LlamaCpp, LoopbackServer, RecordedRequest, Reply
 from tests.llm.servers.llamacpp import prompt_tokens
 from tests.llm.servers.protocols import render_reply
 
@@ -175,24 +175,38 @@ def test_auto_picks_the_mode_a_llama_cpp_server_honours_once_per_endpoint(
     server.respond_with(with_probes(escape_model(escape_plans(experiment), lambda t: 0)))
     result = run(experiment, tmp_path / "run", concurrency=1)
     assert result.verified_ok
-    # probed once for the run: native (refused by the server), then json_object (honoured)
-    assert [p.body.get("response_format", {}).get("type") for p in probes(server)] == [
-        "json_schema",
-        "json_object",
-    ]
+    # probed once for the run: native (refused by the server), then the schema as a grammar
+    # (honoured: only the one value the probe's schema allows came back)
+    sent = [p.body["response_format"] for p in probes(server)]
+    assert [f["type"] for f in sent] == ["json_schema", "json_object"]
+    assert sent[1]["schema"]["properties"]["answer"]["enum"] == ["grammar-ok"]
     played = [r for r in chat(server) if r not in probes(server)]
-    assert played and all(r.body["response_format"] == {"type": "json_object"} for r in played)
+    assert played and all(r.body["response_format"]["type"] == "json_object" for r in played)
+    assert all(list(r.body["response_format"]["schema"]["properties"]) for r in played)
     assert all("tools" not in r.body for r in played)
     recorded = records(tmp_path / "run")
-    assert all(r["status"] == "ok" and r["output_mode"] == "json_object" for r in recorded)
+    assert all(r["status"] == "ok" and r["output_mode"] == "grammar" for r in recorded)
     endpoint = [n for n in notices(recorded) if n["kind"] == "endpoint"]
     assert len(endpoint) == 2  # once per game, not once per agent or decision
-    assert endpoint[0]["auto"]["mode"] == "json_object"
+    assert endpoint[0]["auto"]["mode"] == "grammar"
     assert [p["status"] for p in endpoint[0]["auto"]["probes"]] == ["rejected", "honoured"]
     assert endpoint[0]["context_window"] == 2048 and endpoint[0]["context_source"] == "props"
     firsts = [r["harness"] for r in recorded if "harness" in r]
     assert {h["output_mode"] for h in firsts} == {"auto"}
-    assert {h["output_mode_chosen"] for h in firsts} == {"json_object"}
+    assert {h["output_mode_chosen"] for h in firsts} == {"grammar"}
+
+
+def test_auto_takes_json_object_from_a_server_that_ignores_the_grammar(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    # a server that takes json_object but not the schema beside it (a plain JSON mode)
+    server.push(HttpError(400, message="response_format json_schema is not supported"))
+    server.respond_with(with_probes(stay_model))
+    run(escape_experiment(local(server), turns=2), tmp_path / "run")
+    recorded = records(tmp_path / "run")
+    assert {r["output_mode"] for r in recorded} == {"json_object"}
+    (endpoint,) = [n for n in notices(recorded) if n["kind"] == "endpoint"]
+    assert [p["status"] for p in endpoint["auto"]["probes"]] == ["rejected", "ignored", "honoured"]
 
 
 def test_a_mode_the_server_rejects_is_one_configuration_error_not_outages(
@@ -356,6 +370,6 @@ def test_a_read_only_cache_replays_an_auto_run_without_asking_the_server(
     assert server.requests == []
     assert again["status"] == "ok" and again["requests"] == 0 and again["outages"] == 0
     recorded = records(tmp_path / "again")
-    assert {r["output_mode"] for r in recorded} == {"json_object"}
+    assert {r["output_mode"] for r in recorded} == {"grammar"}
     (endpoint,) = [n for n in notices(recorded) if n["kind"] == "endpoint"]
     assert [p["status"] for p in endpoint["auto"]["probes"]] == ["uncached", "honoured"]

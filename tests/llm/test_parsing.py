@@ -237,7 +237,7 @@ def test_every_quirk_rule_is_documented_and_tested_here() -> None:
 
 
 def test_unknown_output_mode_is_refused() -> None:
-    modes = "output mode must be one of tool, native, json_object, prompted"
+    modes = "output mode must be one of tool, native, grammar, json_object, prompted"
     with pytest.raises(ValueError, match=modes):
         parse_reply("{}", None, LOG, "xml")  # type: ignore[arg-type]
 

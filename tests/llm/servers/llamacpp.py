@@ -6,7 +6,9 @@ against the real llama-cpp-python 0.3.36 server (tests/llm/test_real_server.py):
 * ``tools`` and ``tool_choice: "required"`` are ignored: the model never sees the tools and writes
   prose (a scripted tool call comes back as its text, or as prose when it has none);
 * ``response_format: {"type": "json_schema", ...}`` is rejected with HTTP 500 and a pydantic
-  validation error ("Input should be 'text' or 'json_object'"); ``json_object`` is accepted;
+  validation error ("Input should be 'text' or 'json_object'"); ``json_object`` is accepted,
+  and with a ``schema`` beside it the schema becomes a grammar: the reply always follows it (a
+  scripted reply that does not is replaced by the schema's simplest instance);
 * ``max_completion_tokens`` is ignored, ``max_tokens`` honoured (a scripted reply longer than
   ``max_tokens`` is cut to it, ``finish_reason: "length"``);
 * a prompt that with ``max_tokens`` does not fit ``n_ctx`` is refused with HTTP 400
@@ -21,6 +23,7 @@ message), which is what ``usage.prompt_tokens`` reports too.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -91,11 +94,44 @@ def refusal(body: dict[str, Any], server: LlamaCpp) -> Step | None:
     return None
 
 
+def simplest(schema: Any) -> Any:
+    """The simplest value a JSON schema allows (what a grammar leaves a model that wanders)."""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("anyOf"):
+        return simplest(schema["anyOf"][-1])
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: simplest(v) for k, v in (schema.get("properties") or {}).items()}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}.get(str(kind))
+
+
+def follows(text: str | None, schema: dict[str, Any]) -> bool:
+    """Whether ``text`` is an object with the schema's required keys and enum values."""
+    try:
+        value = json.loads(text or "")
+    except ValueError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    properties = schema.get("properties") or {}
+    if any(key not in value for key in schema.get("required") or ()):
+        return False
+    return all(value[k] in p["enum"] for k, p in properties.items() if "enum" in p and k in value)
+
+
 def as_served(reply: Reply, body: dict[str, Any]) -> Reply:
-    """``reply`` as llama.cpp would send it: no tool call, the output cap applied, its usage."""
+    """``reply`` as llama.cpp would send it: no tool call, a grammar's schema followed, the
+    output cap applied, its usage."""
     text = reply.text
     if reply.tool_arguments is not None:
         text = text if text is not None else PROSE  # the model never saw the tool
+    response_format = body.get("response_format")
+    grammar = response_format.get("schema") if isinstance(response_format, dict) else None
+    if isinstance(grammar, dict) and not follows(text, grammar):
+        text = json.dumps(simplest(grammar))
     text = text if text is not None else ""
     output = reply.output_tokens
     cap = body.get("max_tokens")
