@@ -26,11 +26,11 @@ import dataclasses
 import functools
 import threading
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from maze_envs.policies.interface import Usage
 
-__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "Reservation", "price"]
+__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "BudgetNode", "Reservation", "price"]
 
 LOCAL_PREFIXES = frozenset({"ollama", "scripted"})
 
@@ -143,6 +143,29 @@ class BudgetLimits:
             )
 
 
+@runtime_checkable
+class BudgetNode(Protocol):
+    """What a budget a game budget charges must do: the interface of a run's budget.
+
+    :class:`Budget` is one (in this process). A budget shared by every worker of a process pool
+    or a Ray run is another: give it as ``run_budget=`` (the option of
+    :func:`llm_policies.registry.make_llm_policy`), and each game's budget holds, charges and
+    checks through it. ``hold`` sets aside what one request may cost, or says why it must not
+    be sent; ``unhold`` gives it back; ``charge`` counts what a request cost; ``exceeded`` says
+    why play must stop. ``parent`` is the budget above (``None`` at the top).
+    """
+
+    parent: BudgetNode | None
+
+    def hold(self, tokens: int, cost_usd: float | None) -> str | None: ...
+
+    def unhold(self, tokens: int, cost_usd: float) -> None: ...
+
+    def charge(self, usage: Usage | None) -> None: ...
+
+    def exceeded(self) -> str | None: ...
+
+
 @dataclasses.dataclass
 class Reservation:
     """Tokens and dollars set aside for one request in a budget and its parents.
@@ -150,7 +173,7 @@ class Reservation:
     ``release()`` gives them back (after the reply was charged, or when the call failed).
     """
 
-    budgets: tuple[Budget, ...]
+    budgets: tuple[BudgetNode, ...]
     tokens: int
     cost_usd: float
     released: bool = False
@@ -160,7 +183,7 @@ class Reservation:
             return
         self.released = True
         for budget in self.budgets:
-            budget._unreserve(self.tokens, self.cost_usd)
+            budget.unhold(self.tokens, self.cost_usd)
 
 
 class Budget:
@@ -170,7 +193,8 @@ class Budget:
         max_tokens: cap on input + output tokens.
         max_cost_usd: cap on cost in US dollars.
         name: what the budget covers, used in the stop reason (``"game"``, ``"run"``).
-        parent: the budget this one is part of.
+        parent: the budget this one is part of (a :class:`BudgetNode`: another
+            :class:`Budget`, or a run budget shared across processes).
         on_unknown_cost: see :class:`BudgetLimits`.
     """
 
@@ -180,7 +204,7 @@ class Budget:
         max_cost_usd: float | None = None,
         *,
         name: str = "run",
-        parent: Budget | None = None,
+        parent: BudgetNode | None = None,
         on_unknown_cost: UnknownCost = "stop",
     ) -> None:
         self.limits = BudgetLimits(max_tokens, max_cost_usd, on_unknown_cost)
@@ -244,19 +268,20 @@ class Budget:
         >>> isinstance(game.reserve(600, 0.0), Reservation)
         True
         """
-        chain: list[Budget] = []
-        node: Budget | None = self
+        chain: list[BudgetNode] = []
+        node: BudgetNode | None = self
         while node is not None:
-            reason = node._hold(tokens, cost_usd)
+            reason = node.hold(tokens, cost_usd)
             if reason is not None:
                 for held in chain:
-                    held._unreserve(tokens, cost_usd or 0.0)
+                    held.unhold(tokens, cost_usd or 0.0)
                 return reason
             chain.append(node)
             node = node.parent
         return Reservation(tuple(chain), tokens, cost_usd or 0.0)
 
-    def _hold(self, tokens: int, cost_usd: float | None) -> str | None:
+    def hold(self, tokens: int, cost_usd: float | None) -> str | None:
+        """Set ``tokens`` and ``cost_usd`` aside in this budget alone, or say why not."""
         limits = self.limits
         with self._lock:
             used = self._used.input_tokens + self._used.output_tokens
@@ -285,7 +310,8 @@ class Budget:
             self._reserved_cost += cost_usd or 0.0
         return None
 
-    def _unreserve(self, tokens: int, cost_usd: float) -> None:
+    def unhold(self, tokens: int, cost_usd: float) -> None:
+        """Give back what :meth:`hold` set aside."""
         with self._lock:
             self._reserved_tokens -= tokens
             self._reserved_cost -= cost_usd

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
-from llm_policies.accounting import Budget
+from llm_policies.accounting import Budget, BudgetNode
 from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError
 from llm_policies.capabilities import Endpoint, endpoint_of
 from llm_policies.game import GAMES, GameShare
@@ -73,7 +73,7 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         *,
         settings: ModelSettings | None = None,
         harness: HarnessSettings | None = None,
-        run_budget: Budget | None = None,
+        run_budget: BudgetNode | None = None,
         **harness_options: Any,
     ) -> None:
         if harness is not None and harness_options:
@@ -131,9 +131,10 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
 
     def _game_budget(self) -> Budget:
         limits = (self.options.max_tokens_per_game, self.options.max_cost_per_game)
-        if self.run_budget is not None:
+        if isinstance(self.run_budget, Budget):
             return self.run_budget.child(*limits, name="game")
-        return Budget(*limits, name="game")
+        # None, or a run budget of another kind (shared across processes: a BudgetNode)
+        return Budget(*limits, name="game", parent=self.run_budget)
 
     def _start_game(self, agent: str, key: Hashable | None = None, config: Any = None) -> None:
         """A new game: its budget is shared with the other agents reset into it (``key``)."""

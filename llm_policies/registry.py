@@ -22,7 +22,8 @@ Options:
     ``off``);
     run caps: ``max_tokens_per_run``, ``max_cost_per_run`` (one budget per ``run`` name in this
     process, shared by every policy made with the same name and caps), or ``run_budget`` (an
-    :class:`~llm_policies.accounting.Budget` object);
+    :class:`~llm_policies.accounting.Budget`, or any
+    :class:`~llm_policies.accounting.BudgetNode`: a run budget shared across processes);
     ``local`` (count a self-hosted server as local: cost 0), ``client`` / ``provider`` (an SDK
     client or pydantic-ai provider to send through: proxies, tests).
 
