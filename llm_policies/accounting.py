@@ -302,9 +302,9 @@ class Budget:
                 spent = self._known_cost + self._reserved_cost + (cost_usd or 0.0)
                 if spent > limits.max_cost_usd:
                     return (
-                        f"cost cap of the {self.name} reached: ${self._known_cost:.4f} spent and "
-                        f"${self._reserved_cost:.4f} reserved; the next request may cost up to "
-                        f"${cost_usd or 0.0:.4f}, cap ${limits.max_cost_usd:.4f}"
+                        f"cost cap of the {self.name} reached: ${self._known_cost:.6f} spent and "
+                        f"${self._reserved_cost:.6f} reserved; the next request may cost up to "
+                        f"${cost_usd or 0.0:.6f}, cap ${limits.max_cost_usd:.6f}"
                     )
             self._reserved_tokens += tokens
             self._reserved_cost += cost_usd or 0.0
