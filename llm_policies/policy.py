@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
+from pydantic import ValidationError
+
 from llm_policies.backends.base import ChatMessage, ModelBackend
 from llm_policies.harness import Outcome
 from llm_policies.history import REASONING_FIELD, History
@@ -32,7 +34,7 @@ from llm_policies.policy_base import LLMPolicyBase
 from llm_policies.prompts import resolve_version
 from llm_policies.prompts.agimaze import AGIMAZE_PROMPT_VERSIONS, agimaze_system
 from llm_policies.prompts.escape import escape_system, escape_user
-from llm_policies.schema import agimaze_schema, escape_action, escape_schema
+from llm_policies.schema import agimaze_schema, escape_action, escape_schema, short_errors
 from llm_policies.settings import OutputMode
 from llm_policies.tokens import estimate_count, reply_reserve
 from maze_envs.agimaze.backends import rejected_action
@@ -118,7 +120,7 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
 
     async def aact(self, observation: Observation) -> Decision[Action]:
         outcome = await self._decide(
-            lambda: self.prompt(observation), extra=f"escape:{self.version}"
+            lambda: self.prompt(observation), action_error, extra=f"escape:{self.version}"
         )
         action = escape_action(outcome.values) if outcome.values is not None else ESCAPE_FALLBACK
         record = outcome.record
@@ -134,6 +136,16 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
             stop=self._stop_reason(outcome),
             status=outcome.status,
         )
+
+
+def action_error(values: Mapping[str, Any]) -> str | None:
+    """Why reply values make no Maze Escape action (a splice position beyond the action space
+    that a schema without bounds let through...), for the re-ask; ``None`` when they do."""
+    try:
+        escape_action(values)
+    except ValueError as exc:  # pydantic's ValidationError included
+        return short_errors(exc) if isinstance(exc, ValidationError) else str(exc)
+    return None
 
 
 class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):

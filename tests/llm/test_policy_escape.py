@@ -357,3 +357,17 @@ def test_a_failed_attempts_quirks_are_counted_apart_and_a_long_reply_is_echoed_s
     echo = backend.requests[1].messages[1].content
     assert len(runaway) > 6000 and len(echo) < 400
     assert echo.startswith(runaway[:300]) and echo.endswith("more characters]")
+
+
+def test_a_splice_beyond_the_action_space_is_re_asked_not_a_crashed_game() -> None:
+    # seen from SmolLM2 under a grammar: a position the schema's type allowed, the action not
+    wild = {"move": "N", "notebook": {"start": 2, "end": 125689, "text": "x"}, "radio": None}
+    fine = {"move": "E", "notebook": None, "radio": None}
+    backend = FakeBackend([wild, fine])
+    policy = EscapeLLMPolicy(backend, output_mode="prompted")
+    policy.reset("A", 0, _episode(Config()))
+    decision = policy.act(_blank_observation())
+    assert decision.status == "ok" and decision.action.move == "E"
+    assert "less than or equal to 65536" in (decision.record["attempts"][0]["error"] or "")
+    schema = backend.requests[0].schema["properties"]["notebook"]["anyOf"][0]
+    assert schema["properties"]["end"]["maximum"] == 65536  # a grammar keeps it in range

@@ -40,6 +40,9 @@ from tests.llm.bench_support import TUTORIAL, decisions_of
 pytestmark = pytest.mark.real_server
 
 N_CTX = 2048
+#: The context window the AGI Maze run is told (smaller than the server's): its history grows
+#: past it within the episode, so it must be trimmed to fit.
+AGIMAZE_WINDOW = 1400
 MAX_OUTPUT = 48
 #: Seconds a request may take: only a hung server reaches it (a loaded 2-core machine takes up
 #: to a minute per request of this model).
@@ -135,11 +138,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait()
 
 
-def _spec(base_url: str, mode: str) -> str:
+def _spec(base_url: str, mode: str, window: int) -> str:
+    # llama-cpp-python has no /props: the context size is given, as docs/llm.md says
     return (
         f"openai-chat:smollm2:base_url={base_url},local=true,output_mode={mode},"
         f"max_output_tokens={MAX_OUTPUT},timeout_s={REQUEST_TIMEOUT_S},retries=1,"
-        "parse_retries=1,max_consecutive_fallbacks=none"
+        f"parse_retries=1,max_consecutive_fallbacks=none,context_window={window}"
     )
 
 
@@ -154,7 +158,7 @@ def _bench(out: Path, spec: str, *env_args: str) -> dict[str, Any]:
     return {"row": row, "records": records}
 
 
-def _check_the_harness(played: dict[str, Any], mode: str) -> dict[str, Any]:
+def _check_the_harness(played: dict[str, Any], mode: str, window: int) -> dict[str, Any]:
     """The harness's duties, whatever the model said; returns what was measured."""
     row, records = played["row"], played["records"]
     assert row["outages"] == 0, row
@@ -162,12 +166,14 @@ def _check_the_harness(played: dict[str, Any], mode: str) -> dict[str, Any]:
     for attempt in attempts:
         usage = attempt["usage"]
         assert usage["output_tokens"] <= MAX_OUTPUT, "a reply ran over the output cap"
-        assert usage["input_tokens"] + usage["output_tokens"] <= N_CTX, "over the context"
+        # the server's own count: every request fitted the window the harness was given
+        assert usage["input_tokens"] + usage["output_tokens"] <= window, "over the context"
         assert "cap_breach" not in attempt
     assert all(r.get("fallback_reason") != "context" for r in records)
     notices = [n for r in records for n in r.get("notices", [])]
     endpoint = next(n for n in notices if n["kind"] == "endpoint")
     first = next(r for r in records if "harness" in r)["harness"]
+    assert (endpoint["context_window"], endpoint["context_source"]) == (window, "option")
     if mode == "native":  # llama-cpp-python rejects json_schema: one configuration error
         assert row["status"] == "stopped" and (row.get("turns") or row.get("steps") or 0) <= 1
         assert "config: the server rejects output_mode='native'" in row["stop_reason"]
@@ -187,6 +193,7 @@ def _check_the_harness(played: dict[str, Any], mode: str) -> dict[str, Any]:
         "requests": len(attempts),
         "max_output": max((a["usage"]["output_tokens"] for a in attempts), default=0),
         "max_prompt": max((a["usage"]["input_tokens"] for a in attempts), default=0),
+        "trimmed": sum("history_trim" in r for r in records),
     }
 
 
@@ -195,10 +202,9 @@ def test_a_real_llama_cpp_server_in_every_output_mode(
     llama_server: str, tmp_path: Path, mode: str
 ) -> None:
     ENDPOINTS.clear()  # each mode asks the server afresh, as a new run would
-    spec = _spec(llama_server, mode)
     escape = _bench(
         tmp_path / "escape",
-        spec,
+        _spec(llama_server, mode, N_CTX),
         "--env",
         "escape",
         "--size",
@@ -208,11 +214,21 @@ def test_a_real_llama_cpp_server_in_every_output_mode(
         "--set",
         "num_agents=1",
     )
+    ENDPOINTS.clear()  # told another window: a new run
     agimaze = _bench(
-        tmp_path / "agimaze", spec, "--env", "agimaze", "--pack", TUTORIAL, "--budget-factor", "0.3"
+        tmp_path / "agimaze",
+        _spec(llama_server, mode, AGIMAZE_WINDOW),
+        "--env",
+        "agimaze",
+        "--pack",
+        TUTORIAL,
+        "--budget-factor",
+        "0.3",
     )
     measured = {
-        "escape": _check_the_harness(escape, mode),
-        "agimaze": _check_the_harness(agimaze, mode),
+        "escape": _check_the_harness(escape, mode, N_CTX),
+        "agimaze": _check_the_harness(agimaze, mode, AGIMAZE_WINDOW),
     }
+    if mode not in ("native",) and agimaze["row"]["decisions"] >= 5:
+        assert measured["agimaze"]["trimmed"], "the growing history was never trimmed"
     print(f"\nreal llama.cpp server, output_mode={mode}: {measured}")
