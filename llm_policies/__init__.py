@@ -15,7 +15,8 @@ A language model as a policy of :mod:`maze_envs.policies.interface`, for Maze Es
   :mod:`llm_policies.replay_report`);
 * the backends: hosted models through pydantic-ai, local ones through Ollama's native API, a
   scripted backend for tests (:mod:`llm_policies.backends`), what a server really does (output
-  modes it honours, context window, tokenizer: :mod:`llm_policies.capabilities`), usage and cost
+  modes it honours, context window, tokenizer: :mod:`llm_policies.capabilities`,
+  :mod:`llm_policies.server_info`), usage and cost
   (:mod:`llm_policies.accounting`), the response cache (:mod:`llm_policies.cache`) and model
   settings (:mod:`llm_policies.settings`).
 

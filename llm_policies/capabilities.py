@@ -26,7 +26,8 @@ asks each endpoint (model spec and base URL) once per process, and keeps the ans
   that tells it (vLLM ``max_model_len``, LM Studio ``max_context_length``), genai-prices for
   hosted models; else it stays unknown until a context-length error names it
   (:meth:`Endpoint.learn_window`). Also the server's tokenizer, when it has one on HTTP
-  (llama-cpp-python ``/extras/tokenize/count``, llama.cpp ``/tokenize``).
+  (llama-cpp-python ``/extras/tokenize/count``, llama.cpp ``/tokenize``); the HTTP questions are
+  :mod:`llm_policies.server_info`'s.
 * :class:`~llm_policies.tokens.TokenRate`: prompt tokens per byte as this endpoint reports them.
 
 Only local servers (``local=True``, Ollama) are asked over HTTP beyond the chat endpoint; hosted
@@ -51,10 +52,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelRequest
 from llm_policies.cache import CacheMiss
+from llm_policies.server_info import Tokenizer, context_window, count_tokens_with, find_tokenizer
 from llm_policies.settings import AUTO_MODES, ModelSettings, OutputMode
 from llm_policies.tokens import TokenRate
 
@@ -78,8 +79,6 @@ GRAMMAR_PROBE_SCHEMA: Final[dict[str, Any]] = {
 }
 GRAMMAR_PROBE_ANSWER: Final = {"answer": "grammar-ok"}
 PROBE_OUTPUT_TOKENS: Final = 48
-#: Seconds allowed to each HTTP question about a server (props, models, tokenizer).
-INFO_TIMEOUT_S: Final = 5.0
 # what an HTTP error body says when the server rejects a request feature of an output mode
 _MODE_FEATURES: Final = re.compile(
     r"json_schema|json_object|response_format|tool_choice|\btools?\b|grammar|"
@@ -194,29 +193,6 @@ def probe_request(mode: OutputMode, settings: ModelSettings) -> ModelRequest:
     )
 
 
-def _root(base_url: str) -> str:
-    """The server's root (``http://host:8080/v1`` -> ``http://host:8080``)."""
-    parts = urlsplit(base_url)
-    path = re.sub(r"/v1/?$", "", parts.path.rstrip("/"))
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def _first_int(data: Any, keys: tuple[str, ...]) -> int | None:
-    """The first positive integer under one of ``keys`` anywhere in ``data`` (breadth first)."""
-    queue = [data]
-    while queue:
-        node = queue.pop(0)
-        if isinstance(node, dict):
-            for key in keys:
-                value = node.get(key)
-                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                    return value
-            queue.extend(node.values())
-        elif isinstance(node, list):
-            queue.extend(node)
-    return None
-
-
 @dataclass
 class Endpoint:
     """What is known about one model behind one base URL (see the module docstring)."""
@@ -225,7 +201,7 @@ class Endpoint:
     context_window: int | None = None
     context_source: str | None = None
     #: ``(kind, url)`` of the server's tokenizer: ``("llama-cpp-python", ".../count")``
-    tokenizer: tuple[str, str] | None = None
+    tokenizer: Tokenizer | None = None
     choice: ModeChoice | None = None
     #: modes a request was answered in (no longer gated, see :meth:`first_request`)
     confirmed: set[str] = field(default_factory=set)
@@ -407,67 +383,22 @@ class Endpoint:
         elif prefix == "ollama":
             self.learn_window(settings.num_ctx, "num_ctx")
         elif local and base_url:
-            await self._ask_server(base_url)
+            told = await context_window(base_url, spec.partition(":")[2])
+            if told is not None:
+                self.learn_window(*told)
         if self.context_window is None:
             known = getattr(backend, "context_window", None)
             if isinstance(known, int) and known > 0:
                 self.learn_window(known, "genai-prices")
         if local and base_url and prefix != "ollama" and self.tokenizer is None:
-            await self._find_tokenizer(base_url)
+            self.tokenizer = await find_tokenizer(base_url)
         self.discovered = True
-
-    async def _get_json(self, method: str, url: str, body: Any = None) -> Any:
-        import httpx
-
-        try:
-            async with httpx.AsyncClient(timeout=INFO_TIMEOUT_S) as client:
-                response = await client.request(method, url, json=body)
-            if response.status_code != 200:
-                return None
-            return response.json()
-        except (httpx.HTTPError, ValueError, OSError):
-            return None
-
-    async def _ask_server(self, base_url: str) -> None:
-        props = await self._get_json("GET", f"{_root(base_url)}/props")
-        n_ctx = _first_int(props, ("n_ctx",)) if props is not None else None
-        if n_ctx is not None:
-            self.learn_window(n_ctx, "props")
-            return
-        models = await self._get_json("GET", f"{base_url.rstrip('/')}/models")
-        name = self.key[0].partition(":")[2]
-        entries = models.get("data") if isinstance(models, dict) else None
-        if isinstance(entries, list):
-            mine = [e for e in entries if isinstance(e, dict) and e.get("id") == name]
-            window = _first_int(
-                mine or entries,
-                ("max_model_len", "loaded_context_length", "max_context_length", "context_length"),
-            )
-            if window is not None:
-                self.learn_window(window, "models")
-
-    async def _find_tokenizer(self, base_url: str) -> None:
-        root = _root(base_url)
-        counted = await self._get_json("POST", f"{root}/extras/tokenize/count", {"input": "a b"})
-        if isinstance(counted, dict) and isinstance(counted.get("count"), int):
-            self.tokenizer = ("llama-cpp-python", f"{root}/extras/tokenize/count")
-            return
-        tokens = await self._get_json("POST", f"{root}/tokenize", {"content": "a b"})
-        if isinstance(tokens, dict) and isinstance(tokens.get("tokens"), list):
-            self.tokenizer = ("llama.cpp", f"{root}/tokenize")
 
     async def count_exact(self, text: str) -> int | None:
         """Tokens of ``text`` by the server's tokenizer (``None`` without one, or on failure)."""
         if self.tokenizer is None:
             return None
-        kind, url = self.tokenizer
-        if kind == "llama-cpp-python":
-            data = await self._get_json("POST", url, {"input": text})
-            count = data.get("count") if isinstance(data, dict) else None
-            return count if isinstance(count, int) else None
-        data = await self._get_json("POST", url, {"content": text})
-        tokens = data.get("tokens") if isinstance(data, dict) else None
-        return len(tokens) if isinstance(tokens, list) else None
+        return await count_tokens_with(self.tokenizer, text)
 
 
 class Endpoints:
