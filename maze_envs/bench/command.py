@@ -81,7 +81,9 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME[:k=v,...]",
         help="a policy for every agent (repeatable): explorer, wall-follower-left, "
-        "package.module:Class, anthropic:<model>, ollama:<model>, ...",
+        "package.module:Class, anthropic:<model>, ollama:<model>, ...; options after a colon, "
+        "separated by commas (ollama:qwen3:8b:temperature=0.2,check=required); a list value "
+        "separates its items with | (order=radio|check|move|notebook)",
     )
     what.add_argument(
         "--team",

@@ -27,9 +27,10 @@ AGI Maze (:func:`agimaze_scores`, :class:`AgiMazeTally`):
 
 Both (:class:`UsageTally`): decisions, fallbacks and outages (``Decision.status``), model tokens,
 requests, latency and cost summed over the game, ``cost_status`` (``unknown`` as soon as one
-decision's price is unknown: never counted as 0), ``quirks``: counts of the reply-parsing rules
-a policy reports in ``Decision.record["quirks"]`` (a list of rule names or a name -> count map),
-and ``outage``: which model and endpoint could not be reached, and why (None without outages).
+decision's price is unknown: never counted as 0), ``cache_read_share``
+(:func:`cache_read_share`), ``quirks``: counts of the reply-parsing rules a policy reports in
+``Decision.record["quirks"]`` (a list of rule names or a name -> count map), and ``outage``:
+which model and endpoint could not be reached, and why (None without outages).
 
 Example:
     >>> tally = EscapeTally(("A", "B"))
@@ -280,6 +281,18 @@ def status_from_outcome(outcome: Mapping[str, Any] | None, outages: int) -> str:
     )
 
 
+def cache_read_share(usage: Usage) -> float | None:
+    """The share of a game's input tokens the provider read from its prompt cache.
+
+    ``cache_read_tokens / input_tokens`` (``input_tokens`` counts every input token, cache reads
+    included); ``None`` when no input token was reported.
+
+    >>> cache_read_share(Usage(input_tokens=1000, cache_read_tokens=750))
+    0.75
+    """
+    return usage.cache_read_tokens / usage.input_tokens if usage.input_tokens else None
+
+
 def _quirk_counts(record: Mapping[str, Any] | None) -> Mapping[str, int]:
     quirks = record.get("quirks") if isinstance(record, Mapping) else None
     if isinstance(quirks, Mapping):
@@ -352,6 +365,7 @@ class UsageTally:
             "output_tokens": total.output_tokens if reported else None,
             "cache_read_tokens": total.cache_read_tokens if reported else None,
             "cache_write_tokens": total.cache_write_tokens if reported else None,
+            "cache_read_share": cache_read_share(total) if reported else None,
             "requests": total.requests if reported else None,
             "model_latency_s": total.latency_s if reported else None,
             "cost_usd": total.cost_usd,

@@ -133,9 +133,34 @@ def _policy(summary: dict[str, Any]) -> str:
     return summary["policy"] + (" (privileged)" if summary.get("privileged") else "")
 
 
+#: The columns of model usage, the same in every table (when a policy reports usage).
+USAGE_HEADER = ("tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks")
+
+
+def _with_usage(groups: Sequence[dict[str, Any]]) -> bool:
+    return any(g.get("input_tokens") is not None for g in groups)
+
+
+def _usage_cells(g: dict[str, Any]) -> list[str]:
+    """A group's usage: tokens, cost, cost per success (per solved episode in AGI Maze),
+    fallbacks, outages, quirks."""
+    tokens = (
+        "–" if g.get("input_tokens") is None else f"{g['input_tokens']:,}/{g['output_tokens']:,}"
+    )
+    quirks = ", ".join(f"{k} {v}" for k, v in (g.get("quirks") or {}).items()) or "–"
+    return [
+        tokens,
+        _money(g.get("cost_usd"), g.get("cost_status")),
+        _money(g.get("cost_per_success"), g.get("cost_status")),
+        str(g.get("fallbacks") or 0),
+        str(g.get("outages") or 0),
+        quirks,
+    ]
+
+
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
     """The Maze Escape table: one line per setup, size and policy."""
-    with_usage = any(g.get("input_tokens") is not None for g in groups)
+    with_usage = _with_usage(groups)
     header = [
         "setup",
         "size",
@@ -152,7 +177,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "notebook B",
     ]
     if with_usage:
-        header += ["tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks"]
+        header += USAGE_HEADER
     lines = []
     for g in groups:
         cells = [
@@ -171,20 +196,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _num(g["notebook_bytes"]["mean"], 0),
         ]
         if with_usage:
-            tokens = (
-                "–"
-                if g["input_tokens"] is None
-                else f"{g['input_tokens']:,}/{g['output_tokens']:,}"
-            )
-            quirks = ", ".join(f"{k} {v}" for k, v in g["quirks"].items()) or "–"
-            cells += [
-                tokens,
-                _money(g["cost_usd"], g["cost_status"]),
-                _money(g["cost_per_success"], g["cost_status"]),
-                str(g["fallbacks"]),
-                str(g.get("outages") or 0),
-                quirks,
-            ]
+            cells += _usage_cells(g)
         lines.append(cells)
     return table(header, lines)
 
@@ -207,8 +219,11 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
         "RHAE80",
         "step fraction",
         "random, real",
-        "excluded",
     ]
+    with_usage = _with_usage(stages)
+    if with_usage:  # "cost / success": per solved episode, as the level tables say
+        header += [c.replace("success", "solved") for c in USAGE_HEADER]
+    header.append("excluded")
     lines = []
     for s in stages:
         real = s.get("real_random_success_pct")
@@ -234,6 +249,7 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
                 _num(s["rhae80"], 3),
                 _num(s["step_fraction"]["mean"]),
                 "–" if real is None else f"{real:.1f}",
+                *(_usage_cells(s) if with_usage else []),
                 _excluded(s),
             ]
         )
@@ -256,9 +272,12 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
         "RHAE60",
         "RHAE80",
         "step fraction (95% CI)",
-        "cost / solved",
-        "excluded",
     ]
+    with_usage = _with_usage(groups)
+    header += (
+        [c.replace("success", "solved") for c in USAGE_HEADER] if with_usage else ["cost / solved"]
+    )
+    header.append("excluded")
     lines = []
     for g in groups:
         where = (
@@ -282,7 +301,11 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
                 _num(g["rhae60"], 3),
                 _num(g["rhae80"], 3),
                 _interval(g["step_fraction"]),
-                _money(g["cost_per_success"], g["cost_status"]),
+                *(
+                    _usage_cells(g)
+                    if with_usage
+                    else [_money(g["cost_per_success"], g["cost_status"])]
+                ),
                 _excluded(g),
             ]
         )
