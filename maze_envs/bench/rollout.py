@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from maze_envs.bench.envs import EnvAdapter, make_adapter
+from maze_envs.bench.ledger import RUN_CAP_PREFIX, GameBudget
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.journal import JournalError
 from maze_envs.policies.interface import Decision, as_async, is_async
@@ -89,10 +90,11 @@ def _game_meta(task: GameTask, adapter: EnvAdapter) -> dict[str, Any]:
 class _Game:
     """The bookkeeping shared by the sync and async loops."""
 
-    def __init__(self, task: GameTask, journal: Any) -> None:
+    def __init__(self, task: GameTask, journal: Any, budget: GameBudget | None) -> None:
         self.task = task
         self.started = time.perf_counter()
         self.adapter = make_adapter(task, journal)
+        self.budget = budget
         self.stop_reason: str | None = None
 
     def start(self) -> None:
@@ -108,10 +110,13 @@ class _Game:
         ``results`` maps each agent to what its policy returned: an action or a Decision.
         """
         adapter = self.adapter
+        budget = self.budget
         actions = {}
         for agent, result in results.items():
             if isinstance(result, Decision):
                 adapter.usage.add(agent, result)
+                if budget is not None:
+                    budget.charge(agent, result.usage)
                 if result.record is not None and adapter.recorder is not None:
                     adapter.recorder.note(agent, result.record)
                 if result.stop and self.stop_reason is None:
@@ -127,6 +132,10 @@ class _Game:
         except Exception as exc:  # the env refused an action: whose is in the message
             agent = next(iter(results)) if len(results) == 1 else "team"
             raise PolicyFailure(agent, exc) from exc
+        if budget is not None:
+            reason = budget.check()
+            if reason is not None and self.stop_reason is None:
+                self.stop_reason = reason
 
     @property
     def running(self) -> bool:
@@ -136,7 +145,8 @@ class _Game:
         adapter = self.adapter
         status = "error" if error is not None else "stopped" if self.stop_reason else "ok"
         if status != "ok" and adapter.running and adapter.started:
-            extra = {"stopped": "error" if error else "requested"}
+            run_cap = error is None and str(self.stop_reason).startswith(RUN_CAP_PREFIX)
+            extra = {"stopped": "error" if error else "run_cap" if run_cap else "requested"}
             extra["error" if error else "stop_reason"] = str(error or self.stop_reason)
             adapter.abort(extra)
         row = task_columns(self.task)
@@ -174,10 +184,22 @@ async def _adecide(agent: str, policy: Any, observation: Any) -> Any:
         raise PolicyFailure(agent, exc) from exc
 
 
-def _open(task: GameTask, journal: Any) -> _Game | Row:
-    """The game, or the error row of a game whose policies or env could not even be built."""
+def not_started_row(task: GameTask, reason: str) -> Row:
+    """The row of a game a run cap kept from starting (status ``stopped``, no journal game)."""
+    row = task_columns(task)
+    row.update(privileged=False, status="stopped", error=None, stop_reason=reason)
+    return row
+
+
+def _open(task: GameTask, journal: Any, budget: GameBudget | None) -> _Game | Row:
+    """The game; or the error row of a game whose policies or env could not even be built, or
+    the row of a game the run's cap keeps from starting."""
+    if budget is not None:
+        reason = budget.check()
+        if reason is not None:
+            return not_started_row(task, reason)
     try:
-        return _Game(task, journal)
+        return _Game(task, journal, budget)
     except JournalError:
         raise
     except Exception as exc:
@@ -230,14 +252,14 @@ async def _aloop(game: _Game) -> Row:
         game.close()
 
 
-def play(task: GameTask, journal: Any = None) -> Row:
-    """Play one game and return its row.
+def play(task: GameTask, journal: Any = None, budget: GameBudget | None = None) -> Row:
+    """Play one game and return its row (``budget``: the run's caps, see the module doc).
 
     A team with an async policy (``aact`` of its own, see
     :func:`maze_envs.policies.interface.is_async`) is played by the async loop in a fresh event
     loop; inside a running event loop, await :func:`aplay` instead.
     """
-    game = _open(task, journal)
+    game = _open(task, journal, budget)
     if not isinstance(game, _Game):
         return game
     if any(is_async(p) for p in game.adapter.policies.values()):
@@ -245,9 +267,9 @@ def play(task: GameTask, journal: Any = None) -> Row:
     return _loop(game)
 
 
-async def aplay(task: GameTask, journal: Any = None) -> Row:
+async def aplay(task: GameTask, journal: Any = None, budget: GameBudget | None = None) -> Row:
     """Play one game, awaiting the decisions of each turn's agents together."""
-    game = _open(task, journal)
+    game = _open(task, journal, budget)
     if not isinstance(game, _Game):
         return game
     return await _aloop(game)
