@@ -111,12 +111,13 @@ class Dispatch:
         max_attempts: int,
         caps: CapTable | None = None,
         ledger: RunLedger | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         self.queue: deque[GameTask] = deque(tasks)
         self.attempts: dict[str, int] = {}
         self.max_attempts = max_attempts
         self.limit = 2 * workers
-        self.batcher = Batcher(workers, least=concurrency)
+        self.batcher = Batcher(workers, most=max_batch, least=min(concurrency, max_batch))
         self.running: dict[Any, Batch] = {}
         self.caps = caps
         self.ledger = ledger

@@ -92,6 +92,7 @@ __all__ = [
     "EXECUTORS",
     "MAX_BATCH",
     "PRELOAD",
+    "Batch",
     "Batcher",
     "Dispatch",
     "Executor",
@@ -101,6 +102,8 @@ __all__ = [
     "InlineExecutor",
     "ProcessExecutor",
     "failed_row",
+    "bury",
+    "end_pool",
     "make_executor",
     "play_concurrently",
     "run_batch",
@@ -183,7 +186,11 @@ class InlineExecutor:
 
 class ProcessExecutor:
     """A local process pool of ``workers`` processes, each playing up to ``concurrency`` games
-    of its batch at once; survives the death of a worker at any moment (module docstring)."""
+    of its batch at once; survives the death of a worker at any moment (module docstring).
+
+    ``max_attempts``: how many times a game may be in a worker that dies; ``fault``: the
+    fault-injection hook; ``max_batch``: the most games in one batch.
+    """
 
     def __init__(
         self,
@@ -191,6 +198,7 @@ class ProcessExecutor:
         max_attempts: int = 3,
         concurrency: int = 1,
         fault: Fault | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -198,6 +206,9 @@ class ProcessExecutor:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        self.max_batch = max_batch
         self.workers = workers
         self.max_attempts = max_attempts
         self.concurrency = concurrency
@@ -228,7 +239,13 @@ class ProcessExecutor:
     ) -> Iterator[Finished]:
         self._ledger = None if caps is None else SharedLedger(caps, self._context, spent)
         dispatch = Dispatch(
-            tasks, self.workers, self.concurrency, self.max_attempts, caps, self._ledger
+            tasks,
+            self.workers,
+            self.concurrency,
+            self.max_attempts,
+            caps,
+            self._ledger,
+            self.max_batch,
         )
         shards = None if shard_dir is None else str(shard_dir)
         marks = tempfile.mkdtemp(prefix="maze-envs-batches-")
@@ -280,9 +297,10 @@ class ProcessExecutor:
                 # the pool is broken: every batch it has not reported is played again
                 lost.extend(dispatch.running.values())
                 dispatch.running.clear()
-                charged = _bury(pool, marks, lost)
+                charged = bury(pool, marks, lost)
                 pool = None
-                for batch in lost:
+                # back to the head of the queue in the order they were first sent
+                for batch in sorted(lost, key=lambda lost_batch: -lost_batch.number):
                     yield from dispatch.lost(batch, batch.number in charged)
                 fruitless = 0 if reported or charged else fruitless + 1
                 if fruitless >= self.max_attempts:
@@ -309,7 +327,7 @@ def _started(marks: str) -> dict[int, int | None]:
     return started
 
 
-def _bury(pool: Any, marks: str, lost: list[Batch]) -> set[int]:
+def bury(pool: Any, marks: str, lost: list[Batch]) -> set[int]:
     """Shut a broken pool down; the numbers of the lost batches that were being played by a
     process that died (the others were waiting, or stopped by the pool's own clean-up)."""
     processes = dict(getattr(pool, "_processes", None) or {})

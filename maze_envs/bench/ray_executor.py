@@ -28,7 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from maze_envs.bench.executors import Dispatch, Fault, Finished
+from maze_envs.bench.dispatch import MAX_BATCH, Dispatch
+from maze_envs.bench.executors import Fault, Finished
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.workers import BatchJob, run_batch
@@ -78,6 +79,7 @@ class RayExecutor:
         max_retries: int = 3,
         concurrency: int = 1,
         fault: Fault | None = None,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -91,6 +93,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self.concurrency = concurrency
         self.fault = fault
+        self.max_batch = max_batch
 
     def _at(self, point: str) -> None:
         if self.fault is not None:
@@ -119,7 +122,9 @@ class RayExecutor:
         shards = None if shard_dir is None else str(shard_dir)
         # start marks work where the workers share this machine's files: a local cluster
         marks = None if self.address else tempfile.mkdtemp(prefix="maze-envs-batches-")
-        dispatch = Dispatch(tasks, self.workers, self.concurrency, self.max_retries, caps, ledger)
+        dispatch = Dispatch(
+            tasks, self.workers, self.concurrency, self.max_retries, caps, ledger, self.max_batch
+        )
         completed = False
         try:
             while dispatch.busy:

@@ -49,7 +49,7 @@ from typing import Any
 
 import orjson
 
-from maze_envs.bench.executors import Finished, make_executor
+from maze_envs.bench.executors import Executor, Finished, make_executor
 from maze_envs.bench.folder import (
     JOURNAL_NAME,
     MAIN_JOB_MARK,
@@ -93,7 +93,8 @@ __all__ = [
 class RunOptions:
     """How a run is executed and what it writes."""
 
-    executor: str = "inline"
+    #: ``inline``, ``process``, ``ray``, or an executor object (its own workers and concurrency).
+    executor: str | Executor = "inline"
     workers: int | None = None
     concurrency: int | None = None
     resume: bool = False
@@ -325,8 +326,10 @@ def _run(
     if not any_async and options.executor != "inline":
         concurrency = 1
     try:
-        executor = make_executor(
-            options.executor, options.workers, concurrency, options.ray_address
+        executor = (
+            make_executor(options.executor, options.workers, concurrency, options.ray_address)
+            if isinstance(options.executor, str)
+            else options.executor
         )
         caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
     except ImportError as exc:  # an optional executor that is not installed
