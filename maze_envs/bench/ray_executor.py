@@ -23,7 +23,9 @@ are killed) and stops the local cluster it started.
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from maze_envs.bench.dispatch import MAX_BATCH, Dispatch
 from maze_envs.bench.executors import Fault, Finished
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
+from maze_envs.bench.stopping import STOP_SIGNALS
 from maze_envs.bench.workers import BatchJob, run_batch
 
 #: What ``--executor ray`` says when Ray is not installed.
@@ -45,6 +48,17 @@ def import_ray() -> Any:
     except ImportError:
         raise ImportError(INSTALL_HINT) from None
     return ray
+
+
+def _signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)
 
 
 class RayLedger:
@@ -109,6 +123,7 @@ class RayExecutor:
         ray = import_ray()
         started = False
         if not ray.is_initialized():
+            handlers = _signal_handlers()
             ray.init(
                 address=self.address,
                 num_cpus=None if self.address else self.workers,
@@ -116,6 +131,7 @@ class RayExecutor:
                 log_to_driver=False,
                 configure_logging=False,
             )
+            _restore(handlers)  # ray.init sets a SIGTERM handler of its own (sys.exit)
             started = True
         ledger = None if caps is None else RayLedger.start(caps, spent)
         remote: Any = ray.remote(num_cpus=1, max_retries=0)(run_batch)

@@ -305,9 +305,10 @@ def run_experiment(
     with StopSignals() as stop:
         try:
             return _run(experiment, Path(out), options, on_row, stop)
-        except RunStopped as stopped:
+        except KeyboardInterrupt as interrupt:
+            stopped = stop.stopped(interrupt)
             stopped.out = str(out)
-            raise
+            raise stopped from None
 
 
 def _run(
@@ -371,10 +372,11 @@ def _run(
                     progress.update(row)
                 if on_row is not None:
                     on_row(row)
-        except RunStopped as stopped:
+        except KeyboardInterrupt as interrupt:
+            stopped = stop.stopped(interrupt)
             stopped.done = sum(1 for task in tasks if task.run_key in rows)
             stopped.total = len(tasks)
-            raise
+            raise stopped from None
         finally:
             with contextlib.suppress(Exception):
                 games.close()  # type: ignore[attr-defined]  # ends the workers first

@@ -105,6 +105,13 @@ class StopSignals:
             self._raised = True
             raise RunStopped(signum)
 
+    def stopped(self, interrupt: KeyboardInterrupt) -> RunStopped:
+        """``interrupt`` as a :class:`RunStopped` (libraries such as Ray turn the exception a
+        signal handler raised into a plain ``KeyboardInterrupt``; the signal is known here)."""
+        if isinstance(interrupt, RunStopped):
+            return interrupt
+        return RunStopped(self.received or signal.SIGINT)
+
     @contextlib.contextmanager
     def shielded(self) -> Iterator[None]:
         """A block that a stop signal does not interrupt; it raises at the block's end."""
