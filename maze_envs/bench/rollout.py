@@ -32,6 +32,7 @@ from typing import Any
 
 from maze_envs.bench.envs import EnvAdapter, make_adapter
 from maze_envs.bench.ledger import RUN_CAP_PREFIX, GameBudget
+from maze_envs.bench.metrics import UsageTally
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.journal import JournalError
 from maze_envs.policies.interface import Decision, as_async, is_async
@@ -134,7 +135,7 @@ class _Game:
             raise PolicyFailure(agent, exc) from exc
         if budget is not None:
             reason = budget.check()
-            if reason is not None and self.stop_reason is None:
+            if reason is not None:  # the run's cap, even if a policy's own view of it also stopped
                 self.stop_reason = reason
 
     @property
@@ -188,6 +189,7 @@ def not_started_row(task: GameTask, reason: str) -> Row:
     """The row of a game a run cap kept from starting (status ``stopped``, no journal game)."""
     row = task_columns(task)
     row.update(privileged=False, status="stopped", error=None, stop_reason=reason)
+    row.update(UsageTally().row())
     return row
 
 

@@ -181,10 +181,13 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
 class _Merger:
     """Copies finished games from shards into the run's journal, each run key at most once."""
 
-    def __init__(self, journal: Any, store: RowStore, done: set[str]) -> None:
+    def __init__(
+        self, journal: Any, store: RowStore, done: set[str], before: dict[str, Row]
+    ) -> None:
         self.journal = journal
         self.store = store
         self.merged = set(done)
+        self.before = before
         self._shards: dict[str, Any] = {}
 
     def add(self, finished: Finished) -> Row | None:
@@ -192,6 +195,8 @@ class _Merger:
         key = row["run_key"]
         if key in self.merged:
             return None  # a retried task that finished twice: the first copy stands
+        if row.get("game_id") is None and key in self.before and _capped(row):
+            return None  # not started again (the cap): the row of what it played stands
         shard_game = row.get("game_id")
         row["game_id"] = None
         if self.journal is not None and finished.shard is not None and shard_game is not None:
@@ -211,11 +216,14 @@ class _Merger:
         self._shards.clear()
 
 
+def _capped(row: Row) -> bool:
+    """Whether a run cap stopped the row's game (or kept it from starting)."""
+    return str(row.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)
+
+
 def _counts(row: Row) -> bool:
     """Whether a row is a result a resume keeps (not an error, not stopped by a run cap)."""
-    if row.get("status") == "error":
-        return False
-    return not str(row.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)
+    return row.get("status") != "error" and not _capped(row)
 
 
 def _resume_state(
@@ -359,7 +367,7 @@ def _run(
         if journal is not None and todo:
             shard_dir = folder / SHARDS_NAME
             shard_dir.mkdir()
-        merger = _Merger(journal, store, done)
+        merger = _Merger(journal, store, done, dict(rows))
         progress = make_progress(len(tasks), len(tasks) - len(todo), quiet=options.quiet)
         games = executor.run(todo, shard_dir, caps, spent)
         try:
@@ -395,7 +403,7 @@ def _run(
             elapsed_s=0.0,
             notes=notes,
         )
-        capped = [r for r in ordered if str(r.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)]
+        capped = [r for r in ordered if _capped(r)]
         if capped:
             result.notes.append(
                 f"{capped[0]['stop_reason']}: {len(capped)} game(s) stopped or not started "
