@@ -170,15 +170,17 @@ class AgiMazeAdapter(_Base):
         self._typed: Any = None
         self._info: dict[str, Any] = {}
         self._over = False
+        from maze_envs.agimaze.observation import AgiMazeObservation
+
+        self._observe = AgiMazeObservation.from_env
 
     def reset(self) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
         from maze_envs.policies.episodes import agimaze_episode
 
         obs, info = self.env.reset(seed=self.task.seed)
         self._started()
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
+        self._typed = self._observe(obs, info, env=self.env)
         policy = self.policies["player"]
         episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
         policy.reset("player", agent_seed(self.task.seed, 0, self.task.case.salt), episode)
@@ -187,13 +189,12 @@ class AgiMazeAdapter(_Base):
         return {"player": self._typed}
 
     def step(self, actions: dict[str, Any]) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
-
-        action = actions["player"]
-        obs, _, terminated, truncated, info = self.env.step_name(str(action))
+        action = str(actions["player"])
+        obs, _, terminated, truncated, info = self.env.step_name(action)
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=str(action))
         self._over = bool(terminated or truncated)
+        if not self._over:  # nobody reads the observation after the last step
+            self._typed = self._observe(obs, info, env=self.env, last_action=action)
 
     @property
     def running(self) -> bool:

@@ -82,10 +82,12 @@ from maze_envs.bench.spec import GameTask
 from maze_envs.bench.workers import (
     BatchJob,
     Finished,
+    play_batch,
     play_concurrently,
     run_batch,
     worker_init,
 )
+from maze_envs.bench.workers import as_finished as games_of
 
 __all__ = [
     "BATCH_SECONDS",
@@ -111,7 +113,10 @@ __all__ = [
 
 ExecutorName = Literal["inline", "process", "ray"]
 #: Modules the process pool's fork server imports once, so that workers start warm (append
-#: more, such as model clients, before the first pool of the process starts).
+#: more, such as model clients, before the first pool of the process starts). A script run as
+#: ``python my_study.py`` is imported again by every worker when it starts (multiprocessing's
+#: rule for forkserver and spawn workers; a module run with ``-m`` is not): keep its heavy work
+#: under ``if __name__ == "__main__":``.
 PRELOAD = [
     "maze_envs.bench.executors",
     "maze_envs.policies.registry",
@@ -265,7 +270,7 @@ class ProcessExecutor:
                         job = BatchJob(batch.number, marks, caps)
                         try:
                             future = pool.submit(
-                                run_batch, batch.tasks, shards, self.concurrency, job
+                                play_batch, batch.tasks, shards, self.concurrency, job
                             )
                         except BaseException:
                             dispatch.give_back(batch)
@@ -285,7 +290,7 @@ class ProcessExecutor:
                             continue
                         reported = True
                         Path(marks, str(batch.number)).unlink(missing_ok=True)
-                        for finished in results:
+                        for finished in games_of(batch.tasks, results):
                             dispatch.report(finished)
                             self._at("yield", pool)
                             yield finished

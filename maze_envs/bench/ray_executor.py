@@ -35,7 +35,8 @@ from maze_envs.bench.executors import Fault, Finished
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
-from maze_envs.bench.workers import BatchJob, run_batch
+from maze_envs.bench.workers import BatchJob, play_batch
+from maze_envs.bench.workers import as_finished as games_of
 
 #: What ``--executor ray`` says when Ray is not installed.
 INSTALL_HINT = "the Ray executor needs Ray: pip install 'maze-envs[ray]'"
@@ -134,7 +135,7 @@ class RayExecutor:
             _restore(handlers)  # ray.init sets a SIGTERM handler of its own (sys.exit)
             started = True
         ledger = None if caps is None else RayLedger.start(caps, spent)
-        remote: Any = ray.remote(num_cpus=1, max_retries=0)(run_batch)
+        remote: Any = ray.remote(num_cpus=1, max_retries=0)(play_batch)
         shards = None if shard_dir is None else str(shard_dir)
         # start marks work where the workers share this machine's files: a local cluster
         marks = None if self.address else tempfile.mkdtemp(prefix="maze-envs-batches-")
@@ -166,7 +167,7 @@ class RayExecutor:
                         started_here = marks is None or Path(marks, str(batch.number)).exists()
                         yield from dispatch.lost(batch, charged=started_here)
                         continue
-                    for finished in results:
+                    for finished in games_of(batch.tasks, results):
                         dispatch.report(finished)
                         self._at("yield")
                         yield finished

@@ -167,15 +167,6 @@ class _Game:
         self.adapter.close()
 
 
-def _decide(agent: str, policy: Any, observation: Any) -> Any:
-    try:
-        return policy.act(observation)
-    except JournalError:
-        raise
-    except Exception as exc:
-        raise PolicyFailure(agent, exc) from exc
-
-
 async def _adecide(agent: str, policy: Any, observation: Any) -> Any:
     try:
         return await policy.aact(observation)
@@ -212,15 +203,24 @@ def _open(task: GameTask, journal: Any, budget: GameBudget | None) -> _Game | Ro
 
 
 def _loop(game: _Game) -> Row:
+    # the sync loop is the bare env loop plus as little as possible: no call per decision
     error: PolicyFailure | None = None
+    adapter = game.adapter
     try:
         try:
             game.start()
-            policies = game.adapter.policies
-            while game.running:
-                observations = game.adapter.observations()
-                decisions = {a: _decide(a, policies[a], o) for a, o in observations.items()}
-                game.apply(decisions)
+            policies = adapter.policies
+            observe, apply = adapter.observations, game.apply
+            while adapter.running and game.stop_reason is None:
+                decisions = {}
+                for agent, observation in observe().items():
+                    try:
+                        decisions[agent] = policies[agent].act(observation)
+                    except JournalError:
+                        raise
+                    except Exception as exc:
+                        raise PolicyFailure(agent, exc) from exc
+                apply(decisions)
         except PolicyFailure as failure:
             error = failure
         return game.finish(error)

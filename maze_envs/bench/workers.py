@@ -139,19 +139,44 @@ def _mark_start(job: BatchJob | None) -> None:
         Path(job.marks, str(job.number)).write_text(str(os.getpid()))
 
 
+#: What a worker sends back for a game of its batch: the game's index in the batch, its row, the
+#: shard that holds it (the parent has the task already: it does not travel back).
+Reported = tuple[int, Row, str | None]
+
+
+def play_batch(
+    tasks: Sequence[GameTask],
+    shard_dir: str | None,
+    concurrency: int = 1,
+    job: BatchJob | None = None,
+) -> list[Reported]:
+    """Play ``tasks`` in this process (the batched worker entry point): one after another, or
+    with ``concurrency > 1`` that many at once in one event loop. The games are reported
+    together, so a worker that dies mid-batch reports none of them (they are played again)."""
+    _mark_start(job)
+    if concurrency <= 1 or len(tasks) <= 1:
+        reported = []
+        for index, task in enumerate(tasks):
+            finished = run_task(task, shard_dir, job)
+            reported.append((index, finished.row, finished.shard))
+        return reported
+    journal = None if shard_dir is None else _shard_journal(shard_dir)
+    shard = None if journal is None else str(journal.path)
+    positions = {id(task): position for position, task in enumerate(tasks)}
+    games = play_concurrently(tasks, journal, concurrency, job)
+    return [(positions[id(task)], row, shard) for task, row in games]
+
+
 def run_batch(
     tasks: Sequence[GameTask],
     shard_dir: str | None,
     concurrency: int = 1,
     job: BatchJob | None = None,
 ) -> list[Finished]:
-    """Play ``tasks`` in this process (the batched worker entry point): one after another, or
-    with ``concurrency > 1`` that many at once in one event loop. The games are reported
-    together, so a worker that dies mid-batch reports none of them (they are played again)."""
-    _mark_start(job)
-    if concurrency <= 1 or len(tasks) <= 1:
-        return [run_task(task, shard_dir, job) for task in tasks]
-    journal = None if shard_dir is None else _shard_journal(shard_dir)
-    shard = None if journal is None else str(journal.path)
-    games = play_concurrently(tasks, journal, concurrency, job)
-    return [Finished(task, row, shard) for task, row in games]
+    """:func:`play_batch`, each game as a :class:`Finished` (its task attached again)."""
+    return as_finished(tasks, play_batch(tasks, shard_dir, concurrency, job))
+
+
+def as_finished(tasks: Sequence[GameTask], reported: Sequence[Reported]) -> list[Finished]:
+    """The :class:`Finished` games of a batch of ``tasks`` from what its worker reported."""
+    return [Finished(tasks[index], row, shard) for index, row, shard in reported]

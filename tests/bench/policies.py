@@ -209,3 +209,23 @@ class Metered(PolicyBase[Any, Observation, Action]):
         record = {"usage": usage.to_json()}
         move = next((d for d, kind in observation.edges.items() if kind == "open"), "STAY")
         return Decision(Action(move=move), record=record, usage=usage, stop=stop)
+
+
+class WaitForFiles(PolicyBase[Any, Observation, Action]):
+    """Stays; its first decision waits until ``count`` files ``folder/done-*`` exist (a test
+    creates one per other game it has received), or 120 s (a hang: the test then fails)."""
+
+    def __init__(self, folder: str, count: int = 1) -> None:
+        self.folder = Path(folder)
+        self.count = count
+        self.waited = False
+
+    def act(self, observation: Observation) -> Action:
+        if not self.waited:
+            self.waited = True
+            deadline = time.monotonic() + 120
+            while len(list(self.folder.glob("done-*"))) < self.count:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        return Action(move="STAY")
