@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,9 @@ from maze_envs.bench.workers import Finished
 BATCH_SECONDS = 0.25
 #: The most games in one batch.
 MAX_BATCH = 32
+#: A fault-injection hook of the executors: ``fault(point, pool)`` (see
+#: :mod:`maze_envs.bench.executors`).
+Fault = Callable[[str, Any], None]
 
 
 def failed_row(task: GameTask, reason: str) -> Row:

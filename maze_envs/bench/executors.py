@@ -50,7 +50,8 @@ dispatches no game once its cap is reached (the game's row says why; see
 
 Fault injection. ``fault`` (tests) is called in the parent at named points with the pool:
 ``"submit"`` (before each ``submit``), ``"wait"`` (before each wait for results), ``"result"``
-(before each future's result is read) and ``"yield"`` (before each finished game is handed on).
+(before each future's result is read), ``"yield"`` (before each finished game is handed on) and
+``"shutdown"`` (before the pool of a finished run is shut down).
 A hook that kills a worker there makes the next pool call observe the broken pool
 deterministically.
 
@@ -70,13 +71,22 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from maze_envs.bench.dispatch import BATCH_SECONDS, MAX_BATCH, Batch, Batcher, Dispatch, failed_row
+from maze_envs.bench.dispatch import (
+    BATCH_SECONDS,
+    MAX_BATCH,
+    Batch,
+    Batcher,
+    Dispatch,
+    Fault,
+    failed_row,
+)
 from maze_envs.bench.ledger import CapTable, LocalLedger, SharedLedger
+from maze_envs.bench.ray_executor import RayExecutor
 from maze_envs.bench.rollout import play
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.workers import (
@@ -103,6 +113,7 @@ __all__ = [
     "Finished",
     "InlineExecutor",
     "ProcessExecutor",
+    "RayExecutor",
     "bury",
     "end_pool",
     "failed_row",
@@ -127,8 +138,6 @@ PRELOAD = [
 EXECUTORS: tuple[str, ...] = ("inline", "process", "ray")
 #: Seconds a terminated worker gets to exit before it is killed.
 TERMINATE_GRACE_S = 10.0
-#: A fault-injection hook: ``fault(point, pool)``, see the module docstring.
-Fault = Callable[[str, Any], None]
 
 
 class ExecutorError(RuntimeError):
@@ -314,6 +323,8 @@ class ProcessExecutor:
                         "playing a game; see the workers' error output above"
                     )
             completed = True
+            if pool is not None:
+                self._at("shutdown", pool)  # every game is reported: a death now loses nothing
         finally:
             if pool is not None:
                 end_pool(pool, abandon=not completed)
@@ -392,7 +403,5 @@ def make_executor(
     if name == "process":
         return ProcessExecutor(count, concurrency=concurrency)
     if name == "ray":
-        from maze_envs.bench.ray_executor import RayExecutor
-
         return RayExecutor(count, address=ray_address, concurrency=concurrency)
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")

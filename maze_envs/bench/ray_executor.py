@@ -30,12 +30,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from maze_envs.bench.dispatch import MAX_BATCH, Dispatch
-from maze_envs.bench.executors import Fault, Finished
+from maze_envs.bench.dispatch import MAX_BATCH, Dispatch, Fault
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
-from maze_envs.bench.workers import BatchJob, play_batch
+from maze_envs.bench.workers import BatchJob, Finished, play_batch
 from maze_envs.bench.workers import as_finished as games_of
 
 #: What ``--executor ray`` says when Ray is not installed.

@@ -115,13 +115,14 @@ def test_a_worker_killed_between_two_batches_at_the_next_submit(
 
 @pytest.mark.parametrize(
     ("point", "occurrence"),
-    [("wait", 0), ("wait", 3), ("result", 2), ("yield", 1), ("yield", 6)],
+    [("wait", 0), ("wait", 3), ("result", 2), ("yield", 1), ("yield", 6), ("shutdown", 0)],
 )
 def test_a_worker_killed_at_each_point_of_the_executor(
     point: str, occurrence: int, tmp_path: Path
 ) -> None:
     """Killed while games run (before a wait), after a batch came back (before its result is
-    read), while finished games are handed on (the generator suspended at its yield)."""
+    read), while finished games are handed on (the generator suspended at its yield), and once
+    every game is in, before the pool shuts down."""
     experiment = escape(["explorer"], "0-29", size=7, max_turns=60)
     hook = KillAt(point, occurrence)
     run_with(ProcessExecutor(workers=2, fault=hook), experiment, tmp_path / "run")
