@@ -105,36 +105,44 @@ class _Game:
             recorder.set_game_meta(_game_meta(self.task, adapter))
         adapter.reset()
 
+    def note(self, agent: str, decision: Decision[Any]) -> Any:
+        """Account for a decision (usage, the run's caps, its journal record, a stop request);
+        its action."""
+        adapter = self.adapter
+        adapter.usage.add(agent, decision)
+        if self.budget is not None:
+            self.budget.charge(agent, decision.usage)
+        if decision.record is not None and adapter.recorder is not None:
+            adapter.recorder.note(agent, decision.record)
+        if decision.stop and self.stop_reason is None:
+            self.stop_reason = f"{agent}: {decision.stop}"
+        return decision.action
+
     def apply(self, results: Mapping[str, Any]) -> None:
         """Note the decisions, step the env with their actions; remember a stop request.
 
         ``results`` maps each agent to what its policy returned: an action or a Decision.
         """
-        adapter = self.adapter
-        budget = self.budget
         actions = {}
         for agent, result in results.items():
             if isinstance(result, Decision):
-                adapter.usage.add(agent, result)
-                if budget is not None:
-                    budget.charge(agent, result.usage)
-                if result.record is not None and adapter.recorder is not None:
-                    adapter.recorder.note(agent, result.record)
-                if result.stop and self.stop_reason is None:
-                    self.stop_reason = f"{agent}: {result.stop}"
-                actions[agent] = result.action
+                actions[agent] = self.note(agent, result)
             else:  # a bare action: nothing else to account for
-                adapter.usage.decisions += 1
+                self.adapter.usage.decisions += 1
                 actions[agent] = result
+        self.step(actions)
+
+    def step(self, actions: dict[str, Any]) -> None:
+        """Step the env with the turn's actions (noted already); check the run's caps."""
         try:
-            adapter.step(actions)
+            self.adapter.step(actions)
         except JournalError:
             raise
         except Exception as exc:  # the env refused an action: whose is in the message
-            agent = next(iter(results)) if len(results) == 1 else "team"
+            agent = next(iter(actions)) if len(actions) == 1 else "team"
             raise PolicyFailure(agent, exc) from exc
-        if budget is not None:
-            reason = budget.check()
+        if self.budget is not None:
+            reason = self.budget.check()
             if reason is not None:  # the run's cap, even if a policy's own view of it also stopped
                 self.stop_reason = reason
 
@@ -203,24 +211,29 @@ def _open(task: GameTask, journal: Any, budget: GameBudget | None) -> _Game | Ro
 
 
 def _loop(game: _Game) -> Row:
-    # the sync loop is the bare env loop plus as little as possible: no call per decision
+    # the sync loop is the bare env loop plus as little as possible: no call per bare action
     error: PolicyFailure | None = None
     adapter = game.adapter
     try:
         try:
             game.start()
-            policies = adapter.policies
-            observe, apply = adapter.observations, game.apply
+            policies, usage = adapter.policies, adapter.usage
+            observe, note, step = adapter.observations, game.note, game.step
             while adapter.running and game.stop_reason is None:
-                decisions = {}
+                actions = {}
                 for agent, observation in observe().items():
                     try:
-                        decisions[agent] = policies[agent].act(observation)
+                        result = policies[agent].act(observation)
                     except JournalError:
                         raise
                     except Exception as exc:
                         raise PolicyFailure(agent, exc) from exc
-                apply(decisions)
+                    if isinstance(result, Decision):
+                        actions[agent] = note(agent, result)
+                    else:
+                        usage.decisions += 1
+                        actions[agent] = result
+                step(actions)
         except PolicyFailure as failure:
             error = failure
         return game.finish(error)
