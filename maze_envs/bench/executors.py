@@ -69,7 +69,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
@@ -92,6 +91,7 @@ from maze_envs.bench.spec import GameTask
 from maze_envs.bench.workers import (
     BatchJob,
     Finished,
+    marks_folder,
     play_batch,
     play_concurrently,
     run_batch,
@@ -262,7 +262,7 @@ class ProcessExecutor:
             self.max_batch,
         )
         shards = None if shard_dir is None else str(shard_dir)
-        marks = tempfile.mkdtemp(prefix="maze-envs-batches-")
+        marks = marks_folder()
         pool: Any = None
         reported = False  # the current pool has reported a batch
         fruitless = 0  # pools in a row that died before reporting or charging anything

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -34,7 +33,7 @@ from maze_envs.bench.dispatch import MAX_BATCH, Dispatch, Fault
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
-from maze_envs.bench.workers import BatchJob, Finished, play_batch
+from maze_envs.bench.workers import BatchJob, Finished, marks_folder, play_batch
 from maze_envs.bench.workers import as_finished as games_of
 
 #: What ``--executor ray`` says when Ray is not installed.
@@ -137,7 +136,7 @@ class RayExecutor:
         remote: Any = ray.remote(num_cpus=1, max_retries=0)(play_batch)
         shards = None if shard_dir is None else str(shard_dir)
         # start marks work where the workers share this machine's files: a local cluster
-        marks = None if self.address else tempfile.mkdtemp(prefix="maze-envs-batches-")
+        marks = None if self.address else marks_folder()
         dispatch = Dispatch(
             tasks, self.workers, self.concurrency, self.max_retries, caps, ledger, self.max_batch
         )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import tempfile
 import uuid
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -132,6 +133,16 @@ def play_concurrently(
             with contextlib.suppress(BaseException):
                 loop.run_until_complete(asyncio.gather(*running, return_exceptions=True))
         loop.close()
+
+
+def marks_folder() -> str:
+    """A new folder for the batches' start marks: in memory (``/dev/shm``) where there is one,
+    since a mark is written before each batch plays and a busy disk can stall a file's creation
+    for milliseconds."""
+    shared = Path("/dev/shm")
+    if shared.is_dir() and os.access(shared, os.W_OK):
+        return tempfile.mkdtemp(prefix="maze-envs-batches-", dir=shared)
+    return tempfile.mkdtemp(prefix="maze-envs-batches-")
 
 
 def _mark_start(job: BatchJob | None) -> None:
