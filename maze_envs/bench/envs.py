@@ -194,15 +194,17 @@ class AgiMazeAdapter(_Base):
         self._info: dict[str, Any] = {}
         self._over = False
         self.tally = AgiMazeTally()
+        from maze_envs.agimaze.observation import AgiMazeObservation
+
+        self._observe = AgiMazeObservation.from_env
 
     def reset(self) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
         from maze_envs.policies.episodes import agimaze_episode
 
         obs, info = self.env.reset(seed=self.task.seed)
         self._started()
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
+        self._typed = self._observe(obs, info, env=self.env)
         policy = self.policies["player"]
         episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
         policy.reset("player", self.policy_seeds["player"], episode)
@@ -211,15 +213,14 @@ class AgiMazeAdapter(_Base):
         return {"player": self._typed}
 
     def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
-
-        action = actions["player"]
-        obs, _, terminated, truncated, info = self.env.step_name(str(action))
+        action = str(actions["player"])
+        obs, _, terminated, truncated, info = self.env.step_name(action)
         status = (statuses or {}).get("player", "ok")
-        self.tally.add_step(str(action), info["events"], info.get("error") is None, status)
+        self.tally.add_step(action, info["events"], info.get("error") is None, status)
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=str(action))
         self._over = bool(terminated or truncated)
+        if not self._over:  # nobody reads the observation after the last step
+            self._typed = self._observe(obs, info, env=self.env, last_action=action)
 
     @property
     def running(self) -> bool:

@@ -34,7 +34,7 @@ def test_an_unreachable_model_exits_non_zero_naming_model_and_outages(
     args = ["--env", "escape", "--size", "5", "--max-turns", "4", "--seeds", "0-1"]
     code = main([*args, "--policy", f"{HERE}:Unreachable", "--out", str(out)])
     captured = capsys.readouterr()
-    assert code == EXIT_OUTAGE == 3
+    assert code == EXIT_OUTAGE == 4
     assert f"model {MODEL} at its default endpoint could not be reached" in captured.err
     assert "24 of 24 decisions in 2 game(s) were outages" in captured.err
     assert ERROR in captured.err and "--resume" in captured.err
