@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Final, cast
 
 import numpy as np
@@ -172,7 +173,9 @@ class NumericPlan:
         for field, count in array_fields:
             self._codes[field.key] = slice(x_base, x_base + count)
             x_base += count
-        self._base_columns = np.array(base_columns, np.intp)
+        # the base columns X takes, in X's order (a tuple even for one column)
+        pick = itemgetter(*base_columns) if base_columns else (lambda row: ())
+        self._pick_base = pick if len(base_columns) != 1 else (lambda row: (pick(row),))
         self._array_keys = array_keys
         offsets, idx, val, total = [], [], [], 0
         for lo_c, hi_c, dst, make in base_tables + array_tables:
@@ -184,7 +187,8 @@ class NumericPlan:
         self._offsets = np.array(offsets, np.int64)
         self._idx = np.concatenate(idx) if idx else np.zeros(0, np.intp)
         self._val = np.concatenate(val) if val else np.zeros(0, np.float32)
-        self._rows = [np.arange(m, dtype=np.intp)[:, None] for m in range(n + 1)]
+        # the start of each agent's row in the flat buffer, as a column
+        self._rows = [(np.arange(m, dtype=np.intp) * self.width)[:, None] for m in range(n + 1)]
         self._hash_cache: dict[str, tuple[int, ...]] = {}
         if hash_buckets is not None:
             b = hash_buckets
@@ -253,27 +257,26 @@ class NumericPlan:
         return hit
 
     def _fill(
-        self, base: NDArray[np.int64], raws: Sequence[Mapping[str, Any]]
+        self, base: Sequence[Sequence[int]], raws: Sequence[Mapping[str, Any]]
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """The (agents, width) float32 buffer of the flattened layout, and X."""
         m = len(raws)
-        keys = self._array_keys
-        if keys:
-            parts: list[Any] = []
-            for r in raws:
-                parts += [r[key] for key in keys]
-            arrays = np.concatenate(parts, axis=None).reshape(m, -1)
-            x = np.concatenate([base.take(self._base_columns, axis=1), arrays], axis=1)
-        else:
-            x = base.take(self._base_columns, axis=1)
+        keys, pick = self._array_keys, self._pick_base
+        parts: list[Any] = []
+        for i, r in enumerate(raws):  # each agent's base integers, then its arrays: one gather
+            parts.append(pick(base[i]))
+            for key in keys:
+                parts.append(r[key])
+        x = np.concatenate(parts, axis=None, dtype=np.int64).reshape(m, -1)
         key = x + self._offsets
-        buffer = np.zeros((m, self.width), np.float32)
-        buffer[self._rows[m], self._idx[key]] = self._val[key]
+        flat = np.zeros(m * self.width, np.float32)
+        # one 1-D scatter: each entry's buffer column, moved to its agent's row
+        flat[(self._idx.take(key) + self._rows[m]).ravel()] = self._val.take(key).ravel()
         if self.buckets is not None:
             hot = self._hot(raws)
             if hot:
-                buffer.reshape(-1)[hot] = 1.0
-        return buffer, x
+                flat[hot] = 1.0
+        return flat.reshape(m, self.width), x
 
     def _hot(self, raws: Sequence[Mapping[str, Any]]) -> list[int]:
         """Flat buffer indices of the hashed words' buckets."""
@@ -301,10 +304,10 @@ class NumericPlan:
         """The numeric observations of a turn's observation arrays (of the agents ``rows``,
         default all)."""
         raws = arrays.observations
-        base = arrays.base
+        base = arrays.base_rows
         if rows is not None:
             raws = [raws[i] for i in rows]
-            base = base[list(rows)]
+            base = [base[i] for i in rows]
         return self._output(*self._fill(base, raws), raws)
 
     def encode(self, raws: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -312,7 +315,7 @@ class NumericPlan:
         dicts; the wrapper uses :meth:`encode_arrays` for the environment's own)."""
         return self._output(*self._fill(self._base_of(raws), raws), raws)
 
-    def _base_of(self, raws: Sequence[Mapping[str, Any]]) -> NDArray[np.int64]:
+    def _base_of(self, raws: Sequence[Mapping[str, Any]]) -> list[list[int]]:
         """The base matrix (:attr:`~maze_envs.escape.observe.ObservationArrays.base`) of
         observation dicts."""
         slots = self.slots
@@ -324,7 +327,8 @@ class NumericPlan:
             flat += (last["move"], last["notebook"], last["radio"], last["radio_cooldown"])
             flat += [1 if radio[s] else 0 for s in slots]
             flat += [shown[s]["shown"] for s in slots]
-        return np.array(flat, dtype=np.int64).reshape(len(raws), -1)
+        width = len(flat) // len(raws) if raws else 0
+        return [flat[i * width : (i + 1) * width] for i in range(len(raws))]
 
     def _output(
         self, buffer: NDArray[np.float32], x: NDArray[np.int64], raws: Sequence[Mapping[str, Any]]
@@ -332,20 +336,18 @@ class NumericPlan:
         """Flat rows or Dict observations (see the module docstring)."""
         if self.flatten:
             return list(buffer)
-        m = len(raws)
         binary = buffer[:, : self.binary_width].astype(np.int8)
         floats = buffer[:, self.binary_width :]
-        keys, columns = [], []
-        for key, source, where, shape in self._views:
-            keys.append(key)
-            if source == "raw":
-                columns.append([r[key] for r in raws])
-            elif source == "x":
-                columns.append(list(x[:, where]))
-            elif source == "binary":
-                columns.append(list(binary[:, where]))
-            elif shape is None:
-                columns.append(list(floats[:, where]))
-            else:
-                columns.append(list(floats[:, where].reshape(m, *shape)))
-        return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+        result = []
+        for i, r in enumerate(raws):  # each agent's rows, then its fields' views of them
+            rows = {"raw": r, "x": x[i], "binary": binary[i], "float": floats[i]}
+            obs = {}
+            for key, source, where, shape in self._views:
+                if source == "raw":
+                    obs[key] = r[key]
+                elif shape is None:
+                    obs[key] = rows[source][where]
+                else:
+                    obs[key] = rows[source][where].reshape(shape)
+            result.append(obs)
+        return result

@@ -112,7 +112,7 @@ def observation_values(
             **_OFF,
         }
         for feature in enabled_features(config):
-            values.update(feature.to_model(obs, slots))
+            feature.to_model(obs, slots, values)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(
             f"not an observation of agent {agent} in this game's space ({type(exc).__name__}: "

@@ -92,7 +92,7 @@ class ObservationArrays:
 
     def __init__(self, observer: Observer, state: State, observations: list[dict[str, Any]]):
         self._observer, self._state, self.observations = observer, state, observations
-        self._base: NDArray[np.int64] | None = None
+        self._base: list[list[int]] | None = None
         self.turn = state.turn
 
     def __getitem__(self, key: str) -> list[NDArray[Any]]:
@@ -101,12 +101,17 @@ class ObservationArrays:
         return [obs[key] for obs in self.observations]
 
     @property
-    def base(self) -> NDArray[np.int64]:
+    def base_rows(self) -> list[list[int]]:
+        """:attr:`base` as one list of ints per agent (what the numeric wrappers gather from)."""
         if self._base is None:
             if self._state.turn != self.turn:
                 raise ValueError(f"these are the arrays of turn {self.turn}; read them then")
-            self._base = self._observer.base_matrix(self._state)
+            self._base = self._observer.base_rows(self._state)
         return self._base
+
+    @property
+    def base(self) -> NDArray[np.int64]:
+        return np.array(self.base_rows, dtype=np.int64)
 
 
 class Observer:
@@ -211,28 +216,35 @@ class Observer:
             raise ValueError("the observation arrays are those of the last observations only")
         return ObservationArrays(self, state, last[2])
 
-    def base_matrix(self, state: State) -> NDArray[np.int64]:
-        """:attr:`ObservationArrays.base` of ``state``."""
+    def base_rows(self, state: State) -> list[list[int]]:
+        """:attr:`ObservationArrays.base_rows` of ``state``."""
         board = self.board
         positions, turn, outbox = state.positions, state.turn, state.radio_outbox
         exit_cell, landmark = board.exit_cell, board.landmark
         turns_left, k = self.config.max_turns - turn, self.config.trail_length
         trail_length = turn if turn < k else k
-        flat: list[int] = []
+        moves, notebooks, radios = state.move_result, state.notebook_result, state.radio_result
+        ready_turns = state.radio_ready_turn
+        sent = [1 if text else 0 for text in outbox]
+        rows = []
         for i, here in enumerate(positions):
-            ready = state.radio_ready_turn[i] - turn - 1
-            flat += (
-                int(here == exit_cell),
+            ready = ready_turns[i] - turn - 1
+            row = [
+                1 if here == exit_cell else 0,
                 landmark[here],
                 turn,
                 turns_left,
                 trail_length,
-                state.move_result[i],
-                state.notebook_result[i],
-                state.radio_result[i],
+                moves[i],
+                notebooks[i],
+                radios[i],
                 ready if ready > 0 else 0,
-            )
+            ]
+            append = row.append
             slots = self.slot_indices[i]
-            flat += [1 if outbox[j] and j != i else 0 for j in slots]
-            flat += [1 if positions[j] == here and j != i else 0 for j in slots]
-        return np.fromiter(flat, np.int64, len(flat)).reshape(len(positions), -1)
+            for j in slots:  # the agent itself never counts (its own slot is blank)
+                append(sent[j] if j != i else 0)
+            for j in slots:
+                append(1 if positions[j] == here and j != i else 0)
+            rows.append(row)
+        return rows

@@ -262,13 +262,13 @@ def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
     """A model of ``values`` that already have its fields' types (every field given).
 
     What ``model_construct`` does, without its per-field Python work: the instance's fields are
-    ``values`` itself and every field counts as set, exactly as ``model_validate`` leaves a
-    model of the same data (``tests/escape/test_spaces.py`` checks that they are equal).
+    ``values`` itself and every field counts as set, as ``model_validate`` leaves a model of the
+    same data (``tests/escape/test_spaces.py`` checks that they are equal).
     """
     model = cls.__new__(cls)
     _set = object.__setattr__
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_fields_set__", set(values))  # model_copy(update=) adds to it
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model

@@ -16,8 +16,9 @@ feature on alone and fails naming any form that lacks it.
 
 **Adding a feature takes three steps:**
 
-1. *Switch*: a field of :class:`~maze_envs.escape.config.Config`, off by default (and on in
-   the presets that should have it).
+1. *Switch*: a field of :class:`~maze_envs.escape.config.Config` marked
+   ``json_schema_extra=FEATURE_SWITCH``, off by default (and on in the presets that should have
+   it).
 2. *Typed field*: its field(s) of :class:`~maze_envs.escape.types.Observation`, ``None`` while
    the feature is off (as Jumanji's typed observation beside its spec).
 3. *Declaration*: a :class:`~maze_envs.escape.features.base.Feature` subclass in a new module

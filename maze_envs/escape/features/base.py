@@ -209,9 +209,10 @@ class Feature(ABC):
         is written for speed, and every array it hands out is new."""
 
     @abstractmethod
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
-        """Its typed-model fields of one observation dict, as plain Python values (the typed
-        model is built from them without validating them again: give each field its type)."""
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
+        """Write its typed-model fields of one observation dict into ``values``, as plain Python
+        values (the typed model is built from them without validating them again: give each
+        field its type)."""
 
     @abstractmethod
     def from_model(

@@ -59,9 +59,9 @@ class Coordinates(Feature):
 
         return compute
 
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         x, y = ints(obs["position"])
-        return {"position": (x, y)}
+        values["position"] = (x, y)
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots

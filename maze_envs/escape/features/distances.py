@@ -47,15 +47,23 @@ class DistanceSensor(Feature):
         n = context.config.num_agents
         width = 1 + len(slot_indices[0])
 
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        lookups = [tuple(i * n + j for j in idx) for i, idx in enumerate(slot_indices)]
+
         def compute(state: State, observations: list[dict[str, Any]]) -> None:
             positions = state.positions
+            # each pair once (distances are symmetric), into an agents x agents table whose
+            # diagonal (an agent to itself, version 1) stays 0
+            between = [0] * (n * n)
+            for i, j in pairs:
+                x, y = xy[positions[i]]
+                ox, oy = xy[positions[j]]
+                between[i * n + j] = between[j * n + i] = table[abs(ox - x)][abs(oy - y)]
             flat = []
             for i, here in enumerate(positions):
-                x, y = xy[here]
                 flat.append(exit_tenths[here])
-                for j in slot_indices[i]:  # 0 for the agent itself (version 1)
-                    ox, oy = xy[positions[j]]
-                    flat.append(table[abs(ox - x)][abs(oy - y)])
+                for at in lookups[i]:
+                    flat.append(between[at])
             # fromiter on a flat list is much cheaper than np.array on nested lists; one new
             # array for all agents, a row each
             rows = np.fromiter(flat, np.int64, n * width).reshape(n, width)
@@ -64,12 +72,13 @@ class DistanceSensor(Feature):
 
         return compute
 
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         distances = ints(obs["distances"])
         to_teammates = {}
         for name, at in zip(slots.others, slots.other_at):  # noqa: B905 (same length)
             to_teammates[name] = distances[1 + at]
-        return {"distance_to_exit": distances[0], "distance_to_teammates": to_teammates}
+        values["distance_to_exit"] = distances[0]
+        values["distance_to_teammates"] = to_teammates
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots

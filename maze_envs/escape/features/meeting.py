@@ -55,13 +55,13 @@ class MeetingAlert(Feature):
 
         return compute
 
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         flags = ints(obs["colocated_with"])
         names = []
         for name, at in zip(slots.others, slots.other_at):  # noqa: B905 (same length)
             if flags[at]:
                 names.append(name)
-        return {"colocated_with": names}
+        values["colocated_with"] = names
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots

@@ -60,10 +60,10 @@ class Trail(Feature):
 
         return compute
 
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         rows = obs["trail"]
         real = rows[len(rows) - int(obs["trail_length"]) :]  # the last trail_length rows
-        return {"trail": list(map(tuple, ints(real)))}
+        values["trail"] = list(map(tuple, ints(real)))
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots

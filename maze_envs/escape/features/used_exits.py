@@ -57,9 +57,9 @@ class UsedExits(Feature):
 
         return compute
 
-    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots) -> dict[str, Any]:
+    def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         north, east, south, west = ints(obs["used_exits"])
-        return {"used_exits": list(_NAMES[north, east, south, west])}
+        values["used_exits"] = list(_NAMES[north, east, south, west])
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots
