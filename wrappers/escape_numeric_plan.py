@@ -265,8 +265,8 @@ class NumericPlan:
         # the agents' base integers as one block, then each array field of all agents as one
         # block (a row per agent): one concatenate
         parts: list[Any] = [np.array([pick(row) for row in base], dtype=np.int64).reshape(m, -1)]
-        for key in self._array_keys:
-            parts.append(np.array([r[key] for r in raws]).reshape(m, -1))
+        for field in self._array_keys:
+            parts.append(np.array([r[field] for r in raws]).reshape(m, -1))
         x = np.concatenate(parts, axis=1, dtype=np.int64)
         key = x + self._offsets
         flat = np.zeros(m * self.width, np.float32)
