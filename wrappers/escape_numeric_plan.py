@@ -261,13 +261,13 @@ class NumericPlan:
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """The (agents, width) float32 buffer of the flattened layout, and X."""
         m = len(raws)
-        pick = self._pick_base
-        # the agents' base integers as one block, then each array field of all agents as one
-        # block (a row per agent): one concatenate
-        parts: list[Any] = [np.array([pick(row) for row in base], dtype=np.int64).reshape(m, -1)]
-        for field in self._array_keys:
-            parts.append(np.array([r[field] for r in raws]).reshape(m, -1))
-        x = np.concatenate(parts, axis=1, dtype=np.int64)
+        keys, pick = self._array_keys, self._pick_base
+        parts: list[Any] = []
+        for i, r in enumerate(raws):  # each agent's base integers, then its arrays: one gather
+            parts.append(pick(base[i]))
+            for field in keys:
+                parts.append(r[field])
+        x = np.concatenate(parts, axis=None, dtype=np.int64).reshape(m, -1)
         key = x + self._offsets
         flat = np.zeros(m * self.width, np.float32)
         # one 1-D scatter: each entry's buffer column, moved to its agent's row
