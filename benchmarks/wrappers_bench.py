@@ -294,7 +294,6 @@ def agimaze_rows() -> list[Row]:
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {}, 0.30),
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {"local_map": 2}, 0.30),
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {"flatten": True}, 0.30),
-        ("wrappers.agimaze_options", "StepBudget", {"factor": 3.0}, 0.15),
         ("wrappers.agimaze_options", "HiddenMap", {}, 0.15),
         ("wrappers.agimaze_options", "RewardShaping", {"step_penalty": 0.01}, 0.15),
         ("wrappers.text", "TextObservation", {}, None),

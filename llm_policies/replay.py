@@ -8,10 +8,14 @@ stored) with new model settings and compares the actions with the recorded ones 
 wall-move rate), and :func:`full_game_summary` reads full games played with the same settings
 from another journal; :class:`ReplayReport` shows both side by side.
 
-Wall-move rate: the share of decisions whose move goes through a side of the cell that is not
-``open`` (Maze Escape; read from the observation the decision was made on). AGI Maze has no
-walls in its observations, so there only agreement is compared, and the recorded games' bump
-rate (``bumped_wall``/``bumped_monolith`` events) is shown.
+Wall-move rate: :func:`maze_envs.metrics.wall_move_rate`, the benchmark results' and
+``maze-envs analyze``'s number: wall moves / moves tried, over the policy's own decisions (STAYs,
+fallbacks and outages in neither count). A replayed move is a wall move when it goes through a
+side of the cell that is not ``open`` (Maze Escape; read from the observation the decision was
+made on: :func:`maze_envs.metrics.escape_kind_of_move`, which is what the engine reports for a
+played move); full games count the recorded move results (AGI Maze: ``bumped_wall`` /
+``bumped_monolith``). AGI Maze has no walls in its observations, so replayed AGI Maze decisions
+are compared by agreement only.
 
 Command line: ``maze-envs replay-decisions JOURNAL [--model SPEC] [--set temperature=0.2]
 [--full-games OTHER.sqlite] [--games 1 2] [--limit 60] [--json report.json]``.
@@ -24,7 +28,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +38,8 @@ from llm_policies.harness import decode_messages
 from llm_policies.parsing import parse_reply
 from llm_policies.schema import ReplySchema, agimaze_schema, escape_schema
 from llm_policies.settings import ModelSettings
-from maze_envs.escape.types import DIRECTIONS, EDGE_KINDS, MOVES, Config
+from maze_envs import metrics
+from maze_envs.escape.types import DIRECTIONS, EDGE_KINDS, Config
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,10 @@ class ReplayedDecision:
     recorded_wall: bool | None
     replayed_wall: bool | None
     quirks: dict[str, int] = field(default_factory=dict)
+    #: the recorded decision's status, and the kinds of both moves (maze_envs.metrics.Kind)
+    recorded_status: str = "ok"
+    recorded_kind: str | None = None
+    replayed_kind: str | None = None
 
 
 @dataclass
@@ -87,10 +96,11 @@ class FullGameSummary:
     fallbacks: int = 0
     outages: int = 0
     quirks: dict[str, int] = field(default_factory=dict)
+    moves_tried: int = 0
 
     @property
     def wall_move_rate(self) -> float | None:
-        return self.wall_moves / self.decisions if self.decisions else None
+        return metrics.wall_move_rate(self.wall_moves, self.moves_tried)
 
 
 @dataclass
@@ -104,10 +114,6 @@ class ReplayReport:
     full_games: FullGameSummary | None = None
     recorded_games: FullGameSummary | None = None
 
-    def _count(self, pick: str) -> tuple[int, int]:
-        scored = [d for d in self.decisions if getattr(d, pick) is not None]
-        return sum(1 for d in scored if getattr(d, pick)), len(scored)
-
     @property
     def agreement(self) -> float | None:
         usable = [d for d in self.decisions if d.status == "ok" and d.recorded is not None]
@@ -117,13 +123,11 @@ class ReplayReport:
 
     @property
     def recorded_wall_rate(self) -> float | None:
-        hits, n = self._count("recorded_wall")
-        return hits / n if n else None
+        return _wall_rate((d.recorded_kind, d.recorded_status) for d in self.decisions)
 
     @property
     def replayed_wall_rate(self) -> float | None:
-        hits, n = self._count("replayed_wall")
-        return hits / n if n else None
+        return _wall_rate((d.replayed_kind, d.status) for d in self.decisions)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,6 +184,16 @@ class ReplayReport:
                 "the two can disagree.",
             ]
         return "\n".join(lines)
+
+
+def _wall_rate(kinds: Iterable[tuple[str | None, str]]) -> float | None:
+    """:func:`maze_envs.metrics.wall_move_rate` of (kind, status) pairs (no kind: not counted)."""
+    steps = [
+        metrics.Step(kind, status)  # type: ignore[arg-type]
+        for kind, status in kinds
+        if kind is not None
+    ]
+    return metrics.wall_move_rate(metrics.wall_moves(steps), metrics.moves_tried(steps))
 
 
 def _summary_json(summary: FullGameSummary | None) -> dict[str, Any] | None:
@@ -269,11 +283,8 @@ def rebuild_schema(decision: RecordedDecision) -> ReplySchema:
 
 
 def _is_wall(edges: tuple[str, ...] | None, move: str | None) -> bool | None:
-    if edges is None or move is None or move not in MOVES:
-        return None
-    if move == "STAY":
-        return False
-    return edges[DIRECTIONS.index(move)] != "open"
+    kind = metrics.escape_kind_of_move(move, edges)
+    return None if kind == "other" or edges is None else kind == "wall"
 
 
 async def _replay_one(
@@ -295,6 +306,10 @@ async def _replay_one(
     )
     is_escape = schema.action_field == "move"
     recorded_wall = _is_wall(decision.edges, decision.action) if is_escape else None
+    recorded_kind = (
+        metrics.escape_kind_of_move(decision.action, decision.edges) if is_escape else None
+    )
+    recorded_status = metrics.decision_status(decision.record)
     async with limit:
         try:
             reply = await backend.complete(request)
@@ -308,6 +323,8 @@ async def _replay_one(
                 "outage",
                 recorded_wall,
                 None,
+                recorded_status=recorded_status,
+                recorded_kind=recorded_kind,
             )
     result = parse_reply(reply.text, reply.tool_arguments, schema, mode)
     replayed = None if result.values is None else str(result.values[schema.action_field])
@@ -321,6 +338,13 @@ async def _replay_one(
         recorded_wall,
         _is_wall(decision.edges, replayed) if is_escape and replayed else None,
         dict(result.quirks),
+        recorded_status=recorded_status,
+        recorded_kind=recorded_kind,
+        replayed_kind=(
+            metrics.escape_kind_of_move(replayed, decision.edges)
+            if is_escape and replayed
+            else None
+        ),
     )
 
 
@@ -359,6 +383,7 @@ def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullG
     """Decisions, wall-move rate, fallbacks and successes of the LLM games in ``journal``."""
     summary = FullGameSummary(journal=str(getattr(journal, "path", "journal")))
     quirks: Counter[str] = Counter()
+    steps: list[metrics.Step] = []
     for info in journal.games():
         if games is not None and info.id not in games:
             continue
@@ -375,11 +400,8 @@ def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullG
                 summary.fallbacks += status == "fallback"
                 summary.outages += status == "outage"
                 quirks.update(record.get("quirks") or {})
-                action = record.get("action")
-                move = action.get("move") if isinstance(action, Mapping) else None
-                if _is_wall(_edges(decided_on.get(agent)), move):
-                    summary.wall_moves += 1
                 events = turn.events.get(agent) if isinstance(turn.events, Mapping) else None
+                steps.append(_played_step(events, record, _edges(decided_on.get(agent))))
                 if isinstance(events, Mapping) and _bumped(events):
                     summary.bumps += 1
         if counted:
@@ -387,7 +409,28 @@ def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullG
             outcome = info.outcome or {}
             summary.successes += bool(outcome.get("success") or outcome.get("solved"))
     summary.quirks = dict(quirks)
+    summary.wall_moves = metrics.wall_moves(steps)
+    summary.moves_tried = metrics.moves_tried(steps)
     return summary
+
+
+def _played_step(
+    events: Any, record: Mapping[str, Any], edges: tuple[str, ...] | None
+) -> metrics.Step:
+    """A played decision as the metrics count it, from its recorded events (Maze Escape: the
+    move result, or without one the move and the sides of the cell it was decided on; AGI Maze:
+    the action, its formal events and whether it was played)."""
+    events = events if isinstance(events, Mapping) else {}
+    if "move" in events:
+        return metrics.escape_step(events.get("move"), record, events)
+    action = record.get("action")
+    if isinstance(action, Mapping):  # a Maze Escape game journaled without its events
+        kind = metrics.escape_kind_of_move(action.get("move"), edges)
+        return metrics.Step(kind, metrics.decision_status(record))
+    formal = events.get("formal")
+    names = formal.get("events", []) if isinstance(formal, Mapping) else events.get("events", [])
+    played = events.get("error") is None
+    return metrics.agimaze_step(events.get("action"), names or [], played, record)
 
 
 def _bumped(events: Mapping[str, Any]) -> bool:

@@ -16,7 +16,7 @@ every journal shares (see :mod:`maze_envs.journal`), with one agent, ``"player"`
   bundle played, steps used, budget, whether the episode is over or solved, and the engine
   state: position, inventory, grenade packs taken, walls blown, won);
 * the game ``config``: what rebuilds the environment (pack path or labyrinth JSON, budget
-  factor, ``max_steps``, reward shaping, pack root), and its ``seed`` (``reset(seed=None)``
+  factor, ``max_steps``, pack root), and its ``seed`` (``reset(seed=None)``
   draws one first, so every episode has a seed that reproduces it).
 
 :mod:`maze_envs.agimaze.replay` rebuilds and replays such games for ``maze-envs verify``.
@@ -69,7 +69,6 @@ def env_config(
     labyrinth: Labyrinth | Bundle | None,
     budget_factor: float,
     max_steps: int | None,
-    reward_shaping: bool,
     pack_root: str | Path | None,
 ) -> dict[str, Any]:
     """The journal config of an ``AgiMaze-v0`` environment (its constructor's arguments)."""
@@ -78,7 +77,6 @@ def env_config(
         "labyrinth": None if labyrinth is None else labyrinth_json(labyrinth),
         "budget_factor": budget_factor,
         "max_steps": max_steps,
-        "reward_shaping": reward_shaping,
         "pack_root": None if pack_root is None else str(pack_root),
     }
 
@@ -89,7 +87,6 @@ def set_config(
     target: str,
     labyrinths: Sequence[Labyrinth | Bundle] | None,
     budget_factor: float,
-    reward_shaping: bool,
     pack_root: str | Path | None,
 ) -> dict[str, Any]:
     """The journal config of an ``AgiMazeSet-v0`` environment (its constructor's arguments)."""
@@ -98,7 +95,6 @@ def set_config(
         "target": target,
         "labyrinths": None if labyrinths is None else [labyrinth_json(x) for x in labyrinths],
         "budget_factor": budget_factor,
-        "reward_shaping": reward_shaping,
         "pack_root": None if pack_root is None else str(pack_root),
     }
 

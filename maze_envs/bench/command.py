@@ -10,7 +10,10 @@ Three ways to say what to run:
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
 Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
-arguments or an unusable output folder.
+arguments, an unusable output folder or a journal that cannot be continued (``--resume`` on a
+damaged file), 3 a model could not be reached: some decisions were outages (the message names
+the model, its endpoint and how many decisions; those games are reported apart, status
+``outage``, and ``--resume`` plays them again).
 
 Example:
     >>> import tempfile
@@ -33,6 +36,7 @@ from pydantic import ValidationError
 from maze_envs.bench.executors import EXECUTORS
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
 from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
     JOURNAL_NAME,
     PAGES_NAME,
@@ -43,7 +47,10 @@ from maze_envs.bench.runner import (
 )
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, describe_errors
+from maze_envs.journal import JournalError
 
+#: Exit status of a run in which a model could not be reached (outage decisions).
+EXIT_OUTAGE = 3
 #: Policies of a command-line setup when none is given.
 DEFAULT_POLICY = "explorer"
 DEFAULT_OUT = "out"
@@ -241,9 +248,12 @@ def _report(result: RunResult, main_job: bool) -> None:
         )
         print(agimaze_level_table(families, "family"))
     errors = [r for r in result.rows if r.get("status") == "error"]
+    apart = excluded_counts(result.rows)
     print(
         f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
-        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error"
+        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error, "
+        f"{apart['outage_games']} touched by a model outage and {apart['stopped_games']} "
+        "stopped by a cap (these two are counted apart, not as failures)"
     )
     for row in errors[:5]:
         print(
@@ -281,6 +291,38 @@ def _report(result: RunResult, main_job: bool) -> None:
             "\nrun your own: maze-envs bench --env escape --size 9 13 --policy explorer "
             "--seeds 0-49 (see maze-envs bench --help)"
         )
+
+
+def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
+    """What a run's outages were, or None without any: which model at which endpoint could not
+    be reached, why, and how many decisions of how many games were outages."""
+    hit = [r for r in rows if r.get("outages")]
+    if not hit:
+        return None
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in hit:
+        detail = row.get("outage") or {}
+        model = str(detail.get("model") or row.get("policy"))
+        endpoint = str(detail.get("endpoint") or "its default endpoint")
+        entry = models.setdefault(
+            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
+        )
+        entry["games"] += 1
+        entry["outages"] += int(row.get("outages") or 0)
+        entry["decisions"] += int(row.get("decisions") or 0)
+        entry["error"] = entry["error"] or detail.get("error")
+    lines = []
+    for (model, endpoint), entry in models.items():
+        lines.append(
+            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
+            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
+            + (f" (first error: {entry['error']})" if entry["error"] else "")
+        )
+    lines.append(
+        "those games are reported apart (status outage), not as failures; check the server, "
+        "the port and the key, then run again with --resume to play them"
+    )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,8 +365,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RunError, ValueError) as exc:
         print(f"maze-envs bench: {exc}", file=sys.stderr)
         return 2
+    except JournalError as exc:  # e.g. --resume on a damaged journal
+        print(
+            f"maze-envs bench: {exc}\n  the run in {out} cannot be continued; --fresh starts it "
+            "over (removing it), or choose another --out",
+            file=sys.stderr,
+        )
+        return 2
     if (main_job if args.pages is None else args.pages) and result.journal is not None:
         result.pages = write_pages(result.out, result.rows, result.notes)
     if not args.quiet:
         _report(result, main_job)
-    return 0 if result.verified_ok else 1
+    outages = outage_report(result.rows)
+    if outages is not None:
+        print(f"maze-envs bench: {outages}", file=sys.stderr)
+    if not result.verified_ok:
+        return 1
+    return EXIT_OUTAGE if outages is not None else 0

@@ -9,7 +9,8 @@ Into the journal. When a journal is given, the game is recorded through the envi
 recorder (``env.recorder``): before ``reset`` the runner sets the game meta (run key, experiment,
 the task, the policy spec per agent, which agents are privileged, and the harness settings a
 policy reports through a ``harness()`` method: prompt version, output mode, model...); before each
-``step`` it notes every agent's ``Decision.record``.
+``step`` it notes every agent's ``Decision.record`` (with the decision's ``status`` added when it
+is a fallback or an outage, so readers of the journal tell them from the policy's play).
 
 Privileged policies (``privileged = True``, oracles) get the ground truth in their episode
 information; the row marks the game ``privileged`` (and names the agents in the meta).
@@ -18,7 +19,9 @@ Nothing a policy does crashes the run: an exception from ``reset``/``act``, an a
 environment refuses, or a ``Decision.stop`` request ends the game. Such a game is recorded as
 aborted (``{"aborted": true, "stopped": "error"|"requested", "error": ...}`` added to the
 outcome; it verifies as aborted), and its row has ``status`` ``"error"`` (a failure, with the
-reason in ``error``) or ``"stopped"`` (with ``stop_reason``). Journal failures do propagate: a run
+reason in ``error``) or ``"stopped"`` (with ``stop_reason``). A game in which any decision was an
+outage (the model could not be reached) has ``status`` ``"outage"``, whether it ran to its end or
+a policy stopped it (:func:`maze_envs.metrics.game_status`). Journal failures do propagate: a run
 must not go on without recording what it claims to record.
 """
 
@@ -31,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from maze_envs.bench.envs import EnvAdapter, make_adapter
+from maze_envs.bench.metrics import Status, game_status, journal_record
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.journal import JournalError
 from maze_envs.policies.interface import Decision, as_async, is_async
@@ -81,6 +85,7 @@ def _game_meta(task: GameTask, adapter: EnvAdapter) -> dict[str, Any]:
         "experiment": task.experiment,
         "task": task.model_dump(mode="json"),
         "policies": {a: spec.text for a, spec in zip(task.agents, adapter.specs, strict=True)},
+        "policy_seeds": adapter.policy_seeds,
         "privileged": sorted(adapter.privileged),
         "harness": harness,
     }
@@ -109,19 +114,22 @@ class _Game:
         """
         adapter = self.adapter
         actions = {}
+        statuses: dict[str, Status] = {}
         for agent, result in results.items():
             if isinstance(result, Decision):
                 adapter.usage.add(agent, result)
-                if result.record is not None and adapter.recorder is not None:
-                    adapter.recorder.note(agent, result.record)
+                record = journal_record(result)
+                if record is not None and adapter.recorder is not None:
+                    adapter.recorder.note(agent, record)
                 if result.stop and self.stop_reason is None:
                     self.stop_reason = f"{agent}: {result.stop}"
                 actions[agent] = result.action
+                statuses[agent] = result.status
             else:  # a bare action: nothing else to account for
-                adapter.usage.decisions += 1
+                adapter.usage.add_action(agent)
                 actions[agent] = result
         try:
-            adapter.step(actions)
+            adapter.step(actions, statuses)
         except JournalError:
             raise
         except Exception as exc:  # the env refused an action: whose is in the message
@@ -134,8 +142,10 @@ class _Game:
 
     def finish(self, error: PolicyFailure | None) -> Row:
         adapter = self.adapter
-        status = "error" if error is not None else "stopped" if self.stop_reason else "ok"
-        if status != "ok" and adapter.running and adapter.started:
+        status = game_status(
+            error=error is not None, outages=adapter.usage.outages, stopped=bool(self.stop_reason)
+        )
+        if (error is not None or self.stop_reason) and adapter.running and adapter.started:
             extra = {"stopped": "error" if error else "requested"}
             extra["error" if error else "stop_reason"] = str(error or self.stop_reason)
             adapter.abort(extra)

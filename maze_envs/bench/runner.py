@@ -18,7 +18,8 @@ not already done and writes, in the output folder:
     again, so resuming a finished run stays fast.
 
 Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
-journal, a row) are skipped; games that ended with an error are played again. Without ``resume``
+journal, a row) are skipped; games that ended with an error, or that an outage touched (status
+``outage``: the model could not be reached), are played again. Without ``resume``
 a folder that already holds a run is refused, unless ``fresh=True`` deletes the run's files
 (only those) first.
 """
@@ -63,6 +64,10 @@ RUN_FILES = (
     "cost_per_success.png",
     STAMP_NAME,
 )
+
+
+#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play).
+REPLAYED = frozenset({"error", "outage"})
 
 
 class RunError(ValueError):
@@ -216,7 +221,7 @@ def _resume_state(
     keys = {task.run_key for task in tasks}
     notes: list[str] = []
     if journal is None:
-        done = {k for k in keys if k in rows and rows[k].get("status") != "error"}
+        done = {k for k in keys if k in rows and rows[k].get("status") not in REPLAYED}
         return rows, done, notes
     completed = set(journal.completed_keys("run_key")) & keys
     stopped = {
@@ -239,7 +244,9 @@ def _resume_state(
                     rows[key] = row
                     store.append(row)
         notes.append(f"{len(missing)} game(s) scored again from the journal (no saved row)")
-    return rows, completed | stopped, notes
+    # games an outage touched are not the model's play: a resume plays them again
+    outage = {k for k in completed | stopped if rows.get(k, {}).get("status") == "outage"}
+    return rows, (completed | stopped) - outage, notes
 
 
 def _stamp(experiment: dict[str, Any], rows: Sequence[Row], plots: bool) -> str:
@@ -304,6 +311,8 @@ def run_experiment(
         from maze_envs.journal import Journal
 
         journal = Journal(folder / JOURNAL_NAME)
+        if options.resume:
+            journal.check_integrity()  # a damaged journal: a clear JournalError, before a game
     store = RowStore(folder / ROWS_NAME)
     merger: _Merger | None = None
     try:

@@ -184,7 +184,9 @@ def test_the_cooperation_study_example_in_short(
     code = module.main(
         [
             "--seeds",
-            "0-3",
+            "0-2",
+            "--seeds",
+            "1000-1001",
             "--sizes",
             "7",
             "9",
@@ -198,13 +200,22 @@ def test_the_cooperation_study_example_in_short(
     )
     assert code == 0
     printed = capsys.readouterr().out
+    # the arms say what differs: the radio; the meeting alert is a control no baseline reads
     for arm in (
-        "cooperative team, radio+alert on",
-        "cooperative team, radio+alert off",
-        "independent explorers, radio+alert on",
+        "cooperative team, radio on",
+        "cooperative team, radio off",
+        "independent explorers, radio on",
+        "cooperative team, radio on, alert off",
     ):
-        assert printed.count(arm) == 2  # one line per size
-    assert "cooperative team (radio+alert on) − independent explorers (radio+alert on)" in printed
-    games = rows(tmp_path / "run")
-    assert len(games) == 3 * 2 * 4
-    assert (docs / "cooperation_study.md").read_text().startswith("| size | arm |")
+        assert printed.count(f"| {arm} |") == 2 * 2  # one line per size and seed range
+    assert "alert" not in printed.replace("alert off", "").replace("Meeting alert control", "")
+    assert "cooperative team (radio on) vs independent explorers (radio on)" in printed
+    assert printed.count("played 0 of 6 games differently") == 1  # seeds 0-2: 2 sizes x 3
+    assert printed.count("played 0 of 4 games differently") == 1  # seeds 1000-1001
+    assert "## Findings (replicated on every seed range)" in printed
+    assert "times faster" in printed and "x |" in printed  # speed-ups as ratios
+    assert len(rows(tmp_path / "run" / "seeds-0-2")) == 4 * 2 * 3
+    assert len(rows(tmp_path / "run" / "seeds-1000-1001")) == 4 * 2 * 2
+    report = (docs / "cooperation_study.md").read_text()
+    assert report.startswith("# The cooperation study") and "--docs DIR" in report
+    assert "## Seeds 0-2" in report and "## Seeds 1000-1001" in report
