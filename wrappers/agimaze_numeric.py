@@ -438,7 +438,7 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         out: dict[str, Any] = {
             "status": int(formal["status"]),
             "observe": self._observe_rows[observe].copy() if self._one_hot else observe,
-            "events": np.array(formal["events"], dtype=np.int8),
+            "events": self._events(formal["events"]),
             "inventory": flags.copy(),
             "grenades": grenades.copy(),
             "budget": np.array(self._features(), dtype=np.float32),
@@ -449,6 +449,15 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         if self._memory is not None:
             out["local_map"] = self._memory.window()
         return out
+
+    @staticmethod
+    def _events(events: Any) -> np.ndarray:
+        """The env's event flags as our own array: the int8 array the env encoded for this
+        step is new and reaches no one but this wrapper, so it is handed on as it is (a copy
+        for anything else)."""
+        if type(events) is np.ndarray and events.dtype == np.int8 and events.base is None:
+            return events
+        return np.array(events, dtype=np.int8)
 
     def _encode_flat(
         self, obs: Mapping[str, Any], formal: Mapping[str, Any], held: np.ndarray, observe: int

@@ -2,10 +2,11 @@
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
 :mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
-landmark names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn
-game stays small; the action as received and in readable form; the events; and the per-decision
-records the runner attached (prompts, raw replies), whose large repeated texts stay journal
-blobs, stored once; and per agent and for the team the per-decision metrics (decisions,
+landmark names, distances, coordinates, trail...) and the optional features' panel rows
+(``panels``, each feature's own wording of its value); the notebook, stored as changes so a
+600-turn game stays small; the action as received and in readable form; the events; and the
+per-decision records the runner attached (prompts, raw replies), whose large repeated texts stay
+journal blobs, stored once; and per agent and for the team the per-decision metrics (decisions,
 fallbacks, outages, wall-move rate, STAYs), computed by :mod:`maze_envs.metrics` like the
 benchmark results and the analysis.
 The journal is verified by replay on the way and the verdict is shown on the page; a game that
@@ -37,6 +38,7 @@ from maze_envs.escape.convert import (
     observation_from_stored,
     observation_to_json,
 )
+from maze_envs.escape.features import FEATURES
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord
@@ -53,6 +55,14 @@ def readable_observation(stored: Any, config: Config, agent: str) -> dict[str, A
         return observation_to_json(observation_from_stored(stored, config, agent), config, agent)
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def feature_panels(readable: Mapping[str, Any], config: Config) -> list[list[str]]:
+    """The optional features' rows ``[label, text]`` of an observation's panel (each feature's
+    ``panel``, :mod:`maze_envs.escape.features`), from its JSON form."""
+    return [
+        [label, text] for feature in FEATURES for label, text in feature.panel(readable, config)
+    ]
 
 
 def readable_action(stored: Any, config: Config) -> dict[str, Any] | None:
@@ -225,6 +235,10 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "reward": {a: track.rewards(a) for a in track.agents},
         "first_exit": first_exit,
         "obs": observations,
+        "panels": {
+            a: [None if o is None else feature_panels(o, config) for o in obs]
+            for a, obs in observations.items()
+        },
         "notebook": {a: text_deltas(texts) for a, texts in notebooks.items()},
         "action": {
             a: [None] + [readable_action(t.actions.get(a), config) for t in turns[1:]]
