@@ -371,7 +371,7 @@ def make_backend(
     """
     settings = settings if settings is not None else ModelSettings()
     prefix, _ = parse_spec(spec)
-    if prefix == "scripted":
+    if prefix in ("scripted", "stand-in"):  # stand-in:NAME is always a named stand-in
         from llm_policies.backends.scripted import ScriptedBackend
 
         if client is None:  # a named stand-in model (scripted:wall-follower), or an error

@@ -1,11 +1,11 @@
 """Scripted stand-in models: deterministic Maze Escape players behind the real harness.
 
-``scripted:wall-follower`` (right hand) and ``scripted:wall-follower-left`` are model specs like
+``stand-in:wall-follower`` (right hand) and ``stand-in:wall-follower-left`` are model specs like
 ``anthropic:<model>``: the policy, its prompts, the reply schema, the quirk-tolerant parsing, the
 decision records, the caps and the response cache are the real ones; only the model is a script
 that reads the prompt it is sent and writes a reply in the schema it is given. They cost nothing
 and need no network, so a whole study runs offline (``maze-envs study run NAME --model
-scripted:wall-follower``) to check the pipeline before real money is spent.
+stand-in:wall-follower``) to check the pipeline before real money is spent.
 
 What a stand-in does each turn, from the prompt alone (the wording version named in the system
 prompt tells it how to read the observation):
@@ -69,7 +69,8 @@ class StandIn:
     order: dict[str, tuple[str, str, str, str]]
 
 
-#: The stand-in models, by the name after ``scripted:``.
+#: The stand-in models, by the name after ``stand-in:`` (``scripted:NAME``
+#: without a script of one's own means the same).
 STAND_INS: Final[dict[str, StandIn]] = {
     "wall-follower": StandIn("wall-follower", "right", _RIGHT_HAND),
     "wall-follower-left": StandIn("wall-follower-left", "left", _LEFT_HAND),
@@ -220,7 +221,7 @@ class StandInModel:
             text=None if as_tool else reply,
             tool_arguments=reply if as_tool else None,
             cache_read_tokens=shared // CHARS_PER_TOKEN,
-            model=f"scripted:{self.stand_in.name}",
+            model=f"stand-in:{self.stand_in.name}",
         )
 
     @staticmethod
@@ -243,12 +244,12 @@ class StandInModel:
 
 
 def stand_in_script(spec: str) -> Callable[[ModelRequest], ScriptedReply]:
-    """The script of the stand-in ``scripted:<name>`` (ValueError naming the stand-ins for an
-    unknown name)."""
+    """The script of the stand-in ``stand-in:<name>`` (or ``scripted:<name>``; ValueError
+    naming the stand-ins for an unknown name)."""
     name = spec.partition(":")[2]
     stand_in = STAND_INS.get(name)
     if stand_in is None:
-        known = ", ".join(f"scripted:{n}" for n in STAND_INS)
+        known = ", ".join(f"stand-in:{n}" for n in STAND_INS)
         raise ValueError(
             f"no stand-in model {spec!r}; the stand-ins are {known} (a scripted backend with a "
             "script of your own takes it as client=)"

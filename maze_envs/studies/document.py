@@ -99,6 +99,7 @@ def _arms(report: dict[str, Any]) -> Table:
         "team success [95% CI]",
         "finish / fastest, all games",
         "finish / fastest, successes",
+        "fastest possible finish (turns)",
         "cost",
         "cost per team success",
         "input tok/decision",
@@ -120,6 +121,7 @@ def _arms(report: dict[str, Any]) -> Table:
                 rate(arm),
                 estimate(arm["finish_ratio_censored"]),
                 estimate(arm["finish_ratio"]),
+                estimate(arm["fastest"], digits=0),
                 money(arm["cost_usd"], arm["cost_status"]),
                 money_estimate(arm["cost_per_success"], arm["cost_status"]),
                 estimate(m.get("input_tokens"), digits=0),
@@ -336,7 +338,7 @@ def sections(report: dict[str, Any]) -> list[Section]:
     behaviour = _behaviour(report)
     if behaviour:
         out.append(Section("Behaviour", behaviour))
-    if report.get("replay"):
-        out.append(Section("Decision replay beside full games", _replay(report["replay"])))
+    for model, replay in (report.get("replay") or {}).items():
+        out.append(Section(f"Decision replay beside full games: {model}", _replay(replay)))
     out.append(Section("Definitions", [_definitions(report)]))
     return out

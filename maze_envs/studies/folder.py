@@ -9,7 +9,7 @@ A study run's folder holds what ``maze-envs bench`` writes (``games.sqlite``, ``
     how it was run: the models, the arms, seeds, sizes and turn limits, the response cache, the
     command;
 ``replay.json``
-    the decision replay, when the study has one;
+    the decision replay per model (its label), when the study has one;
 ``report.md``, ``report.html``, ``report.json``, and the plots ``arms.png``,
 ``comparisons.png``, ``behaviour.png``
     the report (:func:`write_report`).

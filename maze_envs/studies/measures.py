@@ -58,13 +58,34 @@ class Measure:
         for part in attribute.split(".") if attribute else ():
             target = getattr(target, part)
         text = inspect.getdoc(target) or ""
+        if inspect.ismodule(target):  # a module's list of definitions: the column's entry
+            entry = _entry(text, self.numerator)
+            if entry:
+                return entry
         return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def _entry(text: str, column: str) -> str | None:
+    """The definition of ``column`` in a docstring's list (a line naming ````column````, then
+    the indented lines under it)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if not line.startswith(" ") and f"``{column}``" in line:
+            body = []
+            for following in lines[number + 1 :]:
+                if following.startswith(" ") and following.strip():
+                    body.append(following.strip())
+                elif body or not following.startswith("``"):
+                    break
+            return " ".join(body) or None
+    return None
 
 
 _M = "maze_envs.metrics:"
 _P = "maze_envs.bench.analysis.patterns:"
 _A = "maze_envs.bench.analysis.escape_metrics"
 _B = "maze_envs.bench.metrics:"
+_U = "maze_envs.policies.interface:Usage"
 
 #: Every measure a study file may name in ``metrics``, by key.
 # fmt: off
@@ -152,11 +173,11 @@ MEASURES: Final[dict[str, Measure]] = {
         ),
         Measure(
             "output_tokens", "output tokens per decision", "row", "output_tokens", "decisions",
-            _B + "UsageTally",
+            _U,
         ),
         Measure(
             "input_tokens", "input tokens per decision", "row", "input_tokens", "decisions",
-            _B + "UsageTally",
+            _U,
         ),
         Measure(
             "cache_read_share", "cache-read share of input tokens", "row", "cache_read_tokens",

@@ -182,8 +182,8 @@ class Study(BaseModel):
             )
         if self.replay is not None:
             for name in (self.replay.recorded, self.replay.full_games):
-                arm = next((a for a in self.arms if a.name == name), None)
-                if arm is None or not arm.uses_model:
+                named = next((a for a in self.arms if a.name == name), None)
+                if named is None or not named.uses_model:
                     raise ValueError(f"replay names {name!r}, which is not a model arm")
         return self
 
