@@ -27,7 +27,16 @@
 ``--profile`` instead runs one journaled ``navigator, notes`` game under cProfile and prints the
 top entries by own time (what benchmarks/README.md shows before and after schema version 4).
 
-Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]``.
+``--analyze N`` instead measures ``maze-envs analyze`` in one process on a journal of ``N``
+Maze Escape games of 120 turns (``viewer_bench.py``'s games: 11x11, ``full``, random moves, notes
+and radio; built once into ``--games-file`` when given): the CPU and wall time of the analysis
+(:func:`~maze_envs.bench.analysis.analyze_games`, one core), and, in the same run as its peer,
+the time to read the same games with every observation rebuilt whole (what the analysis read
+before it read only the observation keys its metrics use); ``--profile`` with it profiles the
+analysis instead.
+
+Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]
+[--analyze 1000 [--games-file PATH]]``.
 """
 
 from __future__ import annotations
@@ -51,12 +60,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import escape_bench  # the same Maze Escape setup as the step-rate benchmark
+import viewer_bench  # the games of the analysis benchmark
 
 from maze_envs import maze_escape_v0, maze_escape_v1
 from maze_envs.agimaze.env import AgiMazeEnv
+from maze_envs.bench.analysis.analyze import analyze_games
 from maze_envs.journal import Blob, Journal
 from maze_envs.journal.blobs import encode_decisions
 from maze_envs.journal.format import chain_record_hash, encode_json_bytes, encode_received
+from maze_envs.journal.read.turns import read_turns
 from maze_envs.verify import verify_journal
 
 AGIMAZE_BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"
@@ -65,6 +77,7 @@ WORDS = ("piano", "tree", "dead end", "corridor", "fork", "exit?", "picture", "b
 #: The goals of issue 16, checked by this script.
 GOAL_BYTES_PER_TURN = 1024
 GOAL_JOURNAL_RATIO = 0.5
+GOAL_ANALYZE_SECONDS = 3.0
 
 
 # -- workloads ---------------------------------------------------------------------------------
@@ -349,6 +362,56 @@ def profile(top: int) -> str:
     return f"one journaled game, {turns} turns:\n" + out.getvalue()
 
 
+def analyze_costs(path: Path, games: int, rounds: int, profiled: bool) -> str:
+    """``maze-envs analyze`` on ``games`` games of 120 turns, one process: CPU and wall time of
+    the analysis and of its peer, reading the games with every observation whole."""
+    if not path.exists():
+        started = time.perf_counter()
+        viewer_bench.many_games(path, games)
+        print(f"built {games} games in {time.perf_counter() - started:.0f} s into {path}")
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids()[:games]
+        if profiled:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            analyze_games(journal, ids)
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+            return f"maze-envs analyze, {len(ids)} games, one process:\n" + out.getvalue()
+        rows = len(analyze_games(journal, ids).escape)  # warm-up: board makers, caches
+
+        def whole() -> None:
+            for game in ids:
+                read_turns(journal, game)
+
+        costs: dict[str, list[tuple[float, float]]] = {"analyze": [], "read whole": []}
+        for round_ in range(rounds):
+            order = ["analyze", "read whole"] if round_ % 2 == 0 else ["read whole", "analyze"]
+            for name in order:
+                work: Callable[[], object] = (
+                    whole if name == "read whole" else lambda: analyze_games(journal, ids)
+                )
+                wall, cpu = time.perf_counter(), time.process_time()
+                work()
+                costs[name].append((time.process_time() - cpu, time.perf_counter() - wall))
+    cpu = [c for c, _ in costs["analyze"]]
+    verdict = "met" if min(cpu) <= GOAL_ANALYZE_SECONDS else "NOT MET"
+    ratios = [w[0] / a[0] for a, w in zip(costs["analyze"], costs["read whole"], strict=True)]
+    return "\n".join(
+        [
+            f"maze-envs analyze, {len(ids)} games of 120 turns ({rows} rows), one process, "
+            f"{rounds} rounds:",
+            f"  analysis CPU {statistics.median(cpu):.2f} s (rounds {min(cpu):.2f}-{max(cpu):.2f}"
+            f" s; wall {statistics.median(w for _, w in costs['analyze']):.2f} s) "
+            f"(goal <= {GOAL_ANALYZE_SECONDS:.0f} s: {verdict})",
+            f"  peer, reading the same games with every observation whole: CPU "
+            f"{statistics.median(c for c, _ in costs['read whole']):.2f} s; whole read / analysis "
+            f"{_range(ratios)}",
+        ]
+    )
+
+
 def _range(values: list[float]) -> str:
     return f"{statistics.median(values):.2f}x (rounds {min(values):.2f}-{max(values):.2f}x)"
 
@@ -359,7 +422,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1500, help="turns (steps) per window")
     parser.add_argument("--profile", action="store_true", help="profile one journaled game")
     parser.add_argument("--top", type=int, default=25, help="profile entries to print")
+    parser.add_argument("--analyze", type=int, metavar="N", help="time analyze on N games")
+    parser.add_argument("--games-file", type=Path, help="the analysis journal (kept)")
     args = parser.parse_args(argv)
+    if args.analyze:
+        print(f"load average {os.getloadavg()[0]:.2f} at the start")
+        with tempfile.TemporaryDirectory() as name:
+            path = args.games_file or Path(name) / "games.sqlite"
+            print(analyze_costs(path, args.analyze, max(args.rounds // 2, 1), args.profile))
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+        return 0
     if args.profile:
         print(f"load average {os.getloadavg()[0]:.2f}")
         print(profile(args.top))
