@@ -98,7 +98,18 @@ def _value(value: Any) -> Any:
         return value[0]
     if kind is bytes:
         return orjson.loads(value)
-    return {key: _value(child) for key, child in value.children.items()}
+    out = {}
+    for key, child in value.children.items():  # the leaves inline: most children are leaves
+        kind = type(child)
+        if kind is str:
+            out[key] = child
+        elif kind is tuple:
+            out[key] = child[0]
+        elif kind is bytes:
+            out[key] = orjson.loads(child)
+        else:
+            out[key] = _value(child)
+    return out
 
 
 def _literal(value: Any, previous: Any) -> Any:
