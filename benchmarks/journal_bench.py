@@ -18,6 +18,9 @@
   the median ratio and the range over rounds, with the machine's load average; for the default
   (turns stored as what changed) and for ``Journal(changes=False)`` (every turn stored whole);
 * per-turn parts of ``record_turn`` on pre-played rows (encoding, hashing, the rest);
+* a what-if for a later schema version: the stored observations, actions and events of each turn
+  deflated (zlib) alone and against the previous turn's row as a preset dictionary, bytes and
+  microseconds per turn;
 * AGI Maze steps per second with the journal off and on (both storage modes), by rounds (random
   actions on a TRAINING bundle);
 * ``maze-envs verify`` replay speed, turns per second, for both environments;
@@ -51,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,6 +181,36 @@ def bytes_per_turn(workload: str, folder: Path, changes: bool = True) -> dict[st
     db.close()
     figures = {name: value / turns for name, value in parts.items()}
     figures.update(file=size / turns, blobs=blobs / turns, turns=turns, schema=version)
+    return figures
+
+
+def deflated_rows(workload: str, folder: Path) -> dict[str, float]:
+    """A what-if for a later schema: bytes and microseconds per turn of a whole game's stored
+    observations, actions and events (NUL-joined) compressed with zlib (raw deflate, level 6)
+    alone, and with the previous turn's row as the preset dictionary."""
+    path = folder / f"deflate-{workload.replace(',', '').replace(' ', '-')}.sqlite"
+    play_one_game(workload, path)
+    db = sqlite3.connect(path)
+    rows = [
+        b"\0".join(text.encode() for text in row)
+        for row in db.execute("SELECT observations, actions, events FROM turns ORDER BY turn")
+    ]
+    db.close()
+    sizes = {"stored": 0.0, "deflate": 0.0, "deflate, previous row as dictionary": 0.0}
+    times = {"deflate": 0.0, "deflate, previous row as dictionary": 0.0}
+    previous = b""
+    for row in rows:
+        sizes["stored"] += len(row)
+        start = time.perf_counter()
+        sizes["deflate"] += len(zlib.compress(row, 6, wbits=-15))
+        middle = time.perf_counter()
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=previous or b"\0")
+        sizes["deflate, previous row as dictionary"] += len(packer.compress(row) + packer.flush())
+        times["deflate"] += middle - start
+        times["deflate, previous row as dictionary"] += time.perf_counter() - middle
+        previous = row
+    figures = {name: value / len(rows) for name, value in sizes.items()}
+    figures.update({f"{name} us": value / len(rows) * 1e6 for name, value in times.items()})
     return figures
 
 
@@ -441,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(name)
         sizes = {workload: bytes_per_turn(workload, folder) for workload in WORKLOADS}
         whole = {w: bytes_per_turn(w, folder, changes=False)["file"] for w in WORKLOADS}
+        deflated = {w: deflated_rows(w, folder) for w in WORKLOADS}
         ratios = journal_ratios(args.rounds, args.turns, folder)
         ratios_whole = journal_ratios(args.rounds, args.turns, folder, changes=False)
         costs = per_turn_costs(escape_rows(2000), folder)
@@ -461,6 +496,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{size['schema']:.0f}): {size['file']:,.0f} (goal <= {GOAL_BYTES_PER_TURN}: "
             f"{verdict}); stored whole (changes=False): {whole[workload]:,.0f}",
             f"  stored per turn: {columns}",
+            "  what-if, observations + actions + events per turn: stored "
+            f"{deflated[workload]['stored']:,.0f}; deflated alone "
+            f"{deflated[workload]['deflate']:,.0f} ({deflated[workload]['deflate us']:.0f} us); "
+            "deflated with the previous row as dictionary "
+            f"{deflated[workload]['deflate, previous row as dictionary']:,.0f} "
+            f"({deflated[workload]['deflate, previous row as dictionary us']:.0f} us)",
         ]
     lines.append(
         f"journal on / off, default durability, {args.rounds} rounds of {args.turns} turns:"
