@@ -16,6 +16,7 @@ from maze_envs.journal.format import encode_json_bytes
 from maze_envs.verify import replayer_for, verify_journal
 
 FIXTURE = Path(__file__).parent / "data" / "v4_games.sqlite.gz"
+V3_FIXTURE = Path(__file__).parent / "data" / "v3_games.sqlite.gz"
 KEYS = ("notebook", "teammate_notebooks", "distances", "turn")
 
 
@@ -60,8 +61,15 @@ def test_every_stored_observation_equals_its_replay(v4_path: Path) -> None:
     assert replayed >= 100
 
 
-def test_reading_a_few_keys_gives_those_keys_of_the_whole_observations(v4_path: Path) -> None:
-    whole, kept = all_turns(v4_path), all_turns(v4_path, observations=KEYS)
+@pytest.mark.parametrize("version", [3, 4])
+def test_reading_a_few_keys_gives_those_keys_of_the_whole_observations(
+    v4_path: Path, tmp_path: Path, version: int
+) -> None:
+    path = v4_path
+    if version == 3:
+        path = tmp_path / "v3.sqlite"
+        path.write_bytes(gzip.decompress(V3_FIXTURE.read_bytes()))
+    whole, kept = all_turns(path), all_turns(path, observations=KEYS)
     compared = 0
     for game, records in whole.items():
         assert len(kept[game]) == len(records)
