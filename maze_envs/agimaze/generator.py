@@ -16,12 +16,18 @@ subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (
    cell (never closer in the recordings); extension items anywhere free.
 6. **Start.** A free cell whose distance from the exit cell lies in ``start_exit_distance``
    (recorded starts are mostly 1-2 moves from the exit cell).
-7. **Acceptance.** The exact planner must win it in a number of steps inside ``optimal_steps``;
-   every event of ``plan_events`` must occur on that shortest plan (tutorial lessons: "the plan
-   rides a river"); every item of ``requires`` must be indispensable, i.e. the labyrinth becomes
-   unwinnable when it is removed (extension packs); with ``random_success`` set, the exact
-   probability that a uniform random agent wins within the band's horizon must lie in the band
-   (difficulty curation of the TRAINING stages). Rejected drafts are redrawn from the same rng.
+7. **Acceptance.** Every player state reachable from the start is enumerated with the engine's
+   own transition (:func:`~maze_envs.agimaze.planner.dead_states`). The shortest win must take a
+   number of steps inside ``optimal_steps``; with ``dead_states="forbid"`` (the default) every
+   reachable state must still be able to win, so no move, however unlucky, makes the labyrinth
+   unwinnable; with ``"grenades_only"`` the only moves that may enter a dead state are grenade
+   throws (a grenade wasted on the wrong wall, when the labyrinth has no grenade to spare);
+   ``"allow"`` checks nothing (generator version 2 behaved so). Every event of ``plan_events``
+   must occur on the shortest plan (tutorial lessons: "the plan rides a river"); every item of
+   ``requires`` must be indispensable, i.e. the labyrinth becomes unwinnable when it is removed
+   (extension packs); with ``random_success`` set, the exact probability that a uniform random
+   agent wins within the band's horizon must lie in the band (difficulty curation of the
+   TRAINING stages). Rejected drafts are redrawn from the same rng.
    A band bounds single labyrinths only; the pack builder keeps a whole TRAINING stage's *mean*
    success on the real rate by choosing, deterministically, among accepted draws of successive
    seeds (rule 2 of *Random-agent calibration* in :mod:`maze_envs.agimaze.packs.catalog`).
@@ -50,7 +56,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from maze_envs.agimaze.engine import compile_labyrinth, initial_state, transition
-from maze_envs.agimaze.planner import random_agent_success, solve
+from maze_envs.agimaze.planner import (
+    DeadStates,
+    dead_states,
+    random_agent_success,
+    solve,
+    win_length,
+)
 from maze_envs.agimaze.types import (
     DIRECTION_BITS,
     ExitGap,
@@ -76,7 +88,10 @@ from maze_envs.grid import (
 #: Version of :class:`LabyrinthGenerator`'s drawing algorithm: bumped by any change that draws
 #: a different labyrinth from the same configuration and rng (stored in bundle metadata).
 #: 2: the faster Wilson sampler of :mod:`maze_envs.grid` draws other spanning trees.
-GENERATOR_VERSION: Final = "2"
+#: 3: drafts with a reachable dead state are rejected (``GeneratorConfig.dead_states``).
+GENERATOR_VERSION: Final = "3"
+#: What a generator accepts of dead states (see *Acceptance* in the module docstring).
+DeadStatePolicy = Literal["forbid", "grenades_only", "allow"]
 #: Items whose necessity a generator can demand (``GeneratorConfig.requires``).
 RequiredItem = Literal["boat", "grenades", "flashlight"]
 #: Cells an extension layout seals with walls.
@@ -96,6 +111,11 @@ class RiverSpec(_Config):
 
     count: int = Field(default=0, ge=0, le=8)
     arrows: tuple[int, int] = (2, 3)
+    in_tree: bool = Field(
+        default=False,
+        description="carve each river into the spanning tree, closing an edge of the cycle it "
+        "makes, so rivers add no opening beyond the tree (loops are opened after them)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RiverSpec:
@@ -131,7 +151,11 @@ class GeneratorConfig(_Config):
 
     rows: int = Field(ge=2, le=16)
     cols: int = Field(ge=2, le=16)
-    loops: int = Field(default=0, ge=0, description="interior walls opened beyond a spanning tree")
+    loops: int | tuple[int, int] = Field(
+        default=0,
+        description="interior walls opened beyond a spanning tree: a number, or a range "
+        "(low, high) drawn uniformly per labyrinth",
+    )
     exit_key: bool = False
     rivers: RiverSpec = RiverSpec()
     pits: PitSpec = PitSpec()
@@ -146,12 +170,29 @@ class GeneratorConfig(_Config):
     plan_events: tuple[str, ...] = ()
     requires: tuple[RequiredItem, ...] = ()
     random_success: RandomSuccessBand | None = None
+    dead_states: DeadStatePolicy = Field(
+        default="forbid",
+        description="reachable states that cannot win: forbid (the default), grenades_only "
+        "(the default with grenade packs: a grenade thrown at the wrong wall may lose the game) "
+        "or allow",
+    )
     open_map: bool = False
     max_attempts: int = Field(default=5000, ge=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _grenade_default(cls, data: object) -> object:
+        if isinstance(data, dict) and "dead_states" not in data and data.get("grenade_packs"):
+            return {**data, "dead_states": "grenades_only"}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> GeneratorConfig:
+        if isinstance(self.loops, int) and self.loops < 0:
+            raise ValueError(f"loops must be greater than or equal to 0, got {self.loops}")
+        loops = (self.loops, self.loops) if isinstance(self.loops, int) else self.loops
         for name, (low, high) in (
+            ("loops", loops),
             ("start_exit_distance", self.start_exit_distance),
             ("optimal_steps", self.optimal_steps),
         ):
@@ -265,13 +306,21 @@ class LabyrinthGenerator:
     def _draft(self, rng: np.random.Generator) -> Labyrinth | None:
         cfg = self.config
         maze = generate_perfect_maze("wilson", cfg.cols, cfg.rows, rng)
-        _open_loops(maze, cfg.loops, rng)
+        if isinstance(cfg.loops, int):
+            loops = cfg.loops
+        else:
+            loops = int(rng.integers(cfg.loops[0], cfg.loops[1] + 1))
+        in_tree = cfg.rivers.in_tree
+        if not in_tree:
+            _open_loops(maze, loops, rng)
         draft = _Draft(maze, _draw_exit(cfg.rows, cfg.cols, rng))
         if cfg.boat_barrier and not _place_boat_barrier(draft, cfg.rivers, rng):
             return None
         for _ in range(cfg.rivers.count - len(draft.rivers)):
             if not _place_river(draft, cfg.rivers, rng):
                 return None
+        if in_tree:
+            _open_loops(draft.maze, loops, rng)
         for _ in range(cfg.pits.cycles):
             if not _place_pit_cycle(draft, cfg.pits.per_cycle, rng):
                 return None
@@ -327,21 +376,38 @@ class LabyrinthGenerator:
 
     def _accept(self, lab: Labyrinth) -> bool:
         cfg = self.config
-        plan = solve(lab)
-        if plan is None:
-            return False
+        analysis = dead_states(lab)
+        length = win_length(analysis.graph)
         low, high = cfg.optimal_steps
-        if not low <= len(plan) <= high:
+        if length is None or not low <= length <= high:
             return False
-        if cfg.plan_events and not set(cfg.plan_events) <= plan_events(lab, plan):
+        if not dead_states_allowed(analysis, cfg.dead_states):
             return False
+        if cfg.plan_events:
+            plan = solve(lab)
+            if plan is None or not set(cfg.plan_events) <= plan_events(lab, plan):
+                return False
         if any(solve(without_item(lab, item)) is not None for item in cfg.requires):
             return False
         band = cfg.random_success
         if band is None:
             return True
-        (success,) = random_agent_success(lab, [band.horizon])
+        (success,) = random_agent_success(analysis.graph, [band.horizon])
         return band.low <= success <= band.high
+
+
+def dead_states_allowed(analysis: DeadStates, policy: DeadStatePolicy) -> bool:
+    """Whether a labyrinth's dead states are acceptable under ``policy``.
+
+    ``forbid``: none is reachable. ``grenades_only``: every move from a live state into a dead
+    one is a grenade throw (``bomb_*``), so only wasting a grenade can lose the game. ``allow``:
+    anything goes.
+    """
+    if policy == "allow" or bool(analysis.live.all()):
+        return True
+    if policy == "forbid":
+        return False
+    return all(entry.action.startswith("bomb_") for entry in analysis.entries())
 
 
 def _draw_cell(cells: list[Pos], rng: np.random.Generator) -> Pos | None:
@@ -405,10 +471,63 @@ def _place_river(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bo
     chain = _random_chain(draft, arrows + 1, rng)
     if chain is None:
         return False
-    _open_along(draft, chain)
+    if spec.in_tree:
+        if not _carve_into_tree(draft, chain, rng):
+            return False
+    else:
+        _open_along(draft, chain)
     draft.rivers.append(River(cells=chain[:-1], mouth=chain[-1]))
     draft.taken.update(chain)
     return True
+
+
+def _river_edges(draft: _Draft) -> set[frozenset[Pos]]:
+    return {
+        frozenset(pair) for river in draft.rivers for pair in pairwise([*river.cells, river.mouth])
+    }
+
+
+def _carve_into_tree(draft: _Draft, chain: list[Pos], rng: np.random.Generator) -> bool:
+    """Open the edges along ``chain`` in a spanning tree and keep it a tree.
+
+    Each closed edge ``(a, b)`` of the chain closes a cycle with the tree's path from ``a`` to
+    ``b``; one edge of that path that no river runs along is closed again, drawn uniformly.
+    False when every edge of such a path carries a river.
+    """
+    keep = _river_edges(draft) | {frozenset(pair) for pair in pairwise(chain)}
+    for a, b in pairwise(chain):
+        bit = DIRECTION_BITS[str(step_towards(a, b))]
+        if draft.maze[a] & bit:
+            continue
+        path = _tree_path(draft.maze, a, b)
+        if path is not None:  # joining two parts of a forest closes no cycle
+            options = [(x, y) for x, y in pairwise(path) if frozenset((x, y)) not in keep]
+            if not options:
+                return False
+            x, y = options[int(rng.integers(len(options)))]
+            draft.close(x, DIRECTION_BITS[str(step_towards(x, y))])
+        carve(draft.maze, a, bit)
+    return True
+
+
+def _tree_path(maze: Maze, a: Pos, b: Pos) -> list[Pos] | None:
+    """The cells of the open path from ``a`` to ``b`` (a tree has one), or None if none."""
+    rows, cols = maze.shape
+    parent: dict[Pos, Pos | None] = {a: None}
+    queue = [a]
+    for cell in queue:
+        if cell == b:
+            break
+        for bit, nb in neighbours(cell, cols, rows):
+            if maze[cell] & bit and nb not in parent:
+                parent[nb] = cell
+                queue.append(nb)
+    if b not in parent:
+        return None
+    path = [b]
+    while (up := parent[path[-1]]) is not None:
+        path.append(up)
+    return path[::-1]
 
 
 def _place_boat_barrier(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bool:
@@ -452,6 +571,7 @@ def _free_neighbours(draft: _Draft, cell: Pos) -> list[Pos]:
 
 
 __all__ = [
+    "DeadStatePolicy",
     "GenerationError",
     "Generator",
     "GeneratorConfig",
@@ -460,6 +580,7 @@ __all__ = [
     "RandomSuccessBand",
     "RequiredItem",
     "RiverSpec",
+    "dead_states_allowed",
     "plan_events",
     "without_item",
 ]
