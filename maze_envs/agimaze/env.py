@@ -26,6 +26,7 @@ from gymnasium import spaces
 from maze_envs.agimaze import recording
 from maze_envs.agimaze.backends import Backend, LocalBackend, ordered_actions
 from maze_envs.agimaze.client import HttpBackend
+from maze_envs.agimaze.packs import version_root
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae, step_budget
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
@@ -138,6 +139,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     * ``labyrinth``: a :class:`~maze_envs.agimaze.types.Labyrinth` or ``Bundle`` (local only);
     * ``pack_root`` (local only): the bundle tree ``path`` is relative to, instead of the shipped
       packs (the local twin of ``maze-envs agimaze serve --pack-root``);
+    * ``pack_version`` (local only): a shipped pack version by name (default: the current one,
+      :data:`~maze_envs.agimaze.packs.DEFAULT_PACK_VERSION`; ``"agimaze-packs-2"`` reproduces
+      results obtained on the earlier packs; see :data:`~maze_envs.agimaze.packs.PACK_VERSIONS`);
     * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
       ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it,
       ``"rgb_array"`` draws it with a caption: see :mod:`maze_envs.agimaze.viewer`);
@@ -182,6 +186,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         pack_root: str | Path | None = None,
         journal: Any = None,
         actions: Sequence[str] | None = None,
+        pack_version: str | None = None,
     ) -> None:
         if (path is None) == (labyrinth is None):
             raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
@@ -213,6 +218,12 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         self.reward_shaping = reward_shaping
         self.render_mode = render_mode
         self._backend: Backend
+        if pack_version is not None:
+            if pack_root is not None:
+                raise ValueError("give pack_root= or pack_version=, not both")
+            if backend != "local":
+                raise ValueError('pack_version= is for backend="local"; a server serves its own')
+            pack_root = version_root(pack_version)  # PackPathError naming the versions
         if backend == "local":
             source = path if path is not None else labyrinth
             assert source is not None  # checked above: exactly one is given
@@ -271,7 +282,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                     budget_factor=self.budget_factor,
                     max_steps=max_steps,
                     reward_shaping=reward_shaping,
-                    pack_root=pack_root,
+                    pack_root=None if pack_version is not None else pack_root,
+                    pack_version=pack_version,
                 ),
             )
         )

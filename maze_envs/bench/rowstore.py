@@ -25,6 +25,7 @@ import orjson
 
 from maze_envs.bench.metrics import EscapeTally, UsageTally, agimaze_scores
 from maze_envs.bench.rollout import Row, budget_of, task_columns
+from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.policies.interface import Decision, Usage
 
@@ -100,6 +101,11 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
             tally.add_turn(turn.events)
         notebooks = {a: str(o.get("notebook", "")) for a, o in turns[-1].observations.items()}
         metrics = tally.finish(outcome, notebooks, case.game_config.max_turns)
+    elif isinstance(case, AgiMazeSetCase):
+        from maze_envs.bench.setgames import agimaze_set_scores
+
+        results = outcome.get("results") or []
+        metrics = agimaze_set_scores(results, len(case.paths), case.soft_good_steps)
     else:
         assert isinstance(case, AgiMazeCase)
         last = turns[-1].events.get("player", {}) if len(turns) > 1 else {}
