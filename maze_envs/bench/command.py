@@ -195,7 +195,10 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
         return (experiment.model_copy(update=changes) if changes else experiment), False
     if args.env is None:
         if setup_flags:
-            raise ValueError(f"{', '.join(setup_flags)} need --env escape, agimaze or agimaze-set")
+            raise ValueError(
+                f"{', '.join(setup_flags)} need --env escape or --env agimaze "
+                "(or --env agimaze-set)"
+            )
         experiment = main_experiment()
         return (experiment.model_copy(update=seeds) if seeds else experiment), True
     agimaze_only = ["--pack", "--budget-factor", "--pack-root", "--pack-version"]
