@@ -35,7 +35,8 @@ subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (
 Extension layouts build the situation the item resolves: ``boat_barrier`` closes the exit cell
 off behind a river that flows away from it (the current always washes a walker back, so only the
 boat, which holds against the current, reaches the exit); ``sealed`` walls in the key, the chest or
-the exit key on every side (only a grenade opens the way).
+the exit key on every side (only a grenade opens the way), and no other cell with it (a player
+could not tell which walled-in cell to open).
 
 Example:
     >>> import numpy as np
@@ -334,6 +335,8 @@ class LabyrinthGenerator:
         draft.taken.update(items.values())
         for name in cfg.sealed:
             draft.isolate(items[name])
+        if cfg.sealed and not _only_sealed_cut_off(draft, {items[n] for n in cfg.sealed}):
+            return None
         extras: list[str] = (["boat"] if cfg.boat else []) + (
             ["flashlight"] if cfg.flashlight else []
         )
@@ -408,6 +411,20 @@ def dead_states_allowed(analysis: DeadStates, policy: DeadStatePolicy) -> bool:
     if policy == "forbid":
         return False
     return all(entry.action.startswith("bomb_") for entry in analysis.entries())
+
+
+def _only_sealed_cut_off(draft: _Draft, sealed: set[Pos]) -> bool:
+    """Whether every cell but the sealed ones is still reachable from the exit cell.
+
+    Walling in an item must not cut off a cell behind it too: a player with one grenade could
+    not tell which walled-in cell holds the item.
+    """
+    distance = bfs_distances(draft.maze, draft.exit.cell)
+    return all(
+        distance[r, c] >= 0 or (r, c) in sealed
+        for r in range(draft.rows)
+        for c in range(draft.cols)
+    )
 
 
 def _draw_cell(cells: list[Pos], rng: np.random.Generator) -> Pos | None:

@@ -6,6 +6,11 @@ recorded actions on the embedded engine (the journal does not store positions: t
 sees them on a hidden labyrinth). The game is verified on the way; a failing game is drawn only up
 to its first bad turn. The page draws the labyrinth with the cells the player has not visited yet
 shown as unknown when the labyrinth is hidden (a spectator can reveal them).
+
+Each step also says whether the player's state could still win (``dead``: no action sequence
+wins from it, by :func:`~maze_envs.agimaze.planner.dead_states`), and ``lost`` lists where a
+player entered a dead state: from that step on the labyrinth was unwinnable, which tells an
+unwinnable episode from a slow one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.engine import compile_labyrinth
 from maze_envs.agimaze.env import AgiMazeEnv, LocalBackend
 from maze_envs.agimaze.observation import AgiMazeObservation
+from maze_envs.agimaze.planner import DeadStates, PlanningError, dead_states
 from maze_envs.agimaze.recording import PLAYER, SET_ENV_ID
 from maze_envs.agimaze.replay import env_from_config, set_env_from_config
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
@@ -68,6 +74,51 @@ class _Walls:
         }
 
 
+class _Liveness:
+    """Whether a player state can still win, per labyrinth (analysed once per labyrinth)."""
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[Labyrinth, DeadStates | None]] = {}
+
+    def dead(self, labyrinth: Labyrinth | None, state: PlayerState | None) -> bool | None:
+        """True when no action sequence wins from ``state``; None when unknown or not playing."""
+        if labyrinth is None or state is None:
+            return None
+        if state.won:
+            return False
+        entry = self._tables.get(id(labyrinth))
+        if entry is None or entry[0] is not labyrinth:
+            try:
+                analysis: DeadStates | None = dead_states(labyrinth)
+            except PlanningError:  # too large to enumerate: say nothing rather than guess
+                analysis = None
+            entry = self._tables[id(labyrinth)] = (labyrinth, analysis)
+        analysis = entry[1]
+        if analysis is None:
+            return None
+        try:
+            return not analysis.is_live(state)
+        except KeyError:  # not reachable from the start: cannot come from a replayed game
+            return None
+
+
+def lost_steps(steps: list[dict[str, Any]], labyrinths: list[Any]) -> list[dict[str, Any]]:
+    """Where the player entered a dead state: per labyrinth, the first such step.
+
+    Each entry: ``lab`` (index), ``name``, ``turn`` (the journal turn) and ``step`` (that
+    labyrinth's step count after the move, i.e. the 1-based number of the move that lost it).
+    """
+    out: list[dict[str, Any]] = []
+    done: set[int] = set()
+    for turn, step in enumerate(steps):
+        lab = step["lab"]
+        if step.get("dead") and lab >= 0 and lab not in done:
+            done.add(lab)
+            name = labyrinths[lab]["name"] if labyrinths[lab] is not None else ""
+            out.append({"lab": lab, "name": name, "turn": turn, "step": step["steps"]})
+    return out
+
+
 def _recorded(record: TurnRecord, replayed: AgiMazeObservation) -> dict[str, Any]:
     """The step as the journal recorded it (the replay fills what a row does not hold)."""
     obs = record.observations.get(PLAYER)
@@ -113,6 +164,7 @@ def replay_steps(info: GameInfo, turns: list[TurnRecord]) -> tuple[list[dict[str
     )
     before, was_waiting = 0, True
     walls = _Walls()
+    liveness = _Liveness()
     steps: list[dict[str, Any]] = []
     obs, step_info = env.reset(seed=info.seed)
     for record in turns:
@@ -156,6 +208,7 @@ def replay_steps(info: GameInfo, turns: list[TurnRecord]) -> tuple[list[dict[str
                 "budget": replayed.budget,
                 **_recorded(record, replayed),
                 **walls.fields(labyrinth, state),
+                "dead": liveness.dead(labyrinth, state),
             }
         )
     env.close()
@@ -175,6 +228,9 @@ def _summary(info: GameInfo, steps: list[dict[str, Any]], labyrinths: list[Any])
     for key in ("steps", "rhae"):
         if outcome and key in outcome:
             result += f", {key} {outcome[key]}"
+    for lost in lost_steps(steps, labyrinths):
+        where = f" in {lost['name']}" if len(labyrinths) > 1 else ""
+        result += f", lost{where} at step {lost['step']} (no win possible after it)"
     played = [lab["name"] for lab in labyrinths if lab is not None]
     return [
         info.env_id,
@@ -220,6 +276,7 @@ def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "labyrinths": labyrinths,
         "n": len(steps),
         "steps": steps,
+        "lost": lost_steps(steps, labyrinths),
         "decisions": None if decisions is None else decisions[PLAYER],
         "blobs": blobs,
     }

@@ -14,7 +14,12 @@ engine (:func:`maze_envs.view.agimaze_data.replay_steps`):
 ``cells_visited``, ``coverage``, ``revisits``  as for Maze Escape, summed over the labyrinths
                     played (coverage over their cells);
 ``steps``, ``solved`` steps played (actions less those not played and the set's ``start``s) and
-                    labyrinths solved (0/1; for a set, how many).
+                    labyrinths solved (0/1; for a set, how many);
+``lost_at``         the step at which the player entered a *dead state*, one from which no action
+                    sequence wins (:func:`~maze_envs.agimaze.planner.dead_states`), counted in
+                    the steps of that labyrinth: the episode was unwinnable from then on, not
+                    merely slow; None when it never happened. In a set, the first labyrinth
+                    where it happened, named by ``lost_labyrinth``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.view.agimaze_data import SET_ENV_ID, replay_steps
+from maze_envs.view.agimaze_data import SET_ENV_ID, lost_steps, replay_steps
 
 _OPPOSITE: Final = {"up": "down", "down": "up", "left": "right", "right": "left"}
 _BUMPS: Final = frozenset({"bumped_wall", "bumped_monolith"})
@@ -47,6 +52,8 @@ class AgiMazeMetrics:
     cells_visited: int
     coverage: float | None
     revisits: int
+    lost_at: int | None = None
+    lost_labyrinth: str | None = None
     note: str = ""
 
     def row(self) -> dict[str, Any]:
@@ -99,6 +106,7 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
     cells = sum(len(v) for v in seen.values())
     area = sum(labyrinths[lab]["rows"] * labyrinths[lab]["cols"] for lab in seen)
     names = [lab["name"] for lab in labyrinths if lab is not None]
+    lost = lost_steps(steps, labyrinths)
     return AgiMazeMetrics(
         game=info.id,
         env_id=info.env_id,
@@ -114,5 +122,7 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
         cells_visited=cells,
         coverage=cells / area if area else None,
         revisits=revisits,
+        lost_at=lost[0]["step"] if lost else None,
+        lost_labyrinth=lost[0]["name"] if lost else None,
         note=note,
     )
