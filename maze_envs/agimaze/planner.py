@@ -9,7 +9,8 @@ and a breadth-first search over those states is an exact shortest-plan search.
 * :func:`optimal_length` -- its length.
 * :func:`random_agent_success` -- the exact probability that a uniform random agent (each action
   of the labyrinth's list with equal probability) has won within each of several step budgets,
-  computed on the absorbing Markov chain of reachable states (the win absorbs).
+  computed on the absorbing Markov chain of reachable states (the win absorbs);
+  :func:`random_agent_win_curve` the whole curve, step by step.
 * :func:`dead_states` -- the dead-state analysis: every reachable state, whether a win is still
   reachable from it (*live*) or not (*dead*), and the moves that enter a dead state from a live
   one; :func:`lost_at` -- the step at which a played action list entered a dead state.
@@ -159,18 +160,18 @@ def state_graph(
     return StateGraph(c.actions, tuple(states), successors, c.labyrinth)
 
 
-def random_agent_success(
-    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizons: Sequence[int]
-) -> list[float]:
-    """Exact probability that a uniform random agent has won within each budget of ``horizons``.
+def random_agent_win_curve(
+    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizon: int
+) -> NDArray[np.float64]:
+    """``curve[t]``: the exact probability that a uniform random agent has won within ``t`` steps.
 
-    The agent picks every action of the labyrinth's list with equal probability at every step
-    (the random baseline of the real benchmark); a win ends the episode.
+    For ``t = 0 .. horizon``. The agent picks every action of the labyrinth's list with equal
+    probability at every step (the random baseline of the real benchmark); a win ends the
+    episode. The reachable states and a win form an absorbing Markov chain; the start's
+    probability mass is pushed through it one step at a time.
     """
-    if not horizons:
-        return []
-    if any(h < 0 for h in horizons):
-        raise ValueError(f"horizons must be >= 0, got {list(horizons)}")
+    if horizon < 0:
+        raise ValueError(f"a horizon is >= 0, got {horizon}")
     graph = lab if isinstance(lab, StateGraph) else state_graph(lab)
     n, n_actions = graph.successors.shape
     share = 1.0 / n_actions
@@ -182,13 +183,28 @@ def random_agent_success(
     src, dst = src[keep], dst[keep]
     mass: NDArray[np.float64] = np.zeros(n)
     mass[0] = 1.0
+    curve = np.zeros(horizon + 1)
     won = 0.0
-    out: dict[int, float] = {0: 0.0}
-    for step in range(1, max(horizons) + 1):
+    for step in range(1, horizon + 1):
         won += float(mass @ won_from)
         mass = np.bincount(dst, weights=mass[src] * share, minlength=n).astype(np.float64)
-        out[step] = won
-    return [out[h] for h in horizons]
+        curve[step] = won
+    return curve
+
+
+def random_agent_success(
+    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizons: Sequence[int]
+) -> list[float]:
+    """Exact probability that a uniform random agent has won within each budget of ``horizons``.
+
+    See :func:`random_agent_win_curve`.
+    """
+    if not horizons:
+        return []
+    if any(h < 0 for h in horizons):
+        raise ValueError(f"horizons must be >= 0, got {list(horizons)}")
+    curve = random_agent_win_curve(lab, max(horizons))
+    return [float(curve[h]) for h in horizons]
 
 
 def win_length(graph: StateGraph) -> int | None:
@@ -346,6 +362,7 @@ __all__ = [
     "lost_at",
     "optimal_length",
     "random_agent_success",
+    "random_agent_win_curve",
     "solve",
     "state_graph",
     "win_length",
