@@ -197,6 +197,7 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             goals=goals,
             order=order,
             frame_edges_first=only_exit and self.frame_edges_first,
+            pits_last=self.lost is not None,
         )
         if found is not None:
             return found.action
@@ -252,12 +253,9 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             direction = DIRECTIONS[int(i)]
             if lost.frame.edge(cell, direction) is not None:
                 continue  # seen since it got lost: every place left agrees on it already
+            if any(self._unplaced_pit(neighbour(p, direction)) for p in places):
+                continue  # falling in would lose the places rather than tell them apart
             predicted = [expect(main, p, direction, boat, self.held) for p in places]
-            if any(
-                e is not None and e[-1] is True and neighbour(p, direction) not in main.pit_dest
-                for e, p in zip(predicted, places, strict=True)
-            ):
-                continue
             classes = Counter(predicted)
             unknown = classes.pop(None, 0)
             if len(classes) + (1 if unknown else 0) < 2:
@@ -268,6 +266,10 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             if expected < total and (best is None or expected < best[0]):
                 best = (expected, direction)
         return None if best is None else best[1]
+
+    def _unplaced_pit(self, cell: Cell) -> bool:
+        """Whether the map knows ``cell`` as a pit whose far end it does not know."""
+        return self.main.content.get(cell) == "pit" and cell not in self.main.pit_dest
 
     def _bomb(self) -> str | None:
         """A grenade at a wall of the current cell beside a cell never entered."""
@@ -384,8 +386,14 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             entry, hops = pit, 1
         elif lost.entry is not None and pit == (0, 0):
             entry, hops = lost.entry, lost.hops + 1  # back into the pit it came out of
-        else:
-            entry, hops = None, 0
+        else:  # another pit: where it was may follow from where a pit can be
+            entry, hops = self._placed_pit(lost, pit), 1
+            if entry is None:
+                hops = 0
+            elif entry in self.main.pit_dest:
+                self.frame, self.pos, self.lost = self.main, self.main.pit_dest[entry], None
+                self._resolve_pockets()
+                return
         landings = self._landings(lost, pit) if entry is None else None
         if lost is not None and lost.entry is not None:
             self._lost_trips[lost.entry] += 1  # left without finding out where it was
@@ -422,6 +430,22 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             if len(pocket.candidates) == 1:
                 self._place(pocket, pocket.candidates[0])
                 del self.pockets[key]
+
+    def _placed_pit(self, lost: Lost, pit: Cell | None) -> Cell | None:
+        """Lost and fallen into the pit ``pit`` of its lost frame: when that leaves one place for
+        the lost frame (the cell entered is a pit there), merge it into the map and return the
+        pit's cell on the map; else None."""
+        if pit is None:
+            return None
+        lost.candidates = [
+            c for c in lost.candidates if consistent(lost.frame, c, self.main, self.held)
+        ]
+        if len(lost.candidates) != 1:
+            return None
+        origin = lost.candidates[0]
+        self._place(lost, origin)
+        self.pockets = {k: p for k, p in self.pockets.items() if p is not lost}
+        return (origin[0] + pit[0], origin[1] + pit[1])
 
     def _landings(self, lost: Lost | None, pit: Cell | None) -> list[Cell]:
         """Where a lost player that fell into ``pit`` (a cell of its lost frame) may be now.

@@ -51,6 +51,9 @@ RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 0, PIT: 1, SHORTCUT: 2}
 #: first (a bump costs a step, never the game), then the rest, among them unknown cells, which
 #: may be a river that carries the player into a trap.
 RISK_AWARE_RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 1, PIT: 2, SHORTCUT: 3}
+#: The order while lost after a pit: a pit of unknown destination last, after edges between
+#: known cells, which can still tell apart the places the player may be (a pit loses them).
+LOST_RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 0, SHORTCUT: 1, PIT: 2}
 
 
 def neighbour(cell: Cell, direction: str) -> Cell:
@@ -179,17 +182,19 @@ def plan(
     goals: Iterable[Cell] = (),
     order: Sequence[str] = DIRECTIONS,
     frame_edges_first: bool = False,
+    pits_last: bool = False,
 ) -> Plan | None:
     """The shortest way to a win or a goal cell; else to the cheapest unknown worth learning.
 
     Breadth-first over predicted moves; unknowns are ranked by :data:`RANK`, nearest first.
     ``frame_edges_first`` ranks the unknown frame edges of known cells before every other
-    unknown (:data:`RISK_AWARE_RANK`; on a board of known size). ``order`` is the order moves
-    are tried in, which breaks ties between equally good plans.
+    unknown (:data:`RISK_AWARE_RANK`; on a board of known size); ``pits_last`` ranks pits of
+    unknown destination after every other unknown (:data:`LOST_RANK`). ``order`` is the order
+    moves are tried in, which breaks ties between equally good plans.
     """
     goal_set = set(goals)
     risk_aware = frame_edges_first and frame.bounded
-    ranks = RISK_AWARE_RANK if risk_aware else RANK
+    ranks = LOST_RANK if pits_last else RISK_AWARE_RANK if risk_aware else RANK
     first: dict[Cell, str | None] = {start: None}
     depth = {start: 0}
     queue = deque([start])
