@@ -18,7 +18,7 @@ from maze_envs import maze_escape_v0
 from maze_envs.agimaze import recording
 from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.env import AgiMazeEnv
-from maze_envs.agimaze.packs import pack_root
+from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION, pack_root
 from maze_envs.agimaze.planner import solve
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
 from maze_envs.journal import GENESIS_HASH, Journal, JournalError, chain_record_hash
@@ -64,6 +64,7 @@ def test_the_rows_hold_narration_formal_inventory_and_action(tmp_path: Path) -> 
         "max_steps": None,
         "reward_shaping": False,
         "pack_root": None,
+        "pack_version": DEFAULT_PACK_VERSION,  # the version played, by name
     }
     rows = turns[game.id]
     assert [t.turn for t in rows] == [0, 1, 2, 3, 4, 5]
