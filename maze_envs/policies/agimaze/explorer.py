@@ -28,6 +28,8 @@ from maze_envs.policies.agimaze.world import (
 )
 from maze_envs.policies.interface import AgiMazeEpisode, PolicyBase
 
+#: Lost with at most this many places left, it tells them apart before exploring on.
+FEW_PLACES: Final = 6
 #: After this many teleports out of one pit without finding out where it leads, stop using it.
 MAX_LOST_TRIPS = 4
 
@@ -178,9 +180,6 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         boat = bool(self.held.get("boat"))
         frame, goals = self.frame, self.wanted(self.frame)
         if self.lost is not None:
-            telling = self._telling_move(boat)
-            if telling is not None:
-                return telling
             frame = lost_view(self.lost.frame, self.lost.candidates, self.main)
             goals = self.wanted(frame)
             if self._worth_returning(boat):
@@ -199,6 +198,15 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             frame_edges_first=only_exit and self.frame_edges_first,
             pits_last=self.lost is not None,
         )
+        lost = self.lost
+        if lost is not None and (
+            found is None or found.aim == "pit" or len(lost.candidates) <= FEW_PLACES
+        ):
+            # lost, with few places left or next into a pit of unknown far end (which would
+            # lose them): first tell the places apart by the map, if a move can
+            telling = self._telling_move(boat)
+            if telling is not None:
+                return telling
         if found is not None:
             return found.action
         bomb = self._bomb()
