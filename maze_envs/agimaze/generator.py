@@ -5,12 +5,16 @@ A generator is an object called with a numpy ``Generator`` that returns one
 subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (pydantic data):
 
 1. **Walls.** A uniform spanning tree of the board (Wilson's algorithm, :mod:`maze_envs.grid`),
-   then ``loops`` more interior walls opened at random. The recorded labyrinths are not perfect
-   mazes: 3x3 boards keep one or two walls (a tree plus 2-3 openings), 4x4 boards a tree plus 2,
-   3x4 river boards a tree plus 0-4, 4x5 boards a plain tree.
+   then ``loops`` more interior walls opened at random (a number, or a range drawn per draft).
+   The recorded labyrinths are not perfect mazes: 3x3 boards keep one or two walls (a tree plus
+   2-3 openings), 4x4 boards a tree plus 2, 3x4 river boards a tree plus 0-4, 4x5 boards a plain
+   tree (``benchmarks/agimaze_structure.py``).
 2. **Exit.** One gap drawn uniformly among the frame's edge segments.
 3. **Rivers.** Each river is a self-avoiding chain of ``arrows`` cells plus its mouth; the walls
-   along it are opened so that no arrow faces a wall (as in every recording).
+   along it are opened so that no arrow faces a wall (as in every recording). With
+   ``RiverSpec.in_tree`` the river is carved into the spanning tree (for each wall it opens, one
+   edge of the cycle that closes is closed again) and the loops are opened after it, so rivers
+   add no opening beyond the tree, as in the recorded maps.
 4. **Pits.** ``cycles`` cycles of ``per_cycle`` pits, off the exit cell.
 5. **Items.** The key, chest and exit key lie at least ``item_exit_distance`` moves from the exit
    cell (never closer in the recordings); extension items anywhere free.
@@ -50,13 +54,22 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import pairwise
 from typing import Final, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from maze_envs.agimaze.engine import compile_labyrinth, initial_state, transition
+from maze_envs.agimaze.layout import (
+    Draft,
+    draw_cell,
+    draw_exit,
+    only_sealed_cut_off,
+    open_loops,
+    place_boat_barrier,
+    place_pit_cycle,
+    place_river,
+)
 from maze_envs.agimaze.planner import (
     DeadStates,
     dead_states,
@@ -65,26 +78,11 @@ from maze_envs.agimaze.planner import (
     win_length,
 )
 from maze_envs.agimaze.types import (
-    DIRECTION_BITS,
-    ExitGap,
     GrenadePack,
     Labyrinth,
-    PitCycle,
     Pos,
-    River,
-    step_towards,
 )
-from maze_envs.grid import (
-    DELTAS,
-    EAST,
-    OPPOSITE,
-    SOUTH,
-    Maze,
-    bfs_distances,
-    carve,
-    generate_perfect_maze,
-    neighbours,
-)
+from maze_envs.grid import bfs_distances, generate_perfect_maze
 
 #: Version of :class:`LabyrinthGenerator`'s drawing algorithm: bumped by any change that draws
 #: a different labyrinth from the same configuration and rng (stored in bundle metadata).
@@ -256,36 +254,6 @@ def plan_events(lab: Labyrinth, plan: Iterable[str]) -> set[str]:
     return events
 
 
-class _Draft:
-    """A labyrinth under construction: a wall grid and the cells already taken."""
-
-    def __init__(self, maze: Maze, exit_gap: ExitGap) -> None:
-        self.maze = maze
-        self.rows, self.cols = maze.shape
-        self.exit = exit_gap
-        self.taken: set[Pos] = set()
-        self.rivers: list[River] = []
-        self.pits: list[PitCycle] = []
-
-    def free_cells(self) -> list[Pos]:
-        return [
-            (r, c) for r in range(self.rows) for c in range(self.cols) if (r, c) not in self.taken
-        ]
-
-    def close(self, cell: Pos, bit: int) -> None:
-        r, c = cell
-        dr, dc = DELTAS[bit]
-        self.maze[r, c] &= ~bit & 0xF
-        self.maze[r + dr, c + dc] &= ~OPPOSITE[bit] & 0xF
-
-    def isolate(self, cell: Pos, keep: Iterable[Pos] = ()) -> None:
-        """Close every interior edge of ``cell`` except those towards ``keep``."""
-        kept = set(keep)
-        for bit, nb in neighbours(cell, self.cols, self.rows):
-            if nb not in kept:
-                self.close(cell, bit)
-
-
 class LabyrinthGenerator:
     """Draws labyrinths from a :class:`GeneratorConfig` (see the module docstring)."""
 
@@ -313,17 +281,17 @@ class LabyrinthGenerator:
             loops = int(rng.integers(cfg.loops[0], cfg.loops[1] + 1))
         in_tree = cfg.rivers.in_tree
         if not in_tree:
-            _open_loops(maze, loops, rng)
-        draft = _Draft(maze, _draw_exit(cfg.rows, cfg.cols, rng))
-        if cfg.boat_barrier and not _place_boat_barrier(draft, cfg.rivers, rng):
+            open_loops(maze, loops, rng)
+        draft = Draft(maze, draw_exit(cfg.rows, cfg.cols, rng))
+        if cfg.boat_barrier and not place_boat_barrier(draft, cfg.rivers.arrows, rng):
             return None
         for _ in range(cfg.rivers.count - len(draft.rivers)):
-            if not _place_river(draft, cfg.rivers, rng):
+            if not place_river(draft, cfg.rivers.arrows, cfg.rivers.in_tree, rng):
                 return None
         if in_tree:
-            _open_loops(draft.maze, loops, rng)
+            open_loops(draft.maze, loops, rng)
         for _ in range(cfg.pits.cycles):
-            if not _place_pit_cycle(draft, cfg.pits.per_cycle, rng):
+            if not place_pit_cycle(draft, cfg.pits.per_cycle, rng):
                 return None
         exit_distance = bfs_distances(draft.maze, draft.exit.cell)
         far = [p for p in draft.free_cells() if exit_distance[p] >= cfg.item_exit_distance]
@@ -335,14 +303,14 @@ class LabyrinthGenerator:
         draft.taken.update(items.values())
         for name in cfg.sealed:
             draft.isolate(items[name])
-        if cfg.sealed and not _only_sealed_cut_off(draft, {items[n] for n in cfg.sealed}):
+        if cfg.sealed and not only_sealed_cut_off(draft, {items[n] for n in cfg.sealed}):
             return None
         extras: list[str] = (["boat"] if cfg.boat else []) + (
             ["flashlight"] if cfg.flashlight else []
         )
         extras += [f"grenades{i}" for i in range(cfg.grenade_packs)]
         for extra in extras:
-            pos = _draw_cell(draft.free_cells(), rng)
+            pos = draw_cell(draft.free_cells(), rng)
             if pos is None:
                 return None
             items[extra] = pos
@@ -369,11 +337,11 @@ class LabyrinthGenerator:
             open_map=cfg.open_map,
         )
 
-    def _draw_start(self, draft: _Draft, rng: np.random.Generator) -> Pos | None:
+    def _draw_start(self, draft: Draft, rng: np.random.Generator) -> Pos | None:
         low, high = self.config.start_exit_distance
         distance = bfs_distances(draft.maze, draft.exit.cell)
         free = draft.free_cells()
-        return _draw_cell([p for p in free if low <= distance[p] <= high], rng)
+        return draw_cell([p for p in free if low <= distance[p] <= high], rng)
 
     # -- acceptance -------------------------------------------------------------------------
 
@@ -411,180 +379,6 @@ def dead_states_allowed(analysis: DeadStates, policy: DeadStatePolicy) -> bool:
     if policy == "forbid":
         return False
     return all(entry.action.startswith("bomb_") for entry in analysis.entries())
-
-
-def _only_sealed_cut_off(draft: _Draft, sealed: set[Pos]) -> bool:
-    """Whether every cell but the sealed ones is still reachable from the exit cell.
-
-    Walling in an item must not cut off a cell behind it too: a player with one grenade could
-    not tell which walled-in cell holds the item.
-    """
-    distance = bfs_distances(draft.maze, draft.exit.cell)
-    return all(
-        distance[r, c] >= 0 or (r, c) in sealed
-        for r in range(draft.rows)
-        for c in range(draft.cols)
-    )
-
-
-def _draw_cell(cells: list[Pos], rng: np.random.Generator) -> Pos | None:
-    return cells[int(rng.integers(len(cells)))] if cells else None
-
-
-def _open_loops(maze: Maze, count: int, rng: np.random.Generator) -> None:
-    """Open ``count`` closed interior edges drawn uniformly (fewer if fewer are closed)."""
-    rows, cols = maze.shape
-    closed = [
-        ((r, c), bit)
-        for r in range(rows)
-        for c in range(cols)
-        for bit in (EAST, SOUTH)
-        if (c + 1 < cols if bit == EAST else r + 1 < rows) and not maze[r, c] & bit
-    ]
-    for i in rng.permutation(len(closed))[:count]:
-        cell, bit = closed[int(i)]
-        carve(maze, cell, bit)
-
-
-def _draw_exit(rows: int, cols: int, rng: np.random.Generator) -> ExitGap:
-    """One of the 2 x (rows + cols) frame segments, uniformly."""
-    segments: list[tuple[Pos, str]] = [((0, c), "up") for c in range(cols)]
-    segments += [((rows - 1, c), "down") for c in range(cols)]
-    segments += [((r, 0), "left") for r in range(rows)]
-    segments += [((r, cols - 1), "right") for r in range(rows)]
-    cell, side = segments[int(rng.integers(len(segments)))]
-    return ExitGap(cell=cell, side=side)
-
-
-def _random_chain(
-    draft: _Draft, length: int, rng: np.random.Generator, first: Pos | None = None
-) -> list[Pos] | None:
-    """A self-avoiding chain of ``length`` free cells, or None when the walk gets stuck."""
-    free = set(draft.free_cells())
-    cell = first if first is not None else _draw_cell(sorted(free), rng)
-    if cell is None or cell not in free:
-        return None
-    chain = [cell]
-    while len(chain) < length:
-        options = [nb for _, nb in neighbours(chain[-1], draft.cols, draft.rows) if nb in free]
-        options = [nb for nb in options if nb not in chain]
-        nxt = _draw_cell(options, rng)
-        if nxt is None:
-            return None
-        chain.append(nxt)
-    return chain
-
-
-def _open_along(draft: _Draft, path: list[Pos]) -> None:
-    for a, b in pairwise(path):
-        direction = step_towards(a, b)
-        assert direction is not None
-        carve(draft.maze, a, DIRECTION_BITS[direction])
-
-
-def _place_river(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bool:
-    low, high = spec.arrows
-    arrows = int(rng.integers(low, high + 1))
-    chain = _random_chain(draft, arrows + 1, rng)
-    if chain is None:
-        return False
-    if spec.in_tree:
-        if not _carve_into_tree(draft, chain, rng):
-            return False
-    else:
-        _open_along(draft, chain)
-    draft.rivers.append(River(cells=chain[:-1], mouth=chain[-1]))
-    draft.taken.update(chain)
-    return True
-
-
-def _river_edges(draft: _Draft) -> set[frozenset[Pos]]:
-    return {
-        frozenset(pair) for river in draft.rivers for pair in pairwise([*river.cells, river.mouth])
-    }
-
-
-def _carve_into_tree(draft: _Draft, chain: list[Pos], rng: np.random.Generator) -> bool:
-    """Open the edges along ``chain`` in a spanning tree and keep it a tree.
-
-    Each closed edge ``(a, b)`` of the chain closes a cycle with the tree's path from ``a`` to
-    ``b``; one edge of that path that no river runs along is closed again, drawn uniformly.
-    False when every edge of such a path carries a river.
-    """
-    keep = _river_edges(draft) | {frozenset(pair) for pair in pairwise(chain)}
-    for a, b in pairwise(chain):
-        bit = DIRECTION_BITS[str(step_towards(a, b))]
-        if draft.maze[a] & bit:
-            continue
-        path = _tree_path(draft.maze, a, b)
-        if path is not None:  # joining two parts of a forest closes no cycle
-            options = [(x, y) for x, y in pairwise(path) if frozenset((x, y)) not in keep]
-            if not options:
-                return False
-            x, y = options[int(rng.integers(len(options)))]
-            draft.close(x, DIRECTION_BITS[str(step_towards(x, y))])
-        carve(draft.maze, a, bit)
-    return True
-
-
-def _tree_path(maze: Maze, a: Pos, b: Pos) -> list[Pos] | None:
-    """The cells of the open path from ``a`` to ``b`` (a tree has one), or None if none."""
-    rows, cols = maze.shape
-    parent: dict[Pos, Pos | None] = {a: None}
-    queue = [a]
-    for cell in queue:
-        if cell == b:
-            break
-        for bit, nb in neighbours(cell, cols, rows):
-            if maze[cell] & bit and nb not in parent:
-                parent[nb] = cell
-                queue.append(nb)
-    if b not in parent:
-        return None
-    path = [b]
-    while (up := parent[path[-1]]) is not None:
-        path.append(up)
-    return path[::-1]
-
-
-def _place_boat_barrier(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bool:
-    """Cut the exit cell off behind a river that flows away from it.
-
-    The exit cell keeps a single open edge, to the river's first arrow; that arrow keeps only its
-    edges to the exit cell and down the river. Landing on any arrow carries a walker downstream,
-    so without the boat the first arrow, and with it the exit cell, is never reached.
-    """
-    low, high = spec.arrows
-    arrows = max(int(rng.integers(low, high + 1)), 1)
-    exit_cell = draft.exit.cell
-    draft.taken.add(exit_cell)
-    chain = _random_chain(
-        draft, arrows + 1, rng, first=_draw_cell(_free_neighbours(draft, exit_cell), rng)
-    )
-    if chain is None:
-        return False
-    draft.taken.discard(exit_cell)
-    draft.isolate(exit_cell, keep=[chain[0]])
-    draft.isolate(chain[0], keep=[exit_cell, chain[1]])
-    _open_along(draft, [exit_cell, *chain])
-    draft.rivers.append(River(cells=chain[:-1], mouth=chain[-1]))
-    draft.taken.update([exit_cell, *chain])
-    return True
-
-
-def _place_pit_cycle(draft: _Draft, per_cycle: int, rng: np.random.Generator) -> bool:
-    """``per_cycle`` free cells off the exit cell, teleporting in reading order."""
-    cells = [p for p in draft.free_cells() if p != draft.exit.cell]
-    if len(cells) < per_cycle:
-        return False
-    picks = sorted(cells[int(i)] for i in rng.choice(len(cells), size=per_cycle, replace=False))
-    draft.pits.append(PitCycle(cells=picks))
-    draft.taken.update(picks)
-    return True
-
-
-def _free_neighbours(draft: _Draft, cell: Pos) -> list[Pos]:
-    return [nb for _, nb in neighbours(cell, draft.cols, draft.rows) if nb not in draft.taken]
 
 
 __all__ = [

@@ -79,7 +79,16 @@ OLD_TRAPS = (
 #: Explorer episodes on the default packs (seeds 0-19, 5x budget) that are not solved although
 #: a win stays possible, with why; every other (bundle, seed) is solved. Measured by
 #: ``benchmarks/agimaze_explorer.py all --seeds 0-19`` (docs/policies.md).
-KNOWN_FAILURES: dict[tuple[str, int], str] = {}
+KNOWN_FAILURES: dict[tuple[str, int], str] = {
+    **dict.fromkeys(
+        [("TRAINING/S3-full/STAGE-06/0003.json", seed) for seed in (2, 4, 5, 6, 8, 9, 11, 16)]
+        + [("TRAINING/S2-pits/STAGE-06/0001.json", seed) for seed in (8, 15)]
+        + [("CLASSIC/HARD/pits/10x10/0000.json", 10), ("CLASSIC/MEDIUM/pits/6x6/0006.json", 4)],
+        "pits: lost after a teleport among a few places the map cannot tell apart yet (an "
+        "unexplored row), it steps into another pit of unknown far end, cannot say where that "
+        "pit was, and starts locating itself over; the loop outlasts the budget",
+    ),
+}
 
 
 def explorer_failures(paths: list[str], seeds: range) -> list[tuple[str, int, str]]:

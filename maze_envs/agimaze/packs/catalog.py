@@ -63,6 +63,8 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from maze_envs.agimaze.generator import GeneratorConfig, PitSpec, RandomSuccessBand, RiverSpec
+from maze_envs.agimaze.packs.realtable import REAL_CALIBRATION, CalibrationRow
+from maze_envs.agimaze.packs.tutorials import TUTORIAL_LESSONS
 
 #: Version of the pack contents; a generator or catalog change that alters any bundle bumps it.
 #: 2: generator version 2; TRAINING bundles chosen so that each stage's mean random-agent
@@ -101,68 +103,6 @@ TUTORIAL_BUNDLES: Final = 3
 
 class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CalibrationRow(_Data):
-    """One row of the real benchmark's random-baseline table (SPEC section 5); rates in %."""
-
-    family: str
-    stage: str
-    rows: int
-    cols: int
-    soft_good_steps: int
-    hard_max_steps: int
-    success: float
-    good: float
-    late: float
-
-
-def _row(spec: str) -> CalibrationRow:
-    family, stage, size, soft, hard, success, good, late = spec.split()
-    rows, cols = (int(x) for x in size.split("x"))
-    return CalibrationRow(
-        family=family,
-        stage=stage,
-        rows=rows,
-        cols=cols,
-        soft_good_steps=int(soft),
-        hard_max_steps=int(hard),
-        success=float(success),
-        good=float(good),
-        late=float(late),
-    )
-
-
-#: The real random-baseline calibration table: family stage size soft hard success good late.
-REAL_CALIBRATION: Final[tuple[CalibrationRow, ...]] = tuple(
-    _row(line)
-    for line in """
-S0-keys STAGE-01 3x3 35 70 24.3 4.5 19.8
-S0-keys STAGE-02 3x3 35 70 16.7 2.2 14.5
-S0-keys STAGE-03 4x4 80 160 9.2 1.3 7.9
-S0-keys STAGE-04 3x3 35 70 14.2 1.1 13.1
-S0-keys STAGE-05 4x4 80 160 4.6 0.3 4.3
-S0-keys STAGE-06 4x5 100 200 1.9 0.2 1.7
-S1-rivers STAGE-01 3x3 35 70 22.3 4.3 18.0
-S1-rivers STAGE-02 3x4 50 100 15.0 2.7 12.3
-S1-rivers STAGE-03 4x4 80 160 6.8 1.4 5.4
-S1-rivers STAGE-04 4x4 80 160 1.5 0.2 1.3
-S1-rivers STAGE-05 4x4 80 160 1.3 0.2 1.1
-S1-rivers STAGE-06 5x5 125 250 2.6 0.1 2.5
-S2-pits STAGE-01 3x3 35 70 24.8 4.8 20.0
-S2-pits STAGE-02 4x4 80 160 18.1 3.2 14.9
-S2-pits STAGE-03 4x5 100 200 10.1 1.3 8.8
-S2-pits STAGE-04 4x4 80 160 5.9 0.7 5.2
-S2-pits STAGE-05 4x5 100 200 4.3 0.4 3.9
-S2-pits STAGE-06 5x5 125 250 3.6 0.3 3.3
-S3-full STAGE-01 3x4 50 100 20.6 4.5 16.1
-S3-full STAGE-02 4x4 80 160 7.3 1.6 5.7
-S3-full STAGE-03 4x5 100 200 3.2 0.4 2.8
-S3-full STAGE-04 5x5 125 250 4.2 0.4 3.8
-S3-full STAGE-05 5x5 125 250 3.2 0.2 3.0
-S3-full STAGE-06 4x6 125 250 1.5 0.2 1.3
-""".strip().splitlines()
-)
 
 
 class StageSpec(_Data):
@@ -377,68 +317,6 @@ def _training_stage(row: CalibrationRow) -> StageSpec:
 
 
 # --- TUTORIAL --------------------------------------------------------------------------------
-
-#: The lesson of each tutorial stage and its generator settings (open maps).
-TUTORIAL_LESSONS: Final[dict[str, tuple[str, GeneratorConfig]]] = {
-    "STAGE-01": (
-        "moving: walls and the monolith stop you; take the key, open the chest, leave by the exit",
-        GeneratorConfig(rows=3, cols=3, loops=1, optimal_steps=(6, 10), open_map=True),
-    ),
-    "STAGE-02": (
-        "a chest stays locked without its key: the chest lies on the way to the key",
-        GeneratorConfig(rows=3, cols=4, loops=2, plan_events=("chest_locked",), open_map=True),
-    ),
-    "STAGE-03": (
-        "the exit refuses you without the treasure: you start on the exit cell, the items are far",
-        GeneratorConfig(
-            rows=3,
-            cols=4,
-            loops=2,
-            start_exit_distance=(0, 0),
-            item_exit_distance=3,
-            open_map=True,
-        ),
-    ),
-    "STAGE-04": (
-        "rivers: a current carries you two cells downstream, one near the mouth",
-        GeneratorConfig(
-            rows=3,
-            cols=4,
-            loops=2,
-            rivers=_rivers(count=1, arrows=(3, 3)),
-            plan_events=("river_carried",),
-            open_map=True,
-        ),
-    ),
-    "STAGE-05": (
-        "pits: falling into a pit brings you out of the next pit of its cycle",
-        GeneratorConfig(
-            rows=3,
-            cols=4,
-            loops=2,
-            pits=PitSpec(cycles=1),
-            plan_events=("pit_teleport",),
-            open_map=True,
-        ),
-    ),
-    "STAGE-06": (
-        "the exit key: when a labyrinth has one, the exit stays locked without it",
-        GeneratorConfig(rows=4, cols=4, loops=3, exit_key=True, open_map=True),
-    ),
-    "STAGE-07": (
-        "everything together: a river, a pit pair and an exit key",
-        GeneratorConfig(
-            rows=4,
-            cols=4,
-            loops=3,
-            exit_key=True,
-            rivers=_rivers(count=1),
-            pits=PitSpec(cycles=1),
-            plan_events=("river_carried", "pit_teleport"),
-            open_map=True,
-        ),
-    ),
-}
 
 
 def _tutorial_stage(stage: str, description: str, config: GeneratorConfig) -> StageSpec:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -14,12 +14,11 @@ from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.set_env import START_ACTION
 from maze_envs.agimaze.types import DIRECTIONS
 from maze_envs.policies.agimaze.reading import read_ride
+from maze_envs.policies.agimaze.telling import telling_move
 from maze_envs.policies.agimaze.world import (
-    ITEM_KINDS,
     Cell,
     Frame,
     consistent,
-    expect,
     frame_from_labyrinth,
     lost_view,
     merge,
@@ -204,7 +203,9 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         ):
             # lost, with few places left or next into a pit of unknown far end (which would
             # lose them): first tell the places apart by the map, if a move can
-            telling = self._telling_move(boat)
+            telling = telling_move(
+                lost.frame, lost.candidates, self.pos, self.main, self.held, boat, self.rng
+            )
             if telling is not None:
                 return telling
         if found is not None:
@@ -215,69 +216,6 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         # nothing known is worth doing: a random step may still change something
         moves = [a for a in self.actions if a in DIRECTIONS]
         return moves[int(self.rng.integers(len(moves)))]
-
-    def _telling_move(self, boat: bool) -> str | None:
-        """While lost: the first move towards telling apart the places it may be, by the map.
-
-        At a cell of its lost frame, a move whose outcome the lost frame does not know yet is
-        predicted at every place the player may be (:func:`~.world.expect`); places that predict
-        the same stay together, one whose map cannot predict survives any outcome with
-        probability 1/2. A move is telling when fewer places are expected to remain than now,
-        and never one that drops some place into a pit of unknown destination. The nearest cell
-        of the lost frame with a telling move (walking only through what it has seen since, no
-        pits, no rivers) wins; the best move there.
-        """
-        lost = self.lost
-        main = self.main
-        if lost is None or len(lost.candidates) < 2 or not main.bounded:
-            return None
-        frame = lost.frame
-        first: dict[Cell, str | None] = {self.pos: None}
-        queue = deque([self.pos])
-        while queue:
-            cell = queue.popleft()
-            telling = self._telling_at(cell, boat)
-            if telling is not None:
-                return first[cell] or telling
-            for direction in DIRECTIONS:
-                there = neighbour(cell, direction)
-                if there in first or frame.edges.get((cell, direction)) != "open":
-                    continue
-                if frame.content.get(there) not in ("empty", *ITEM_KINDS):
-                    continue  # a pit or a river would move the player on its own
-                first[there] = first[cell] or direction
-                queue.append(there)
-        return None
-
-    def _telling_at(self, cell: Cell, boat: bool) -> str | None:
-        """The move from ``cell`` of the lost frame that best tells the places apart, if any."""
-        lost, main = self.lost, self.main
-        assert lost is not None
-        places = [(c[0] + cell[0], c[1] + cell[1]) for c in lost.candidates]
-        places = [p for p in places if main.inside(p)]
-        total = len(places)
-        best: tuple[float, str] | None = None
-        for i in self.rng.permutation(len(DIRECTIONS)):
-            direction = DIRECTIONS[int(i)]
-            if lost.frame.edge(cell, direction) is not None:
-                continue  # seen since it got lost: every place left agrees on it already
-            if any(self._unplaced_pit(neighbour(p, direction)) for p in places):
-                continue  # falling in would lose the places rather than tell them apart
-            predicted = [expect(main, p, direction, boat, self.held) for p in places]
-            classes = Counter(predicted)
-            unknown = classes.pop(None, 0)
-            if len(classes) + (1 if unknown else 0) < 2:
-                continue
-            known = sum(classes.values())
-            expected = sum(n / total * (n + unknown / 2) for n in classes.values())
-            expected += unknown / total * (unknown + known / 2)
-            if expected < total and (best is None or expected < best[0]):
-                best = (expected, direction)
-        return None if best is None else best[1]
-
-    def _unplaced_pit(self, cell: Cell) -> bool:
-        """Whether the map knows ``cell`` as a pit whose far end it does not know."""
-        return self.main.content.get(cell) == "pit" and cell not in self.main.pit_dest
 
     def _bomb(self) -> str | None:
         """A grenade at a wall of the current cell beside a cell never entered."""
