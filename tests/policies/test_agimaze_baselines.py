@@ -7,6 +7,7 @@ from functools import cache
 import numpy as np
 import pytest
 
+from maze_envs.agimaze.compiled import edge_id
 from maze_envs.agimaze.packs import list_bundles, resolve_pack_path, version_root
 from maze_envs.agimaze.planner import lost_at, optimal_length
 from maze_envs.agimaze.types import DIRECTION_BITS, DIRECTION_DELTAS, Labyrinth
@@ -38,6 +39,8 @@ def true_kinds(lab: Labyrinth) -> dict[tuple[int, int], str]:
             kinds[getattr(lab, name)] = name
     if lab.chest is not None:
         kinds[lab.chest] = "treasure"
+    for pack in lab.grenade_packs:
+        kinds[pack.cell] = "grenade_pack"
     for river in lab.rivers:
         kinds.update(dict.fromkeys(river.cells, "river"))
         kinds[river.mouth] = "river_mouth"
@@ -47,15 +50,24 @@ def true_kinds(lab: Labyrinth) -> dict[tuple[int, int], str]:
 
 
 def assert_learned_only_truths(
-    frame: Frame, lab: Labyrinth, held: dict[str, bool | int] | None = None
+    frame: Frame,
+    lab: Labyrinth,
+    held: dict[str, bool | int] | None = None,
+    blown: frozenset[int] = frozenset(),
 ) -> None:
     """Every fact in the explorer's main map is a fact of the labyrinth (a cell whose item the
-    player took before it first saw the cell in the main map reads as empty, as it now is)."""
+    player took before it first saw the cell in the main map reads as empty, as it now is; a
+    wall a grenade blew up, one of the edge ids ``blown``, is open)."""
     kinds = true_kinds(lab)
     held = held or {}
     for (cell, direction), fact in frame.edges.items():
         if lab.in_bounds(cell):
-            assert fact == true_edge(lab, cell, direction), (cell, direction)
+            truth = true_edge(lab, cell, direction)
+            dr, dc = DIRECTION_DELTAS[direction]
+            there = (cell[0] + dr, cell[1] + dc)
+            if truth == "wall" and edge_id(lab.cols, cell, there) in blown:
+                truth = "open"
+            assert fact == truth, (cell, direction)
     for cell, kind in frame.content.items():
         truth = kinds.get(cell, "empty")
         assert kind == truth or (kind == "empty" and held.get(truth)), (cell, kind, truth)
@@ -104,7 +116,8 @@ def explorer_failures(paths: list[str], seeds: range) -> list[tuple[str, int, st
             policy = AgiMazeExplorer()
             game = play_agimaze(path, policy, seed=seed)
             info = game.info
-            assert_learned_only_truths(policy.main, lab, policy.held)
+            blown = game.env.unwrapped.backend.state.blown
+            assert_learned_only_truths(policy.main, lab, policy.held, blown)
             if info["solved"]:
                 assert info["steps"] <= info["budget"] == 5 * info["max_steps"]
                 continue
