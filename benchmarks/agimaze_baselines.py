@@ -3,7 +3,7 @@
 Plays ``random``, ``explorer`` and ``oracle`` on every bundle of TUTORIAL, TRAINING, CLASSIC
 and EXTENDED through ``maze-envs bench`` (in process, no journal), game seed ``--seed``, within
 the 5x budget. Each game's policy seed comes from the game seed and the bundle
-(:func:`maze_envs.bench.seeds.agent_seed` with the bundle's salt), so the random agent plays a
+(:func:`maze_envs.bench.seeds.policy_seeds` with the bundle's salt), so the random agent plays a
 different action sequence on every bundle, as independent episodes should.
 
 Per group and policy: bundles solved within the 5x budget and within ``max_steps``, mean

@@ -38,8 +38,8 @@ import gymnasium as gym
 import numpy as np
 
 import maze_envs  # noqa: F401  (registers the environments)
-from maze_envs.agimaze.client import AgiMazeClient, AgiMazeConnectionError
-from maze_envs.agimaze.service import AgiMazeService
+from maze_envs.agimaze.api.client import AgiMazeClient, AgiMazeConnectionError
+from maze_envs.agimaze.api.service import AgiMazeService
 
 LABYRINTH = "TRAINING/S1-rivers/STAGE-06/0000.json"
 GOAL_RATIO = 0.5
@@ -128,7 +128,7 @@ def server_process(*options: str) -> Iterator[tuple[str, int]]:
     command = [
         sys.executable,
         "-c",
-        "import sys; from maze_envs.agimaze.server import main; sys.exit(main(sys.argv[1:]))",
+        "import sys; from maze_envs.agimaze.api.server import main; sys.exit(main(sys.argv[1:]))",
         "--port",
         str(port),
         "--log-level",

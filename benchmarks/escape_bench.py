@@ -9,14 +9,17 @@ Measures, in interleaved timed windows:
   turns or 0.2 s, in the game's own thread; the goal applies to it) and, for comparison, with
   ``durability="turn"`` (each turn committed before ``env.step`` returns; no goal); every
   window ends with ``settle()``, so it holds every commit of its turns;
-* MiniGrid-Empty-8x8-v0 steps per second through ``gymnasium.make``, random actions (the peer).
+* MiniGrid-Empty-8x8-v0 steps per second through ``gymnasium.make``, random actions (the peer);
+* the typed ``Observation.from_space`` of observation-space samples (v1, the same 17x17 ``full``
+  setup), as a fraction of a MiniGrid step: the goal of 5 us is 0.035 of the 143 us MiniGrid step
+  of the quiet machine the goal was set on (issue 16); the microseconds are printed too.
 
 Each round times one window of every runner back to back (the order rotates from round to
-round), and the ratios against the goals (escape >= 3x MiniGrid; journal on >= 0.3x journal off)
-are computed *within* each round, so that a change of the machine's load between rounds shifts
-both sides of a ratio alike; the run's ratio is the median over its rounds (their range is
-printed too). Rates are medians over the windows. Then the peak memory of one 600-turn
-journaled game (measured in a fresh child process).
+round), and the ratios against the goals (escape >= 4x MiniGrid; journal on >= 0.3x journal
+off; from_space <= 0.035 MiniGrid steps) are computed *within* each round, so that a change of
+the machine's load between rounds shifts both sides of a ratio alike; the run's ratio is the
+median over its rounds (their range is printed too). Rates are medians over the windows. Then
+the peak memory of one 600-turn journaled game (measured in a fresh child process).
 
 Random actions are generated before the timed loops. Resets are inside them, for both games.
 
@@ -51,8 +54,10 @@ ESCAPE_CONFIG: dict[str, Any] = {
     "num_agents": 3,
     "max_turns": 600,
 }
-GOAL_VS_MINIGRID = 3.0
+GOAL_VS_MINIGRID = 4.0
 GOAL_JOURNAL = 0.3
+#: from_space time / MiniGrid step time: 5 us against the 143 us MiniGrid step of a quiet run
+GOAL_FROM_SPACE = 5.0 / 143.0
 NOTES = ["left at the piano", "dead end", "N S E", "exit?", "back to tree", "→", "日本"]
 
 
@@ -130,10 +135,38 @@ class MiniGridRunner:
         return wall
 
 
+class FromSpaceRunner:
+    """``Observation.from_space`` of pre-drawn observation-space samples (v1, 17x17 ``full``)."""
+
+    def __init__(self, count: int, seed: int) -> None:
+        from maze_envs import maze_escape_v1
+        from maze_envs.escape.types import Observation
+
+        env = maze_escape_v1.parallel_env(**ESCAPE_CONFIG)
+        space = env.observation_space("A")
+        space.seed(seed)
+        self.samples = [space.sample() for _ in range(count)]
+        self.config, self.convert = env.config, Observation.from_space
+        self.cursor = 0
+        self.cpu = 0.0
+
+    def run(self, calls: int) -> float:
+        samples, config, convert, n = self.samples, self.config, self.convert, len(self.samples)
+        cpu, start = time.process_time(), time.perf_counter()
+        for i in range(self.cursor, self.cursor + calls):
+            convert(samples[i % n], config, "A")
+        self.cursor += calls
+        wall = time.perf_counter() - start
+        self.cpu = time.process_time() - cpu
+        return wall
+
+
 RATIOS: dict[str, tuple[str, str]] = {  # name: (numerator runner, denominator runner)
     "vs_minigrid": ("escape_off", "minigrid"),
     "journal": ("escape_on", "escape_off"),
     "strict": ("escape_on_turn", "escape_off"),
+    # a rate ratio: MiniGrid steps per from_space call's time (lower is faster)
+    "from_space": ("minigrid", "from_space"),
 }
 
 
@@ -147,11 +180,12 @@ def measure(
     with tempfile.TemporaryDirectory() as folder:
         journal = Journal(Path(folder) / "bench.sqlite")
         strict_journal = Journal(Path(folder) / "strict.sqlite", durability="turn")
-        runners: dict[str, EscapeRunner | MiniGridRunner] = {
+        runners: dict[str, EscapeRunner | MiniGridRunner | FromSpaceRunner] = {
             "escape_off": EscapeRunner(actions, None),
             "escape_on": EscapeRunner(actions, journal),
             "escape_on_turn": EscapeRunner(actions, strict_journal),
             "minigrid": MiniGridRunner(8192, seed=1),
+            "from_space": FromSpaceRunner(1000, seed=1),
         }
         for runner in runners.values():  # warm-up
             runner.run(max(turns // 10, 50))
@@ -203,9 +237,11 @@ def memory_of_one_game() -> dict[str, float]:
     }
 
 
-def _verdict(value: float, goal: float | None) -> str:
+def _verdict(value: float, goal: float | None, at_most: bool = False) -> str:
     if goal is None:
         return "(no goal)      "
+    if at_most:
+        return f"goal <= {goal:.3f}  {'met' if value <= goal else 'NOT MET'}"
     return f"goal >= {goal}x  {'met' if value >= goal else 'NOT MET'}"
 
 
@@ -234,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         ("journal on / journal off", "journal", GOAL_JOURNAL),
         ('  durability="turn" (no goal)', "strict", None),
     ]
+    from_space = per_round["from_space"]
+    from_space_cpu = statistics.median(per_round_cpu["from_space"])
     lines = [
         "Maze Escape: 3 agents, 17x17, every optional feature on, 600-turn games,",
         f"random moves with notebook edits and radio; {args.windows} rounds of interleaved "
@@ -242,14 +280,20 @@ def main(argv: list[str] | None = None) -> int:
         f"  Maze Escape, journal on    {rates['escape_on']:>9,.0f} turns/s",
         f'    durability="turn"       {rates["escape_on_turn"]:>9,.0f} turns/s',
         f"  MiniGrid-Empty-8x8-v0      {rates['minigrid']:>9,.0f} steps/s",
+        f"  Observation.from_space     {1e6 / rates['from_space']:>9.2f} us",
         "ratios (median of the rounds' ratios; range of the rounds)",
         *(
             f"  {label:<32} {ratios[key]:5.2f}x  {_verdict(ratios[key], goal)}"
             f"  (rounds {min(per_round[key]):.2f}-{max(per_round[key]):.2f}x)"
             for label, key, goal in goals
         ),
+        f"  {'from_space / MiniGrid step':<32} {ratios['from_space']:.3f}   "
+        f"{_verdict(ratios['from_space'], GOAL_FROM_SPACE, at_most=True)}"
+        f"  (rounds {min(from_space):.3f}-{max(from_space):.3f}; "
+        f"{ratios['from_space'] * 143:.1f} us at the quiet 143 us MiniGrid step)",
         "the same ratios of CPU time (process time; no goal, for a machine shared with others)",
         *(f"  {label:<32} {cpu[key]:5.2f}x" for label, key, _ in goals),
+        f"  {'from_space / MiniGrid step':<32} {from_space_cpu:.3f}",
         f"one {memory['turns']}-turn game with the journal (fresh process):",
         f"  tracemalloc peak {memory['tracemalloc_peak_mib']:.1f} MiB; "
         f"max RSS {memory['max_rss_mib']:.1f} MiB "

@@ -1,24 +1,43 @@
-"""The journal's costs, in one run: per turn, per environment, for verify, and blob savings.
+"""The journal's costs, in one run: size per turn, journal on / off, per-turn parts, verify, blobs.
 
-* Maze Escape rows (3 agents, 17x17, every optional feature, random moves with notebook edits
-  and radio, as in ``escape_bench.py``), recorded from a pre-played game: microseconds per turn
-  for encoding, hashing and the commit (``record_turn`` in full, and its parts), with group
-  commit (``durability="batch"``, the default) and with a commit per turn (``"turn"``);
-* AGI Maze steps per second with the journal off and on (random actions on a TRAINING bundle),
-  and their ratio (no goal is set: an engine step costs a few microseconds, so the journal's
-  per-turn commit dominates);
+* **bytes per journaled turn**: the journal file (after ``close``) divided by the turns it holds,
+  for one whole game of each Maze Escape workload:
+
+  - ``navigator, notes``: Maze Escape v1, preset ``navigator``, 17x17, 3 agents, 600 turns,
+    random moves, every agent appends a ~70-byte note to its rolling-log notebook every turn
+    (the notebooks reach their 8 KiB cap near turn 115 and drop their oldest lines from then
+    on) and radios a ~60-byte message whenever the cooldown allows;
+  - ``full, splices``: ``escape_bench.py``'s workload (v0, preset ``full``, 17x17, random moves,
+    short notes spliced in at the front, some rejected deletions, radio);
+
+  and what each column holds per turn (the stored text of observations, actions, events,
+  decisions; the two hashes);
+* **journal on / off**: turns per second with the journal (default ``durability="batch"``)
+  and without, for both workloads, in *rounds*: each round times one window of each runner back
+  to back (the order alternating), and the ratio is computed within the round; the run prints
+  the median ratio and the range over rounds, with the machine's load average; for the default
+  (turns stored as what changed) and for ``Journal(changes=False)`` (every turn stored whole);
+* per-turn parts of ``record_turn`` on pre-played rows (encoding, hashing, the rest);
+* AGI Maze steps per second with the journal off and on (both storage modes), by rounds (random
+  actions on a TRAINING bundle);
 * ``maze-envs verify`` replay speed, turns per second, for both environments;
 * blobs: bytes stored per decision record that carries a 4 KiB prompt prefix, with and without
   :class:`~maze_envs.journal.Blob`.
 
-Medians of interleaved windows; the machine's load average is printed with the figures.
-Usage: ``python benchmarks/journal_bench.py [--windows 5] [--turns 1500]``.
+``--profile`` instead runs one journaled ``navigator, notes`` game under cProfile and prints the
+top entries by own time (what benchmarks/README.md shows before and after schema version 4).
+
+Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import os
+import pstats
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -33,27 +52,154 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import escape_bench  # the same Maze Escape setup as the step-rate benchmark
 
-from maze_envs import maze_escape_v0
+from maze_envs import maze_escape_v0, maze_escape_v1
 from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.journal import Blob, Journal
 from maze_envs.journal.blobs import encode_decisions
-from maze_envs.journal.format import (
-    chain_record_hash,
-    encode_json_bytes,
-    encode_received,
-)
+from maze_envs.journal.format import chain_record_hash, encode_json_bytes, encode_received
 from maze_envs.verify import verify_journal
 
 AGIMAZE_BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"
+NAVIGATOR_CONFIG: dict[str, Any] = {"preset": "navigator", "width": 17, "height": 17}
+WORDS = ("piano", "tree", "dead end", "corridor", "fork", "exit?", "picture", "back")
+#: The goals of issue 16, checked by this script.
+GOAL_BYTES_PER_TURN = 1024
+GOAL_JOURNAL_RATIO = 0.5
+
+
+# -- workloads ---------------------------------------------------------------------------------
+
+
+def navigator_actions(count: int, seed: int) -> list[dict[str, dict[str, Any]]]:
+    """``count`` turns of the ``navigator, notes`` workload for agents A, B, C."""
+    rng = np.random.default_rng(seed)
+    turns = []
+    for turn in range(count):
+        actions = {}
+        for agent in "ABC":
+            word = WORDS[int(rng.integers(len(WORDS)))]
+            note = (
+                f"t{turn} {agent}: moved {'NESW'[int(rng.integers(4))]}, saw {word}, "
+                f"{int(rng.integers(2, 9))} steps since the {WORDS[turn % len(WORDS)]}"
+            )
+            radio = f"{agent} here: found a {word} {int(rng.integers(20))} cells from start"
+            actions[agent] = {
+                "move": int(rng.integers(0, 5)),
+                "notebook": {"append": note},
+                "radio": radio if turn % 6 == 0 else "",
+            }
+        turns.append(actions)
+    return turns
+
+
+WORKLOADS: dict[str, tuple[Callable[..., Any], dict[str, Any], Callable[[int, int], Any]]] = {
+    "navigator, notes": (maze_escape_v1.parallel_env, NAVIGATOR_CONFIG, navigator_actions),
+    "full, splices": (
+        maze_escape_v0.parallel_env,
+        escape_bench.ESCAPE_CONFIG,
+        escape_bench.escape_actions,
+    ),
+}
+
+
+class EscapeRunner:
+    """Plays pre-generated turns of one workload, resetting whenever a game ends."""
+
+    def __init__(self, workload: str, journal: Journal | None, seed: int = 1) -> None:
+        make, config, actions = WORKLOADS[workload]
+        self.env = make(journal=journal, **config)
+        self.journal = journal
+        self.actions = actions(4096, seed)
+        self.cursor = 0
+        self.games = 0
+        self.env.reset(seed=0)
+
+    def run(self, turns: int) -> float:
+        """Play ``turns`` turns (the last batch committed inside the window); seconds taken."""
+        env, actions = self.env, self.actions
+        start = time.perf_counter()
+        for _ in range(turns):
+            if not env.agents:
+                self.games += 1
+                env.reset(seed=self.games)
+            env.step(actions[self.cursor % len(actions)])
+            self.cursor += 1
+        if self.journal is not None:
+            self.journal.settle()
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def play_one_game(workload: str, path: Path, seed: int = 3, changes: bool = True) -> int:
+    """Play one whole game of ``workload`` into a new journal at ``path``; return its turns."""
+    make, config, actions = WORKLOADS[workload]
+    moves = actions(config.get("max_turns", 600), seed)
+    with Journal(path, changes=changes) as journal:
+        env = make(journal=journal, **config)
+        env.reset(seed=seed)
+        turns = 0
+        while env.agents:
+            env.step(moves[turns])
+            turns += 1
+        env.close()
+    return turns + 1  # turn 0 included
+
+
+def bytes_per_turn(workload: str, folder: Path, changes: bool = True) -> dict[str, float]:
+    """File bytes per stored turn of one whole game, and each column's stored bytes per turn."""
+    path = folder / f"size-{workload.replace(',', '').replace(' ', '-')}-{changes}.sqlite"
+    turns = play_one_game(workload, path, changes=changes)
+    size = path.stat().st_size
+    db = sqlite3.connect(path)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(turns)")]
+    parts = {
+        name: db.execute(f"SELECT SUM(LENGTH({name})) FROM turns").fetchone()[0] or 0
+        for name in columns
+        if name not in ("game_id", "turn")
+    }
+    blobs = db.execute("SELECT SUM(LENGTH(content)) FROM blobs").fetchone()[0] or 0
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    db.close()
+    figures = {name: value / turns for name, value in parts.items()}
+    figures.update(file=size / turns, blobs=blobs / turns, turns=turns, schema=version)
+    return figures
+
+
+def journal_ratios(
+    rounds: int, turns: int, folder: Path, changes: bool = True
+) -> dict[str, list[float]]:
+    """Per-round ratios journal on / journal off (default durability) for each workload."""
+    ratios: dict[str, list[float]] = {}
+    for workload in WORKLOADS:
+        journal = Journal(folder / f"ratio-{len(ratios)}-{changes}.sqlite", changes=changes)
+        runners = {"off": EscapeRunner(workload, None), "on": EscapeRunner(workload, journal)}
+        for runner in runners.values():  # warm-up
+            runner.run(max(turns // 10, 50))
+        values = []
+        for round_ in range(rounds):
+            order = ["off", "on"] if round_ % 2 == 0 else ["on", "off"]
+            rates = {name: turns / runners[name].run(turns) for name in order}
+            values.append(rates["on"] / rates["off"])
+        for runner in runners.values():
+            runner.close()
+        journal.close()
+        ratios[workload] = values
+    return ratios
+
+
+# -- per-turn parts, AGI Maze, verify, blobs -----------------------------------------------------
 
 
 def escape_rows(count: int) -> list[tuple[Any, Any, Any, bytes]]:
-    """(observations, actions, events, digest) of ``count`` played Maze Escape turns."""
-    actions = escape_bench.escape_actions(count, seed=1)
-    env = maze_escape_v0.parallel_env(**escape_bench.ESCAPE_CONFIG)
+    """(observations, actions, events, digest) of ``count`` played ``navigator, notes`` turns."""
+    make, config, actions = WORKLOADS["navigator, notes"]
+    moves = actions(count, 1)
+    env = make(**config)
     env.reset(seed=0)
     rows = []
-    for index, turn in enumerate(actions):
+    for index, turn in enumerate(moves):
         if not env.agents:
             env.reset(seed=index)
         observations, _, _, _, infos = env.step(turn)
@@ -63,7 +209,7 @@ def escape_rows(count: int) -> list[tuple[Any, Any, Any, bytes]]:
 
 
 def per_turn_costs(rows: list[tuple[Any, Any, Any, bytes]], folder: Path) -> dict[str, float]:
-    """Microseconds per Maze Escape turn: encoding, hashing, and ``record_turn`` in full."""
+    """Microseconds per turn: encoding and hashing the whole JSON, ``record_turn`` in full."""
 
     def timed(work: Callable[[], object]) -> float:
         work()  # warm-up: the first pass pays for allocating the results' memory
@@ -75,13 +221,13 @@ def per_turn_costs(rows: list[tuple[Any, Any, Any, bytes]], folder: Path) -> dic
         (encode_json_bytes(o), encode_received(a), encode_json_bytes(e)) for o, a, e, _ in rows
     ]
     costs = {
-        "encode": timed(
+        "encode whole JSON": timed(
             lambda: [
                 (encode_json_bytes(o), encode_received(a), encode_json_bytes(e))
                 for o, a, e, _ in rows
             ]
         ),
-        "hash": timed(
+        "hash whole JSON": timed(
             lambda: [chain_record_hash(bytes(32), "0" * 64, o, a, e, b"{}") for o, a, e in encoded]
         ),
     }
@@ -95,10 +241,9 @@ def per_turn_costs(rows: list[tuple[Any, Any, Any, bytes]], folder: Path) -> dic
                         game, turn, observations=o, actions=a, events=e, state_digest=digest
                     )
                 journal.flush()  # the last batch's commit is part of the cost
+                journal.finish_game(game, {})
 
             costs[key] = timed(record)
-    costs["commit and the rest"] = costs["record_turn"] - costs["encode"] - costs["hash"]
-    costs["row_bytes"] = sum(len(o) + len(a) + len(e) for o, a, e in encoded) / len(encoded)
     return costs
 
 
@@ -124,30 +269,32 @@ class AgiMazeRunner:
         return time.perf_counter() - start
 
 
-def agimaze_rates(windows: int, steps: int, folder: Path) -> dict[str, float]:
-    journal = Journal(folder / "agimaze.sqlite")
+def agimaze_ratios(rounds: int, steps: int, folder: Path, changes: bool = True) -> list[float]:
+    """Per-round ratios AGI Maze steps/s with the journal on / off."""
+    journal = Journal(folder / f"agimaze-{changes}.sqlite", changes=changes)
     runners = {"off": AgiMazeRunner(None), "on": AgiMazeRunner(journal)}
     for runner in runners.values():
         runner.run(200)
-    samples: dict[str, list[float]] = {name: [] for name in runners}
-    for _ in range(windows):
-        for name, runner in runners.items():
-            samples[name].append(steps / runner.run(steps))
+    values = []
+    for round_ in range(rounds):
+        order = ["off", "on"] if round_ % 2 == 0 else ["on", "off"]
+        rates = {name: steps / runners[name].run(steps) for name in order}
+        values.append(rates["on"] / rates["off"])
     for runner in runners.values():
         runner.env.close()
     journal.close()
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return values
 
 
 def verify_rates(folder: Path, turns: int) -> dict[str, float]:
     """Turns per second that ``verify`` replays, for a journal of each environment."""
     rates = {}
     escape_path = folder / "verify-escape.sqlite"
-    runner = escape_bench.EscapeRunner(escape_bench.escape_actions(turns, seed=2), None)
-    runner.env = maze_escape_v0.parallel_env(journal=escape_path, **escape_bench.ESCAPE_CONFIG)
-    runner.env.reset(seed=0)
+    journal = Journal(escape_path)
+    runner = EscapeRunner("navigator, notes", journal, seed=2)
     runner.run(turns)
-    runner.env.close()
+    runner.close()
+    journal.close()
     agimaze_path = folder / "verify-agimaze.sqlite"
     agimaze = AgiMazeRunner(None)
     agimaze.env = AgiMazeEnv(path=AGIMAZE_BUNDLE, journal=agimaze_path)
@@ -158,7 +305,8 @@ def verify_rates(folder: Path, turns: int) -> dict[str, float]:
         start = time.perf_counter()
         reports = verify_journal(path)
         elapsed = time.perf_counter() - start
-        assert all(r.ok for r in reports), [r.describe() for r in reports if not r.ok]
+        if not all(r.ok for r in reports):
+            raise RuntimeError([r.describe() for r in reports if not r.ok])
         rates[name] = sum(r.turns_verified for r in reports) / elapsed
     return rates
 
@@ -177,36 +325,85 @@ def blob_savings(decisions: int) -> dict[str, float]:
     return {"plain": plain / decisions, "with_blob": inline / decisions}
 
 
+def profile(top: int) -> str:
+    """cProfile of one journaled ``navigator, notes`` game: the top entries by own time."""
+    make, config, actions = WORKLOADS["navigator, notes"]
+    moves = actions(600, 3)
+    with tempfile.TemporaryDirectory() as name:
+        journal = Journal(Path(name) / "profile.sqlite")
+        env = make(journal=journal, **config)
+        env.reset(seed=3)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        turns = 0
+        while env.agents:
+            env.step(moves[turns])
+            turns += 1
+        journal.settle()
+        profiler.disable()
+        env.close()
+        journal.close()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    return f"one journaled game, {turns} turns:\n" + out.getvalue()
+
+
+def _range(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}x (rounds {min(values):.2f}-{max(values):.2f}x)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--windows", type=int, default=5, help="timed windows per measurement")
+    parser.add_argument("--rounds", type=int, default=7, help="timed rounds per ratio")
     parser.add_argument("--turns", type=int, default=1500, help="turns (steps) per window")
+    parser.add_argument("--profile", action="store_true", help="profile one journaled game")
+    parser.add_argument("--top", type=int, default=25, help="profile entries to print")
     args = parser.parse_args(argv)
+    if args.profile:
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        print(profile(args.top))
+        return 0
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        costs = per_turn_costs(escape_rows(3000), folder)
-        rates = agimaze_rates(args.windows, args.turns, folder)
+        sizes = {workload: bytes_per_turn(workload, folder) for workload in WORKLOADS}
+        whole = {w: bytes_per_turn(w, folder, changes=False)["file"] for w in WORKLOADS}
+        ratios = journal_ratios(args.rounds, args.turns, folder)
+        ratios_whole = journal_ratios(args.rounds, args.turns, folder, changes=False)
+        costs = per_turn_costs(escape_rows(2000), folder)
+        agimaze = agimaze_ratios(args.rounds, args.turns, folder)
+        agimaze_whole = agimaze_ratios(args.rounds, args.turns, folder, changes=False)
         replay = verify_rates(folder, 3000)
     blobs = blob_savings(200)
-    lines = [
-        f"load average {load:.2f} (1 min) at the start, {os.getloadavg()[0]:.2f} at the end",
-        "Maze Escape journal, per turn (3 agents, 17x17, preset full; "
-        f"{costs['row_bytes']:,.0f} bytes of JSON per row):",
-        *(
-            f"  {part:<28} {costs[part]:7.1f} us"
-            for part in (
-                "encode",
-                "hash",
-                "commit and the rest",
-                "record_turn",
-                'the same, durability="turn"',
-            )
-        ),
-        f"AGI Maze ({AGIMAZE_BUNDLE}, random actions), median of {args.windows} windows:",
-        f"  journal off            {rates['off']:>9,.0f} steps/s",
-        f"  journal on             {rates['on']:>9,.0f} steps/s"
-        f"  ({rates['on'] / rates['off']:.2f}x)",
+    lines = [f"load average {load:.2f} (1 min) at the start, {os.getloadavg()[0]:.2f} at the end"]
+    for workload, size in sizes.items():
+        columns = ", ".join(
+            f"{name} {value:,.0f}"
+            for name, value in size.items()
+            if name not in ("file", "turns", "schema")
+        )
+        verdict = "met" if size["file"] <= GOAL_BYTES_PER_TURN else "NOT MET"
+        lines += [
+            f"bytes per journaled turn, {workload} ({size['turns']:.0f} turns, schema "
+            f"{size['schema']:.0f}): {size['file']:,.0f} (goal <= {GOAL_BYTES_PER_TURN}: "
+            f"{verdict}); stored whole (changes=False): {whole[workload]:,.0f}",
+            f"  stored per turn: {columns}",
+        ]
+    lines.append(
+        f"journal on / off, default durability, {args.rounds} rounds of {args.turns} turns:"
+    )
+    for workload, values in ratios.items():
+        verdict = "met" if statistics.median(values) >= GOAL_JOURNAL_RATIO else "NOT MET"
+        lines.append(
+            f"  {workload:<18} {_range(values)}  (goal >= {GOAL_JOURNAL_RATIO}x: {verdict}); "
+            f"stored whole: {_range(ratios_whole[workload])}"
+        )
+    lines += [
+        "per navigator turn (3 agents, 17x17, notes every turn):",
+        *(f"  {part:<28} {value:7.1f} us" for part, value in costs.items()),
+        f"AGI Maze ({AGIMAZE_BUNDLE}, random actions), journal on / off: {_range(agimaze)}; "
+        f"stored whole: {_range(agimaze_whole)}",
         "maze-envs verify (replay):",
         *(f"  {name:<22} {rate:>9,.0f} turns/s" for name, rate in replay.items()),
         "a decision record with a 4 KiB prompt prefix, bytes stored per decision:",

@@ -1,47 +1,71 @@
-"""The benchmark runner's performance, in one run: executors, overhead, resume.
+"""The benchmark runner's performance, in one run: overhead, process pool, executors, resume.
 
-1. **Games per second** of whole runs (``run_experiment``, journal on, no plots) for the oracle
-   and the explorer: Maze Escape v1 at 17x17 (navigator preset, 3 agents) and AGI Maze on the
-   TRAINING packs, with the in-process executor, the process pool on 2 workers and local Ray on 2
-   workers. Goals: process pool >= 1.6x in-process, Ray >= 1.3x in-process. The machine is
-   shared, so the executors take turns: ``--rounds`` rounds, each timing every workload on every
-   executor (the executors' order rotating), and each rate is the best of its rounds (the one
-   least slowed by other work). Start-up costs are reported on their own, since a cluster or a
-   fork server outlives a run: Ray's ``ray.init`` (local, 2 CPUs) and the process pool's fork
-   server (started once per Python process, with the game modules preloaded). The pool's worker
-   processes start inside each run.
-2. **Runner overhead per game** against the bare environment loop with the same policy
-   (env -> typed observation -> act -> step, episode builders, policy resets), journal off, in
-   CPU time of this process (load-independent):
-   ``rollout.play`` per game, and a whole inline ``run_experiment`` (rows file, results) per
-   game. Interleaved repetitions, medians. Goal: under 10 %.
-3. **Resume** of a finished 1,000-game run (Maze Escape 5x5 oracle games): the time of
-   ``run_experiment(..., resume=True)`` that finds every game done (it reads the journal's
-   completed keys and the rows, writes the results and the plots). Goal: under 2 s.
+1. **Runner overhead per game** (``--only overhead``) against the bare environment loop with the
+   same policy (env -> typed observation -> act -> step, episode builders, policy resets), journal
+   off, in CPU time of this process: ``rollout.play`` per game, Maze Escape v1 17x17 explorer and
+   AGI Maze TRAINING explorer. Rounds: each plays every game both ways (alternating), its ratio
+   is over the round's sums; the median and range over rounds are printed (and the ratio of the
+   per-game fastest times). Goal: <= 5 % (issue 16). ``--profile N`` prints the top N cProfile
+   entries of both loops first (where the runner's extra time goes).
+2. **The process pool against a bare ProcessPoolExecutor** (``--only pool``), same games, 2
+   workers each: the bare game loop mapped over ``concurrent.futures.ProcessPoolExecutor(2)``
+   (the peer) and the runner's ``ProcessExecutor(2)`` (batches, ``rollout.play``, journal off),
+   pool start-up in both, the order alternating over rounds; the ratio bare / runner per round,
+   median and range. Goal: >= 0.9x (issue 16). A whole journaled ``run_experiment`` on the pool
+   is timed beside them, for reference.
+3. **Games per second** (``--only executors``) of whole runs (journal on, no plots) for the
+   oracle and the explorer on both environments, in-process, process pool (2) and local Ray (2),
+   executors alternating in rounds (best of each), start-up costs apart, and a plain
+   ``ProcessPoolExecutor(2)`` speed-up on the bare loop as the machine's ceiling. Goals of an
+   earlier issue: process pool >= 1.6x and Ray >= 1.3x in-process.
+4. **Resume** (``--only resume``) of a finished 1,000-game run: ``run_experiment(...,
+   resume=True)`` and ``maze-envs bench --resume`` in a fresh process. Goal: under 2 s.
 
-Usage: ``python benchmarks/runner_bench.py [--quick] [--skip-ray] [--rounds N] [--json]``. The
-machine is small and shared: report the load (printed at the start and the end) with the figures.
+Usage: ``python benchmarks/runner_bench.py [--only overhead,pool,executors,resume] [--quick]
+[--skip-ray] [--rounds N] [--profile N] [--json]``. The machine is small and shared: the load
+average is printed with every table and at the start and the end; report it with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from maze_envs.bench.executors import ProcessExecutor
 from maze_envs.bench.rollout import play
-from maze_envs.bench.runner import RunOptions, run_experiment
 from maze_envs.bench.seeds import agent_seed
 from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
 
+
+def RunOptions(**options: Any) -> Any:
+    """``maze_envs.bench.runner.RunOptions``, imported on first use: every process-pool worker
+    imports this script again when it starts (multiprocessing's rule for forkserver workers of a
+    script), so its own imports stay as light as the ``maze-envs`` command's."""
+    from maze_envs.bench.runner import RunOptions as options_class
+
+    return options_class(**options)
+
+
+def run_experiment(*args: Any, **kwargs: Any) -> Any:
+    """``maze_envs.bench.runner.run_experiment``, imported on first use (see RunOptions)."""
+    from maze_envs.bench.runner import run_experiment as run
+
+    return run(*args, **kwargs)
+
+
 GOAL_PROCESS = 1.6
 GOAL_RAY = 1.3
-GOAL_OVERHEAD = 0.10
+GOAL_OVERHEAD = 0.05
+GOAL_POOL = 0.9
 GOAL_RESUME_S = 2.0
 
 
@@ -141,30 +165,37 @@ def bare_agimaze_game(task: GameTask) -> None:
     env.close()
 
 
-def overhead(tasks: list[GameTask], bare: Any, repeats: int) -> dict[str, float]:
-    """Seconds per game: bare loop, ``play`` and a whole inline run; the overheads.
+def overhead(tasks: list[GameTask], bare: Any, rounds: int) -> dict[str, Any]:
+    """Seconds per game, bare loop against ``rollout.play`` (and a whole inline run), and the
+    overhead ``play / bare - 1`` per round, its median and range.
 
-    Each repetition times every game both ways, one right after the other (alternating which
-    goes first), so load changes hit both alike; a game's time is its fastest repetition, the
-    figure least disturbed by other work on the machine. Times are this process's CPU time
-    (``time.process_time``): everything here runs in this process, and CPU time does not count
-    the waits a loaded machine adds.
+    Each round times every game both ways, one right after the other (alternating which goes
+    first), so load changes hit both alike; a round's ratio is over the sum of its games. Times
+    are this process's CPU time (``time.process_time``): everything here runs in this process,
+    and CPU time does not count the waits a loaded machine adds (it still feels its caches).
+    The garbage is collected before each game, so neither side pays for the other's (each pays
+    for its own). ``best`` is the ratio of the per-game fastest times over all rounds.
     """
     bare_best = [float("inf")] * len(tasks)
     play_best = [float("inf")] * len(tasks)
+    ratios: list[float] = []
     run_best = float("inf")
     experiment = _experiment_of(tasks)
-    for repeat in range(repeats):
+    for round_ in range(rounds):
+        spent = {"bare": 0.0, "play": 0.0}
         for index, task in enumerate(tasks):
-            for which in ("bare", "play") if (repeat + index) % 2 == 0 else ("play", "bare"):
+            for which in ("bare", "play") if (round_ + index) % 2 == 0 else ("play", "bare"):
+                gc.collect()  # neither side pays for the other's garbage
                 started = time.process_time()
                 if which == "bare":
                     bare(task)
                 else:
                     play(task, None)
                 elapsed = time.process_time() - started
+                spent[which] += elapsed
                 best = bare_best if which == "bare" else play_best
                 best[index] = min(best[index], elapsed)
+        ratios.append(spent["play"] / spent["bare"] - 1)
         with tempfile.TemporaryDirectory() as folder:
             options = RunOptions(journal=False, plots=False, quiet=True)
             started = time.process_time()
@@ -177,9 +208,101 @@ def overhead(tasks: list[GameTask], bare: Any, repeats: int) -> dict[str, float]
         "bare_s": b,
         "play_s": p,
         "run_s": r,
-        "play_overhead": p / b - 1,
+        "rounds": ratios,
+        "median": statistics.median(ratios),
+        "best": p / b - 1,
         "run_overhead": r / b - 1,
     }
+
+
+# --- the process pool against a bare ProcessPoolExecutor ----------------------------------------
+
+
+def _bare_pool(tasks: list[GameTask], bare: Any, workers: int, start: str | None = None) -> None:
+    """What a user would write: the bare game loop mapped over a ProcessPoolExecutor (the
+    platform's default start, ``fork`` on Linux; or ``start``, with the runner's preload)."""
+    context = None
+    if start is not None:
+        import multiprocessing
+
+        from maze_envs.bench.executors import PRELOAD
+
+        context = multiprocessing.get_context(start)
+        if start == "forkserver":
+            context.set_forkserver_preload(PRELOAD)
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        for _ in pool.map(bare, tasks):
+            pass
+
+
+def _executor_pool(tasks: list[GameTask], workers: int) -> None:
+    """The runner's process pool on the same games (no journal, as the bare pool has none)."""
+    for _ in ProcessExecutor(workers).run(tasks, None):
+        pass
+
+
+def _journaled_run(tasks: list[GameTask], workers: int) -> None:
+    """A whole ``run_experiment`` on the process pool, journal on (what a user runs)."""
+    with tempfile.TemporaryDirectory() as folder:
+        options = RunOptions(executor="process", workers=workers, plots=False, quiet=True)
+        run_experiment(_experiment_of(tasks), Path(folder) / "run", options)
+
+
+def pool_vs_bare(tasks: list[GameTask], bare: Any, rounds: int, workers: int = 2) -> dict[str, Any]:
+    """Wall time of the same games on a bare ``ProcessPoolExecutor(workers)`` (the peer) and on
+    the runner's ``ProcessExecutor(workers)``; per round, the ratio bare / runner (>= 1: the
+    runner is as fast), with the order alternating. Pool start-up is inside both times (each
+    run starts its pool; the runner's fork server is warmed first, as it outlives a run). A
+    whole journaled ``run_experiment`` on the pool is timed beside them (not in the goal: the
+    journal's cost is the journal's, issue 16's other rows)."""
+    _executor_pool(tasks[:2], workers)  # starts the fork server (once per process)
+    _bare_pool(tasks[:2], bare, workers)
+    sides = ["bare", "bare forkserver", "runner", "journaled"]
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    for round_ in range(rounds):
+        for which in sides[round_ % 4 :] + sides[: round_ % 4]:
+            started = time.perf_counter()
+            if which == "bare":
+                _bare_pool(tasks, bare, workers)
+            elif which == "bare forkserver":
+                _bare_pool(tasks, bare, workers, "forkserver")
+            elif which == "runner":
+                _executor_pool(tasks, workers)
+            else:
+                _journaled_run(tasks, workers)
+            times[which].append(time.perf_counter() - started)
+
+    def against(side: str) -> list[float]:
+        return [b / r for b, r in zip(times["bare"], times[side], strict=True)]
+
+    return {
+        "games": len(tasks),
+        "times": times,
+        "ratios": against("runner"),
+        "median": statistics.median(against("runner")),
+        "forkserver_median": statistics.median(against("bare forkserver")),
+        "journaled_median": statistics.median(against("journaled")),
+    }
+
+
+def profile_overhead(tasks: list[GameTask], bare: Any, top: int) -> None:
+    """cProfile of ``rollout.play`` and of the bare loop over ``tasks`` (top ``top`` entries by
+    own time each): where the runner's extra time goes."""
+    import cProfile
+    import pstats
+
+    for name, function in (("rollout.play", lambda t: play(t, None)), ("bare loop", bare)):
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for task in tasks:
+            function(task)
+        profiler.disable()
+        stats = pstats.Stats(profiler).sort_stats("tottime")
+        print(f"\n--- {name}, {len(tasks)} games: top {top} by own time")
+        stats.print_stats(top)
+        if name == "rollout.play":
+            print(f"--- {name}: the runner's own functions (maze_envs/bench), top {top}")
+            stats.print_stats("maze_envs/bench/", top)
 
 
 def _experiment_of(tasks: list[GameTask]) -> Experiment:
@@ -274,20 +397,96 @@ def load() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="fewer games (a smoke test)")
-    parser.add_argument("--skip-ray", action="store_true", help="leave Ray out")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    parser.add_argument("--rounds", type=int, default=2, help="timed rounds per executor")
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error(f"--rounds must be >= 1, got {args.rounds}")
-    scale = 0.25 if args.quick else 1.0
-    print(f"runner_bench: {load()}", flush=True)
-    figures: dict[str, Any] = {"load_start": load()}
+SECTIONS = ("overhead", "pool", "executors", "resume")
 
-    # 1. games per second per executor
+
+def _range(values: list[float], scale: float = 1.0, fmt: str = ".2f") -> str:
+    low, high = min(values) * scale, max(values) * scale
+    return f"{low:{fmt}}..{high:{fmt}}"
+
+
+def run_overhead(args: argparse.Namespace, figures: dict[str, Any]) -> list[bool]:
+    escape_tasks = escape_experiment("explorer", "0-5" if args.quick else "0-11").tasks()
+    agimaze_tasks = agimaze_experiment("explorer").tasks()[:: 4 if args.quick else 1]
+    workloads = {
+        "Maze Escape 17x17 explorer": (escape_tasks, bare_escape_game),
+        "AGI Maze TRAINING explorer": (agimaze_tasks, bare_agimaze_game),
+    }
+    if args.profile:
+        for name, (tasks, bare) in workloads.items():
+            print(f"\n=== profile: {name}")
+            profile_overhead(tasks, bare, args.profile)
+    rounds = 3 if args.quick else max(5, args.rounds)
+    figures["overhead"] = {
+        name: overhead(tasks, bare, rounds) for name, (tasks, bare) in workloads.items()
+    }
+    print(f"\nrunner overhead per game against the bare loop, journal off, CPU time ({load()})\n")
+    print("| workload | bare loop | rollout.play | overhead, median of rounds | rounds | best |")
+    print("|---|---:|---:|---:|---:|---:|")
+    verdicts = []
+    for name, o in figures["overhead"].items():
+        verdicts.append(o["median"] <= GOAL_OVERHEAD)
+        print(
+            f"| {name} ({o['games']} games) | {1000 * o['bare_s']:.2f} ms | "
+            f"{1000 * o['play_s']:.2f} ms | {100 * o['median']:+.1f} % | "
+            f"{_range(o['rounds'], 100, '+.1f')} % | {100 * o['best']:+.1f} % |"
+        )
+    print(
+        f"goal: overhead <= {100 * GOAL_OVERHEAD:.0f} % (median of {rounds} rounds; each round "
+        "plays every game both ways, alternating)"
+    )
+    for name, o in figures["overhead"].items():
+        fixed = (o["run_s"] - o["play_s"]) * o["games"]
+        print(
+            f"  {name}: a whole inline run adds {fixed:.2f} s of fixed per-run costs over its "
+            f"{o['games']} games (checks before the first game, results files, intervals)"
+        )
+    return verdicts
+
+
+def run_pool(args: argparse.Namespace, figures: dict[str, Any]) -> list[bool]:
+    workloads = {
+        "Maze Escape 17x17 explorer": (
+            escape_experiment("explorer", "0-11" if args.quick else "0-31").tasks(),
+            bare_escape_game,
+        ),
+        "AGI Maze TRAINING explorer": (
+            agimaze_experiment("explorer").tasks()[:: 4 if args.quick else 1],
+            bare_agimaze_game,
+        ),
+    }
+    rounds = 3 if args.quick else max(5, args.rounds)
+    figures["pool"] = {
+        name: pool_vs_bare(tasks, bare, rounds) for name, (tasks, bare) in workloads.items()
+    }
+    print(
+        f"\nprocess pool (2 workers) against a bare ProcessPoolExecutor(2), same games ({load()})\n"
+    )
+    print(
+        "| workload | bare pool | runner's pool | bare / runner, median | rounds | "
+        "bare / bare on forkserver | bare / journaled run |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    verdicts = []
+    for name, o in figures["pool"].items():
+        verdicts.append(o["median"] >= GOAL_POOL)
+        print(
+            f"| {name} ({o['games']} games) | {statistics.median(o['times']['bare']):.2f} s | "
+            f"{statistics.median(o['times']['runner']):.2f} s | {o['median']:.2f}x | "
+            f"{_range(o['ratios'])}x | {o['forkserver_median']:.2f}x | "
+            f"{o['journaled_median']:.2f}x |"
+        )
+    print(
+        f"goal: >= {GOAL_POOL}x (the bare pool maps the bare game loop, default start; the "
+        "runner's pool plays the same games through rollout.play, in batches, journal off; pool "
+        "start-up in all; for reference, the bare pool on the runner's forkserver start and the "
+        "whole run_experiment with its journal)"
+    )
+    return verdicts
+
+
+def run_executors(args: argparse.Namespace, figures: dict[str, Any]) -> list[bool]:
+    scale = 0.25 if args.quick else 1.0
     workloads = {
         "escape 17x17 oracle": escape_experiment("oracle", f"0-{int(200 * scale) - 1}"),
         "escape 17x17 explorer": escape_experiment("explorer", f"0-{int(60 * scale) - 1}"),
@@ -324,26 +523,8 @@ def main(argv: list[str] | None = None) -> int:
 
         ray.shutdown()
     figures["games_per_s"] = rates
-
     figures["ceiling"] = machine_ceiling(8 if args.quick else 24)
-    print(
-        f"  plain 2-process pool on the bare loop: {figures['ceiling']['speedup']:.2f}x", flush=True
-    )
-
-    # 2. overhead against the bare loop, journal off
-    escape_tasks = escape_experiment("explorer", "0-5" if args.quick else "0-11").tasks()
-    agimaze_tasks = agimaze_experiment("explorer").tasks()[:: 4 if args.quick else 2]
-    repeats = 3 if args.quick else 5
-    figures["overhead"] = {
-        "escape 17x17 explorer": overhead(escape_tasks, bare_escape_game, repeats),
-        "agimaze TRAINING explorer": overhead(agimaze_tasks, bare_agimaze_game, repeats),
-    }
-
-    # 3. resume a finished run
-    figures["resume"] = resume_time(200 if args.quick else 1000)
-    figures["load_end"] = load()
-
-    print(f"\nrunner_bench ({figures['load_start']}; at the end {figures['load_end']})\n")
+    print(f"\ngames per second of whole runs, journal on ({load()})\n")
     print("| workload | in-process games/s | process pool (2) | x | Ray (2) | x |")
     print("|---|---:|---:|---:|---:|---:|")
     verdicts = []
@@ -372,40 +553,65 @@ def main(argv: list[str] | None = None) -> int:
         f"no journal) got {ceiling['speedup']:.2f}x ({ceiling['serial_s']:.1f} s -> "
         f"{ceiling['pool_s']:.1f} s): the most any executor could show on the machine just then"
     )
-    print(f"goals: process pool >= {GOAL_PROCESS}x, Ray >= {GOAL_RAY}x in-process\n")
+    print(f"goals: process pool >= {GOAL_PROCESS}x, Ray >= {GOAL_RAY}x in-process")
+    return verdicts
+
+
+def run_resume(args: argparse.Namespace, figures: dict[str, Any]) -> list[bool]:
+    figures["resume"] = r = resume_time(200 if args.quick else 1000)
     print(
-        "| overhead per game, journal off | bare loop | rollout.play | overhead "
-        "| inline run | overhead |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, o in figures["overhead"].items():
-        verdicts.append(o["play_overhead"] < GOAL_OVERHEAD)
-        print(
-            f"| {name} | {1000 * o['bare_s']:.2f} ms | {1000 * o['play_s']:.2f} ms | "
-            f"{100 * o['play_overhead']:+.1f}% | {1000 * o['run_s']:.2f} ms | "
-            f"{100 * o['run_overhead']:+.1f}% |"
-        )
-    print(
-        f"goal: overhead < {100 * GOAL_OVERHEAD:.0f}% (rollout.play: the runner's own work per "
-        "game; the inline run adds the per-run fixed costs, amortized over its games: checking "
-        "every policy and env before the first game, the results files and the bootstrap "
-        "intervals)"
-    )
-    for name, o in figures["overhead"].items():
-        fixed = (o["run_s"] - o["play_s"]) * o["games"]
-        print(f"  {name}: fixed per-run cost {fixed:.2f} s over {o['games']} games")
-    print()
-    r = figures["resume"]
-    verdicts.append(r["cli_resume_s"] < GOAL_RESUME_S)
-    print(
-        f"resume of a finished {r['games']}-game run: run_experiment {r['resume_s']:.2f} s, "
+        f"\nresume of a finished {r['games']}-game run: run_experiment {r['resume_s']:.2f} s, "
         f"`maze-envs bench --resume` in a fresh process {r['cli_resume_s']:.2f} s "
         f"({r['cli_resume_cpu_s']:.2f} s of CPU) "
         f"(goal < {GOAL_RESUME_S:.0f} s; the run itself took {r['first_run_s']:.1f} s)"
     )
+    return [r["cli_resume_s"] < GOAL_RESUME_S]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer games (a smoke test)")
+    parser.add_argument("--skip-ray", action="store_true", help="leave Ray out")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--rounds", type=int, default=2, help="timed rounds (at least 5 for ratios)"
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"sections to run, comma-separated: {', '.join(SECTIONS)} (default: all)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with the overhead: the top N cProfile entries of rollout.play and the bare loop",
+    )
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds must be >= 1, got {args.rounds}")
+    sections = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; use {', '.join(SECTIONS)}")
+    print(f"runner_bench: {load()}", flush=True)
+    figures: dict[str, Any] = {"load_start": load()}
+    runners = {
+        "overhead": run_overhead,
+        "pool": run_pool,
+        "executors": run_executors,
+        "resume": run_resume,
+    }
+    verdicts: list[bool] = []
+    for name in SECTIONS:
+        if name in sections:
+            verdicts += runners[name](args, figures)
+    figures["load_end"] = load()
+    print(f"\nrunner_bench: load at the start {figures['load_start']}, at the end {load()}")
     if args.json:
         print(json.dumps(figures, indent=2))
-    print(f"\n{sum(verdicts)}/{len(verdicts)} goals met")
+    print(f"{sum(verdicts)}/{len(verdicts)} goals met")
     return 0
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 import maze_envs  # noqa: F401  (registers the environments)
 from wrappers.agimaze_numeric import AgiMazeNumericObservation
-from wrappers.agimaze_options import HiddenMap, RewardShaping, StepBudget
+from wrappers.agimaze_options import HiddenMap, RewardShaping
 
 LABYRINTH = "TRAINING/S1-rivers/STAGE-06/0000.json"
 PPO_LABYRINTH = "TUTORIAL/STAGE-07/0000.json"
@@ -65,7 +65,6 @@ VARIANTS: dict[str, tuple[MakeEnv, MakeEnv]] = {  # name -> (bare reference, wra
         bare_open,
         lambda: AgiMazeNumericObservation(bare_open(), local_map=2, flatten=True),
     ),
-    "StepBudget(factor=5)": (bare, lambda: StepBudget(bare(), factor=5.0)),
     "HiddenMap (open-map tutorial)": (bare_open, lambda: HiddenMap(bare_open())),
     "RewardShaping(all five terms)": (
         bare,

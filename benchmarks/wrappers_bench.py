@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -293,7 +294,6 @@ def agimaze_rows() -> list[Row]:
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {}, 0.30),
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {"local_map": 2}, 0.30),
         ("wrappers.agimaze_numeric", "AgiMazeNumericObservation", {"flatten": True}, 0.30),
-        ("wrappers.agimaze_options", "StepBudget", {"factor": 3.0}, 0.15),
         ("wrappers.agimaze_options", "HiddenMap", {}, 0.15),
         ("wrappers.agimaze_options", "RewardShaping", {"step_penalty": 0.01}, 0.15),
         ("wrappers.text", "TextObservation", {}, None),
@@ -310,8 +310,9 @@ def agimaze_rows() -> list[Row]:
 
 
 # --- measuring --------------------------------------------------------------------------------
-def rates(row: Row, steps: int, rounds: int) -> tuple[float, float, float]:
-    """Best steps/s of the bare and the wrapped env, and the median per-round cost.
+def rates(row: Row, steps: int, rounds: int) -> tuple[float, float, float, float, float]:
+    """Best steps/s of the bare and the wrapped env, the median per-round cost and the range of
+    the rounds' costs.
 
     Each round times both sides back to back (alternating which goes first), so a burst of
     load from elsewhere hits one round's pair rather than one side; the median of the rounds'
@@ -332,19 +333,22 @@ def rates(row: Row, steps: int, rounds: int) -> tuple[float, float, float]:
             rate[side] = steps / (time.perf_counter() - start)
             best[side] = max(best[side], rate[side])
         costs.append(rate[0] / rate[1] - 1)
-    return best[0], best[1], float(np.median(costs))
+    return best[0], best[1], float(np.median(costs)), min(costs), max(costs)
 
 
 def table(rows: list[Row], steps: int, rounds: int) -> Iterator[str]:
-    yield f"{'env':<8} {'wrapper':<44} {'bare/s':>9} {'wrapped/s':>10} {'cost':>7} {'goal':>6}"
+    yield (
+        f"{'env':<8} {'wrapper':<44} {'bare/s':>9} {'wrapped/s':>10} {'cost':>7} {'goal':>6}"
+        "       rounds"
+    )
     yield "(steps/s: best round of each side; cost: median over rounds of bare/wrapped - 1)"
     for row in rows:
-        bare, wrapped, cost = rates(row, steps, rounds)
+        bare, wrapped, cost, low, high = rates(row, steps, rounds)
         goal = "" if row.goal is None else f"<{row.goal:.0%}"
-        mark = "" if row.goal is None else (" ok" if cost < row.goal else " MISS")
+        mark = "" if row.goal is None else (" ok  " if cost < row.goal else " MISS")
         yield (
             f"{row.group:<8} {row.name:<44} {bare:>9.0f} {wrapped:>10.0f} {cost:>+7.0%} "
-            f"{goal:>6}{mark}"
+            f"{goal:>6}{mark:<5} {low:+.0%}..{high:+.0%}"
         )
 
 
@@ -359,9 +363,13 @@ def main(argv: list[str] | None = None) -> int:
         rows += escape_rows(args.steps)
     if args.only in (None, "agimaze"):
         rows += agimaze_rows()
-    print(f"steps per round and side: {args.steps}, rounds: {args.rounds}")
+    print(
+        f"steps per round and side: {args.steps}, rounds: {args.rounds}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
     for line in table(rows, args.steps, args.rounds):
         print(line, flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     if any(row.name.endswith("*") for row in rows):
         print(
             "* bare env with fixed actions for every agent: includes the teammates' policy work "

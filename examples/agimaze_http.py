@@ -1,7 +1,8 @@
 """Play AGI Maze over the HTTP API against the offline server (or any server: pass its URL).
 
 Starts ``maze-envs agimaze serve`` on a free loopback port unless a base URL is given, then runs
-the same Gymnasium environment with ``backend="http"``.
+the same Gymnasium environment on an HTTP backend: ``backend=HttpBackend(base_url, ...)``, whose
+options (deadline, retries, agent name) belong to the backend, not to the game.
 
 Run: ``.venv/bin/python examples/agimaze_http.py [BASE_URL]``
 """
@@ -16,7 +17,7 @@ import time
 import gymnasium as gym
 
 import maze_envs  # noqa: F401  (registers the environments)
-from maze_envs.agimaze.client import AgiMazeClient, AgiMazeConnectionError
+from maze_envs.agimaze.api import AgiMazeClient, AgiMazeConnectionError, HttpBackend
 
 PATH = "TRAINING/S0-keys/STAGE-01/0005.json"
 
@@ -45,7 +46,8 @@ def main() -> None:
     else:
         base_url, server = start_local_server()
     try:
-        env = gym.make("maze_envs/AgiMaze-v0", path=PATH, backend="http", base_url=base_url)
+        backend = HttpBackend(base_url, agent="example", timeout=10.0, retries=2)
+        env = gym.make("maze_envs/AgiMaze-v0", path=PATH, backend=backend)
         obs, info = env.reset(seed=0)
         print(f"{PATH}: actions {env.unwrapped.action_names}, max_steps {info['max_steps']}")
         print(obs["text"])

@@ -8,9 +8,15 @@ A language model as a policy of :mod:`maze_envs.policies.interface`, for Maze Es
 * the harness: versioned prompts (:mod:`llm_policies.prompts`, data files), reply schemas
   (:mod:`llm_policies.schema`), named quirk rules (:mod:`llm_policies.parsing`), AGI Maze
   history policies (:mod:`llm_policies.history`), the decision loop and its settings
-  (:mod:`llm_policies.harness`), decision replay (:mod:`llm_policies.replay`);
+  (:mod:`llm_policies.harness`), the checks before each request (context window, caps:
+  :mod:`llm_policies.guard`, :mod:`llm_policies.tokens`), what the agents of a game share
+  (:mod:`llm_policies.game`), the policies (:mod:`llm_policies.policy_base`,
+  :mod:`llm_policies.policy`), decision replay (:mod:`llm_policies.replay`,
+  :mod:`llm_policies.replay_report`);
 * the backends: hosted models through pydantic-ai, local ones through Ollama's native API, a
-  scripted backend for tests (:mod:`llm_policies.backends`), usage and cost
+  scripted backend for tests (:mod:`llm_policies.backends`), what a server really does (output
+  modes it honours, context window, tokenizer: :mod:`llm_policies.capabilities`,
+  :mod:`llm_policies.server_info`), usage and cost
   (:mod:`llm_policies.accounting`), the response cache (:mod:`llm_policies.cache`) and model
   settings (:mod:`llm_policies.settings`).
 

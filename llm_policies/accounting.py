@@ -7,7 +7,9 @@ cost ``None``, never counted as 0. Token counts follow genai-prices' (and pydant
 convention: ``input_tokens`` counts every input token, cache reads and cache writes included.
 
 :class:`Budget` caps tokens and US dollars; a per-game budget is a child of the per-run budget, so
-one charge counts against both:
+one charge counts against both. Before a request is sent, the harness *reserves* what it may
+cost (the prompt's tokens counted beforehand plus the reply's cap): a request that would take a
+budget over its cap is not sent, so a cap holds even when several agents of a game ask at once.
 
     >>> run = Budget(max_cost_usd=1.00, name="run")
     >>> game = run.child(max_tokens=1_000, name="game")
@@ -24,11 +26,11 @@ import dataclasses
 import functools
 import threading
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from maze_envs.policies.interface import Usage
 
-__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "price"]
+__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "BudgetNode", "Reservation", "price"]
 
 LOCAL_PREFIXES = frozenset({"ollama", "scripted"})
 
@@ -141,6 +143,49 @@ class BudgetLimits:
             )
 
 
+@runtime_checkable
+class BudgetNode(Protocol):
+    """What a budget a game budget charges must do: the interface of a run's budget.
+
+    :class:`Budget` is one (in this process). A budget shared by every worker of a process pool
+    or a Ray run is another: give it as ``run_budget=`` (the option of
+    :func:`llm_policies.registry.make_llm_policy`), and each game's budget holds, charges and
+    checks through it. ``hold`` sets aside what one request may cost, or says why it must not
+    be sent; ``unhold`` gives it back; ``charge`` counts what a request cost; ``exceeded`` says
+    why play must stop. ``parent`` is the budget above (``None`` at the top).
+    """
+
+    parent: BudgetNode | None
+
+    def hold(self, tokens: int, cost_usd: float | None) -> str | None: ...
+
+    def unhold(self, tokens: int, cost_usd: float) -> None: ...
+
+    def charge(self, usage: Usage | None) -> None: ...
+
+    def exceeded(self) -> str | None: ...
+
+
+@dataclasses.dataclass
+class Reservation:
+    """Tokens and dollars set aside for one request in a budget and its parents.
+
+    ``release()`` gives them back (after the reply was charged, or when the call failed).
+    """
+
+    budgets: tuple[BudgetNode, ...]
+    tokens: int
+    cost_usd: float
+    released: bool = False
+
+    def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        for budget in self.budgets:
+            budget.unhold(self.tokens, self.cost_usd)
+
+
 class Budget:
     """Running totals of usage against caps; children (games) also charge their parent (run).
 
@@ -148,7 +193,8 @@ class Budget:
         max_tokens: cap on input + output tokens.
         max_cost_usd: cap on cost in US dollars.
         name: what the budget covers, used in the stop reason (``"game"``, ``"run"``).
-        parent: the budget this one is part of.
+        parent: the budget this one is part of (a :class:`BudgetNode`: another
+            :class:`Budget`, or a run budget shared across processes).
         on_unknown_cost: see :class:`BudgetLimits`.
     """
 
@@ -158,7 +204,7 @@ class Budget:
         max_cost_usd: float | None = None,
         *,
         name: str = "run",
-        parent: Budget | None = None,
+        parent: BudgetNode | None = None,
         on_unknown_cost: UnknownCost = "stop",
     ) -> None:
         self.limits = BudgetLimits(max_tokens, max_cost_usd, on_unknown_cost)
@@ -167,6 +213,8 @@ class Budget:
         self._used = Usage()
         self._unknown_calls = 0
         self._known_cost = 0.0  # priced calls only (Usage sums drop to None once one is unknown)
+        self._reserved_tokens = 0
+        self._reserved_cost = 0.0
         self._lock = threading.Lock()
 
     def child(
@@ -203,6 +251,70 @@ class Budget:
                 self._known_cost += usage.cost_usd or 0.0
         if self.parent is not None:
             self.parent.charge(usage)
+
+    def reserve(self, tokens: int, cost_usd: float | None) -> Reservation | str:
+        """Set aside ``tokens`` and ``cost_usd`` (``None``: unknown) for one request.
+
+        Returns the :class:`Reservation`, or the reason the request must not be sent: it would
+        take this budget or a parent over a cap (counting what is used and what other requests
+        in flight have reserved), or the cost cannot be checked.
+
+        >>> game = Budget(max_tokens=1_000, name="game")
+        >>> held = game.reserve(600, 0.0)
+        >>> game.reserve(600, 0.0)
+        'token cap of the game reached: 0 tokens used and 600 reserved; the next request needs
+        up to 600, cap 1000'
+        >>> held.release()
+        >>> isinstance(game.reserve(600, 0.0), Reservation)
+        True
+        """
+        chain: list[BudgetNode] = []
+        node: BudgetNode | None = self
+        while node is not None:
+            reason = node.hold(tokens, cost_usd)
+            if reason is not None:
+                for held in chain:
+                    held.unhold(tokens, cost_usd or 0.0)
+                return reason
+            chain.append(node)
+            node = node.parent
+        return Reservation(tuple(chain), tokens, cost_usd or 0.0)
+
+    def hold(self, tokens: int, cost_usd: float | None) -> str | None:
+        """Set ``tokens`` and ``cost_usd`` aside in this budget alone, or say why not."""
+        limits = self.limits
+        with self._lock:
+            used = self._used.input_tokens + self._used.output_tokens
+            if limits.max_tokens is not None and (
+                used + self._reserved_tokens + tokens > limits.max_tokens
+            ):
+                return (
+                    f"token cap of the {self.name} reached: {used} tokens used and "
+                    f"{self._reserved_tokens} reserved; the next request needs up to {tokens}, "
+                    f"cap {limits.max_tokens}"
+                )
+            if limits.max_cost_usd is not None:
+                if cost_usd is None and limits.on_unknown_cost == "stop":
+                    return (
+                        f"cost cap of the {self.name} cannot be checked: the price of the model "
+                        "is unknown (set a token cap instead, or on_unknown_cost='ignore')"
+                    )
+                spent = self._known_cost + self._reserved_cost + (cost_usd or 0.0)
+                if spent > limits.max_cost_usd:
+                    return (
+                        f"cost cap of the {self.name} reached: ${self._known_cost:.6f} spent and "
+                        f"${self._reserved_cost:.6f} reserved; the next request may cost up to "
+                        f"${cost_usd or 0.0:.6f}, cap ${limits.max_cost_usd:.6f}"
+                    )
+            self._reserved_tokens += tokens
+            self._reserved_cost += cost_usd or 0.0
+        return None
+
+    def unhold(self, tokens: int, cost_usd: float) -> None:
+        """Give back what :meth:`hold` set aside."""
+        with self._lock:
+            self._reserved_tokens -= tokens
+            self._reserved_cost -= cost_usd
 
     def exceeded(self) -> str | None:
         """Why the game must stop (a cap of this budget or a parent reached), or ``None``."""

@@ -2,9 +2,10 @@
 
 ``CachedBackend(backend, path)`` wraps any backend. The key is the SHA-256 of the request as
 canonical JSON: the model spec, the settings that can change a reply (all but the transport-only
-``timeout_s``, ``retries`` and ``keep_alive``), the system prompt, the messages, the output mode,
-the schema *with its key order* (a reordered schema is a different request), the schema name and
-``cache_key_extra``. Modes:
+``timeout_s``, ``retries``, ``keep_alive``, and ``base_url`` and ``context_window``: the same
+model and request behind another port or proxy is the same request), the system prompt, the
+messages, the output mode, the schema *with its key order* (a reordered schema is a different
+request), the schema name and ``cache_key_extra``. Modes:
 
 * ``"read_write"``: a hit returns the stored reply and sends nothing; a miss calls the model and
   stores its reply. Rerunning a benchmark reuses every recorded reply at no cost.
@@ -37,7 +38,7 @@ from maze_envs.policies.interface import Usage
 
 CacheMode = Literal["off", "read_write", "read_only"]
 CACHE_MODES: tuple[CacheMode, ...] = get_args(CacheMode)
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -165,6 +166,12 @@ class CachedBackend:
     @property
     def output_modes(self) -> tuple[OutputMode, ...]:
         return self.backend.output_modes
+
+    @property
+    def context_window(self) -> int | None:
+        """The wrapped backend's known context window, if it knows one."""
+        window = getattr(self.backend, "context_window", None)
+        return window if isinstance(window, int) else None
 
     def key(self, request: ModelRequest) -> str:
         """The cache key of ``request`` (with its repeat number when ``distinct_repeats``)."""

@@ -4,12 +4,18 @@ Every choice that changed how models played in the Maze Escape study is a field 
 :class:`HarnessSettings`, validated, and reported by ``policy.harness()`` for the game's meta in
 the journal. :func:`decide` is the loop both policies share:
 
-1. send the request (the backend retries 429/5xx/timeouts itself);
-2. parse the raw reply with the named quirk rules (:mod:`llm_policies.parsing`);
-3. on an unusable reply, re-ask with the reason, up to ``parse_retries`` times;
-4. give back the values, or ``fallback`` (still unusable) or ``outage`` (the model could not be
-   reached: :class:`~llm_policies.backends.base.ModelUnavailable`, or any other backend failure),
-   with a record of every attempt for the journal. It never raises because of a model.
+1. check the request (:class:`~llm_policies.guard.Guard`): it must fit the context window and
+   the game's caps, whose share it reserves; else ``fallback`` (reason ``context`` or ``cap``)
+   without sending it;
+2. send the request (the backend retries 429/5xx/timeouts itself), then charge what it cost;
+3. parse the raw reply with the named quirk rules (:mod:`llm_policies.parsing`);
+4. on an unusable reply, re-ask with the reason and a short excerpt of the reply, up to
+   ``parse_retries`` times;
+5. give back the values, or ``fallback`` (still unusable; or the server refused the prompt as
+   too long, reason ``context``; or it rejects the output mode, reason ``config``) or ``outage``
+   (the model could not be reached: :class:`~llm_policies.backends.base.ModelUnavailable`, or
+   any other backend failure), with a record of every attempt for the journal. It never raises
+   because of a model.
 """
 
 from __future__ import annotations
@@ -27,21 +33,31 @@ from pydantic import BaseModel, ConfigDict, Field
 from llm_policies.accounting import price
 from llm_policies.backends.base import (
     ChatMessage,
+    ContextLengthExceeded,
     ModelBackend,
     ModelError,
     ModelReply,
     ModelRequest,
 )
+from llm_policies.capabilities import is_mode_rejection
+from llm_policies.guard import Capped, Cleared, Guard, NoRoom
 from llm_policies.history import HistoryKind
 from llm_policies.parsing import ParseResult, parse_reply
 from llm_policies.prompts import load
 from llm_policies.schema import Check, ReplySchema
-from llm_policies.settings import ModelSettings, OutputMode
+from llm_policies.settings import HarnessOutputMode, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
 log = logging.getLogger(__name__)
 
 Status = Literal["ok", "fallback", "outage"]
+#: Why a decision fell back: no usable reply after the re-asks; a prompt over the context
+#: window; a configuration the server rejects (an output mode); a cap that the next request
+#: would break (the request was not sent).
+FallbackReason = Literal["unusable", "context", "config", "cap"]
+#: Characters of an unusable reply echoed back in a re-ask (enough to point at it; a whole
+#: runaway reply would fill the context window).
+ECHO_LIMIT = 300
 
 
 class HarnessSettings(BaseModel):
@@ -51,7 +67,10 @@ class HarnessSettings(BaseModel):
         prompt_version: Maze Escape: a rung of the ladder (``llm_policies.prompts``) or
             ``"latest"``; AGI Maze: ``"v1"`` (``"latest"`` means it too).
         wording: the observation wording version of :mod:`maze_envs.text` (None: newest).
-        output_mode: ``"tool"``, ``"native"`` or ``"prompted"``.
+        output_mode: ``"tool"``, ``"native"``, ``"grammar"``, ``"json_object"``, ``"prompted"``,
+            or ``"auto"``
+            (probe the server once and take the best mode it honours; the default for
+            OpenAI-compatible servers declared ``local``).
         check: the one-line check field: ``"off"``, ``"optional"`` or ``"required"``.
         order: ``"check_first"`` (reasoning fields before the action), ``"move_first"``, or every
             field name in order.
@@ -72,7 +91,7 @@ class HarnessSettings(BaseModel):
 
     prompt_version: str = "latest"
     wording: str | None = None
-    output_mode: OutputMode = "tool"
+    output_mode: HarnessOutputMode = "tool"
     check: Check = "off"
     order: Literal["check_first", "move_first"] | tuple[str, ...] = "check_first"
     history: HistoryKind = "observations"
@@ -110,7 +129,13 @@ def priced(backend: ModelBackend, reply: ModelReply) -> Usage:
 
 @dataclass
 class Outcome:
-    """What one decision came to: the values (ok), or the status and error, and its record."""
+    """What one decision came to: the values (ok), or the status and error, and its record.
+
+    ``reason`` says why a ``fallback`` happened (:data:`FallbackReason`); ``quirks`` are the
+    successful attempt's (a failed attempt's quirks are in the record's ``failed_quirks``);
+    ``notices`` what the backend and the checks noticed (context warnings, cap breaches), for
+    the game's record.
+    """
 
     status: Status
     values: dict[str, Any] | None
@@ -118,17 +143,27 @@ class Outcome:
     record: dict[str, Any]
     error: str | None = None
     quirks: Counter[str] = field(default_factory=Counter)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    reason: FallbackReason | None = None
 
 
 def _raw(reply: ModelReply) -> dict[str, Any]:
     return {"text": reply.text, "tool_arguments": reply.tool_arguments}
 
 
-def _assistant_echo(reply: ModelReply) -> str:
-    # what the model sent, so the retry message can point at it
-    if reply.tool_arguments is not None:
-        return reply.tool_arguments
-    return reply.text or ""
+def echo_excerpt(reply: ModelReply, limit: int = ECHO_LIMIT) -> str:
+    """What the model sent, for the re-ask to point at: at most ``limit`` characters.
+
+    >>> from maze_envs.policies.interface import Usage
+    >>> echo_excerpt(ModelReply("x" * 1000, None, Usage(), "m", 0.0, {}), limit=10)
+    'xxxxxxxxxx [... 990 more characters]'
+    """
+    said = reply.tool_arguments if reply.tool_arguments is not None else reply.text or ""
+    if not said:
+        return "(empty reply)"
+    if len(said) <= limit:
+        return said
+    return f"{said[:limit]} [... {len(said) - limit} more characters]"
 
 
 def encode_messages(
@@ -170,93 +205,216 @@ async def decide(
     schema: ReplySchema,
     settings: ModelSettings,
     harness: HarnessSettings,
+    mode: OutputMode | None = None,
     check_values: Callable[[dict[str, Any]], str | None] | None = None,
     previous_messages: Sequence[ChatMessage] | None = None,
     cache_key_extra: str = "",
+    cache_history: bool = False,
+    guard: Guard | None = None,
 ) -> Outcome:
-    """One decision; see the module docstring. ``check_values`` rejects parsed values
-    (e.g. an action the labyrinth does not offer right now) with a reason for the retry."""
+    """One decision; see the module docstring.
+
+    ``mode`` is the output mode to send (the one ``auto`` chose; default the harness's own);
+    ``check_values`` rejects parsed values (e.g. an action the labyrinth does not offer right
+    now) with a reason for the retry; ``guard`` checks each request against the context window
+    and the game's caps before it is sent, and charges what it cost.
+    """
+    if mode is None:
+        if harness.output_mode == "auto":
+            raise ValueError("decide() needs the output mode that 'auto' chose (mode=...)")
+        mode = harness.output_mode
     retry_text = load("escape/reply.toml")["retry"]["invalid"]
     conversation = list(messages)
-    usage = Usage()
-    quirks: Counter[str] = Counter()
-    attempts: list[dict[str, Any]] = []
-    record: dict[str, Any] = {
-        "model": backend.spec,
-        "system": blob(system),
-        "messages": encode_messages(messages, previous_messages),
-        "schema_name": schema.name,
-        "schema": blob(schema.schema_text),
-        "fields": list(schema.fields),
-        "output_mode": harness.output_mode,
-        "attempts": attempts,
-    }
+    decision = _Decision(
+        {
+            "model": backend.spec,
+            "system": blob(system),
+            "messages": encode_messages(messages, previous_messages),
+            "schema_name": schema.name,
+            "schema": blob(schema.schema_text),
+            "fields": list(schema.fields),
+            "output_mode": mode,
+            "attempts": [],
+        }
+    )
     error: str | None = None
     for attempt in range(harness.parse_retries + 1):
         request = ModelRequest(
             system=system,
             messages=tuple(conversation),
-            output_mode=harness.output_mode,
+            output_mode=mode,
             schema=schema.json_schema,
             schema_name=schema.name,
             settings=settings,
             cache_key_extra=cache_key_extra,
+            cache_history=cache_history,
         )
+        cleared = Cleared(None, None)
+        if guard is not None:
+            checked = await guard.check(request)
+            if isinstance(checked, NoRoom):
+                return decision.fail("context", checked.message, context=checked.to_json())
+            if isinstance(checked, Capped):
+                return decision.fail("cap", checked.reason)
+            cleared = checked
+        endpoint = guard.endpoint if guard is not None else None
+        first = await endpoint.first_request(mode) if endpoint is not None else False
+        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
+            _settle(guard, request, cleared, None, Usage())
+            reason = endpoint.rejected(mode) or ""
+            return decision.fail("config", mode_rejected_message(mode, reason))
+        served = False
         try:
             reply = await backend.complete(request)
+            served = True
+        except ContextLengthExceeded as exc:
+            served = True  # the server took the mode; the prompt was too long
+            _settle(guard, request, cleared, None, Usage())
+            if endpoint is not None and exc.window is not None:
+                endpoint.learn_window(exc.window, "error")
+            return decision.fail(
+                "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
+            )
         except ModelError as exc:
-            return _outage(record, usage, quirks, exc.to_json(), str(exc))
+            _settle(guard, request, cleared, None, Usage())
+            if is_mode_rejection(exc, mode):
+                if endpoint is not None:
+                    endpoint.reject(mode, exc.message)
+                return decision.fail(
+                    "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
+                )
+            return decision.outage(exc.to_json(), str(exc))
         except Exception as exc:  # a backend bug must not end the game either
+            _settle(guard, request, cleared, None, Usage())
             log.exception("backend %s failed unexpectedly", backend.spec)
-            return _outage(
-                record, usage, quirks, {"error": type(exc).__name__, "message": str(exc)}, repr(exc)
+            return decision.outage({"error": type(exc).__name__, "message": str(exc)}, repr(exc))
+        finally:
+            if first and endpoint is not None:
+                endpoint.answered(mode, served)
+        if mode == "tool" and reply.tool_arguments is None:
+            decision.notices.append(
+                {
+                    "kind": "mode_ignored",
+                    "mode": "tool",
+                    "detail": "no tool call came back (a server that ignores tool_choice, such "
+                    "as llama.cpp's, never shows the model the tool): output_mode=auto picks a "
+                    "mode the server honours",
+                }
             )
         call_usage = priced(backend, reply)
-        usage = usage + call_usage
-        result: ParseResult = parse_reply(
-            reply.text, reply.tool_arguments, schema, harness.output_mode
-        )
-        quirks.update(result.quirks)
+        breach = _settle(guard, request, cleared, reply, call_usage)
+        result: ParseResult = parse_reply(reply.text, reply.tool_arguments, schema, mode)
         error = result.error
         if result.values is not None and check_values is not None:
             error = check_values(result.values)
-        attempts.append(
-            {
-                "raw": _raw(reply),
-                "reply_model": reply.model,
-                "provider_reply": reply.raw,
-                "quirks": result.quirks,
-                "error": error,
-                "usage": call_usage.to_json(),
-                "latency_s": reply.latency_s,
-                "cached": reply.cached,
-                "transport_retries": [a.to_json() for a in reply.retries],
-            }
-        )
+        decision.add_attempt(reply, call_usage, result, error, cleared, breach)
         if error is None and result.values is not None:
-            record.update(values=result.values, status="ok", retries=attempt)
-            record.update(quirks=dict(quirks), usage=usage.to_json())
-            return Outcome("ok", result.values, usage, record, None, quirks)
+            return decision.ok(result.values, attempt, result.quirks)
+        decision.failed_quirks.update(result.quirks)
         if attempt < harness.parse_retries:
             conversation += [
-                ChatMessage("assistant", _assistant_echo(reply) or "(empty reply)"),
+                ChatMessage("assistant", echo_excerpt(reply)),
                 ChatMessage("user", retry_text.format(error=error)),
             ]
-    record.update(values=None, status="fallback", retries=harness.parse_retries, error=error)
-    record.update(quirks=dict(quirks), usage=usage.to_json())
-    return Outcome("fallback", None, usage, record, error, quirks)
+    return decision.fail("unusable", error or "no usable reply", retries=harness.parse_retries)
 
 
-def _outage(
-    record: dict[str, Any],
+def _settle(
+    guard: Guard | None,
+    request: ModelRequest,
+    cleared: Cleared,
+    reply: ModelReply | None,
     usage: Usage,
-    quirks: Counter[str],
-    detail: dict[str, Any],
-    message: str,
-) -> Outcome:
-    record.update(values=None, status="outage", error=message, outage=detail)
-    record.update(quirks=dict(quirks), usage=usage.to_json(), retries=len(record["attempts"]))
-    return Outcome("outage", None, usage, record, message, quirks)
+) -> dict[str, Any] | None:
+    return None if guard is None else guard.settle(request, cleared, reply, usage)
+
+
+def mode_rejected_message(mode: OutputMode, detail: str) -> str:
+    """The configuration error of a server that rejects output ``mode``, with what to change.
+
+    >>> print(mode_rejected_message("native", "x: status_code: 500, body: Input should be "
+    ...                             "'text' or 'json_object'"))
+    config: the server rejects output_mode='native' (Input should be 'text' or 'json_object');
+    set output_mode=auto (probes the server and picks a mode it honours) or one of grammar,
+    json_object, prompted
+    """
+    others = ", ".join(m for m in ("grammar", "json_object", "prompted") if m != mode)
+    _, found, body = detail.partition("body: ")
+    short = " ".join((body if found else detail).split())
+    short = short if len(short) <= 200 else short[:200] + "..."
+    return (
+        f"config: the server rejects output_mode={mode!r} ({short}); set "
+        f"output_mode=auto (probes the server and picks a mode it honours) or one of {others}"
+    )
+
+
+@dataclass
+class _Decision:
+    """The record and totals of one decision as its attempts come in."""
+
+    record: dict[str, Any]
+    usage: Usage = field(default_factory=Usage)
+    failed_quirks: Counter[str] = field(default_factory=Counter)
+    notices: list[dict[str, Any]] = field(default_factory=list)
+    cap_breaches: int = 0
+
+    def add_attempt(
+        self,
+        reply: ModelReply,
+        usage: Usage,
+        result: ParseResult,
+        error: str | None,
+        cleared: Cleared,
+        breach: dict[str, Any] | None,
+    ) -> None:
+        self.usage = self.usage + usage
+        self.notices.extend(reply.notices)
+        entry: dict[str, Any] = {
+            "raw": _raw(reply),
+            "reply_model": reply.model,
+            "provider_reply": reply.raw,
+            "quirks": result.quirks,
+            "error": error,
+            "usage": usage.to_json(),
+            "latency_s": reply.latency_s,
+            "cached": reply.cached,
+            "transport_retries": [a.to_json() for a in reply.retries],
+        }
+        if cleared.count is not None:
+            entry["prompt_tokens_before"] = cleared.count.to_json()
+        if breach is not None:
+            entry["cap_breach"] = breach
+            self.cap_breaches += 1
+            self.notices.append({"kind": "cap_breach", **breach})
+        self.record["attempts"].append(entry)
+
+    def _outcome(
+        self, status: Status, values: dict[str, Any] | None, retries: int, error: str | None
+    ) -> Outcome:
+        self.record.update(values=values, status=status, retries=retries)
+        self.record.update(usage=self.usage.to_json(), failed_quirks=dict(self.failed_quirks))
+        if self.cap_breaches:
+            self.record["cap_breaches"] = self.cap_breaches
+        return Outcome(status, values, self.usage, self.record, error, notices=self.notices)
+
+    def ok(self, values: dict[str, Any], retries: int, quirks: Mapping[str, int]) -> Outcome:
+        self.record["quirks"] = dict(quirks)
+        outcome = self._outcome("ok", values, retries, None)
+        outcome.quirks = Counter(quirks)
+        return outcome
+
+    def fail(
+        self, reason: FallbackReason, error: str, *, retries: int | None = None, **detail: Any
+    ) -> Outcome:
+        self.record.update(error=error, fallback_reason=reason, quirks={}, **detail)
+        tries = len(self.record["attempts"]) if retries is None else retries
+        outcome = self._outcome("fallback", None, tries, error)
+        outcome.reason = reason
+        return outcome
+
+    def outage(self, detail: dict[str, Any], message: str) -> Outcome:
+        self.record.update(error=message, outage=detail, quirks={})
+        return self._outcome("outage", None, len(self.record["attempts"]), message)
 
 
 def prompt_text(request: ModelRequest) -> str:

@@ -11,7 +11,9 @@ The designs the AGI Maze benchmark's own baseline agents compare, each selectabl
 ``window`` keeps only the last N steps (a sliding window; ``None`` keeps all). Without a window
 the history only grows at its end, so each request starts with the previous request's bytes and
 provider prompt caches hit; a sliding window changes the start of the history on every step once
-it is full, which is the price of a bounded prompt.
+it is full, which is the price of a bounded prompt. ``messages(current, start=k)`` also leaves
+out the steps before ``k``: the policy's automatic trim when the history would not fit the
+model's context window.
 
 Example:
     >>> history = History("planning")
@@ -92,9 +94,17 @@ class History:
         ordered = {f: reply[f] for f in self.field_order if f in kept and f in reply}
         self.steps.append(_Step(observation, ordered, json.dumps(ordered, ensure_ascii=False)))
 
-    def messages(self, current: str) -> list[tuple[Role, str]]:
-        """(role, content) pairs: the kept steps, then ``current`` as the last user message."""
-        shown = self.steps if self.window is None else self.steps[-self.window :]
+    def first_shown(self, start: int = 0) -> int:
+        """The index of the first step shown: after the window and after ``start``."""
+        first = 0 if self.window is None else max(0, len(self.steps) - self.window)
+        return max(first, min(start, len(self.steps)))
+
+    def messages(self, current: str, start: int = 0) -> list[tuple[Role, str]]:
+        """(role, content) pairs: the kept steps, then ``current`` as the last user message.
+
+        ``start`` leaves out the steps before it too (an automatic trim to fit the context).
+        """
+        shown = self.steps[self.first_shown(start) :]
         dropped = len(self.steps) - len(shown)
         out: list[tuple[Role, str]] = []
         for step in shown:

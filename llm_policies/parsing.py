@@ -43,6 +43,8 @@ QUIRKS: Final[dict[str, str]] = {
     "code_fence": "the JSON was wrapped in a Markdown code fence",
     "leading_prose": "text before the JSON object",
     "trailing_prose": "text after the JSON object",
+    "think_block": "reasoning in a <think>...</think> block before the answer (ignored, JSON "
+    "inside it included: the reply's own JSON is the one after it)",
     "double_encoded": "the JSON object arrived as a JSON string holding JSON",
     "python_literal": "a Python dict literal (single quotes, None/True) instead of JSON",
     "list_wrapped": "the object arrived inside a one-element list",
@@ -67,6 +69,7 @@ QuirkName = Literal[
     "code_fence",
     "leading_prose",
     "trailing_prose",
+    "think_block",
     "double_encoded",
     "python_literal",
     "list_wrapped",
@@ -102,11 +105,17 @@ MOVE_WORDS: Final[dict[str, str]] = {
     "stay": "STAY",
 }
 _FENCE: Final = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
+# a reasoning block (DeepSeek-R1, Qwen3, SmolLM3...); an unclosed one runs to the end of the text
+_THINK: Final = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass
 class ParseResult:
-    """The reply values (``None`` when unusable), the quirks that fired, and the error."""
+    """The reply values (``None`` when unusable), the quirks that fired, and the error.
+
+    ``quirks`` counts each kind once per reply (``{"extra_keys": 1}`` however many extra keys
+    it had): the results sum replies that needed a rule, not occurrences inside one reply.
+    """
 
     values: dict[str, Any] | None
     quirks: dict[str, int] = field(default_factory=dict)
@@ -158,6 +167,20 @@ def _python_literal(text: str, start: int, quirks: Counter[str]) -> tuple[Any, i
             quirks["python_literal"] += 1
             return value, end + 1
     raise _Unusable("the reply's JSON is malformed")
+
+
+def _without_thinking(raw: str, quirks: Counter[str]) -> str:
+    """``raw`` without its ``<think>...</think>`` blocks (JSON inside them is not the reply)."""
+    if "<think" not in raw.lower():
+        return raw
+    text, n = _THINK.subn("", raw)
+    if n:
+        quirks["think_block"] += 1
+        if not text.strip():
+            raise _Unusable(
+                "the reply holds only a <think> block; the JSON object must come after it"
+            )
+    return text
 
 
 def _decode(raw: str, quirks: Counter[str]) -> Any:
@@ -295,8 +318,9 @@ def parse_reply(
     """Reply values from a raw reply: ``text`` and/or the raw arguments of a tool call.
 
     In ``tool`` mode the tool arguments are read, or else JSON found in the text
-    (``json_as_text``); in ``native`` and ``prompted`` modes the text, or else tool arguments
-    (``tool_call_as_text_mode``). Never raises for a bad reply: the result carries the error.
+    (``json_as_text``); in the text modes (``native``, ``json_object``, ``prompted``) the text, or
+    else tool arguments (``tool_call_as_text_mode``). A ``<think>...</think>`` block is dropped
+    first (``think_block``). Never raises for a bad reply: the result carries the error.
     """
     if mode not in OUTPUT_MODES:
         raise ValueError(f"output mode must be one of {', '.join(OUTPUT_MODES)}, got {mode!r}")
@@ -318,14 +342,19 @@ def parse_reply(
     else:
         return ParseResult(None, {}, "the reply is empty", "none")
     try:
-        obj = _decode(raw, quirks)
+        obj = _decode(_without_thinking(raw, quirks), quirks)
         obj = _strip_schema_keys(obj, schema, quirks)
         obj = _normalise_keys(obj, schema, quirks)
         _normalise_values(obj, schema, quirks)
         values = schema.validate(obj)
     except (_Unusable, ValueError) as exc:
-        return ParseResult(None, dict(quirks), str(exc), source)
-    return ParseResult(values, dict(quirks), None, source)
+        return ParseResult(None, _once_each(quirks), str(exc), source)
+    return ParseResult(values, _once_each(quirks), None, source)
+
+
+def _once_each(quirks: Counter[str]) -> dict[str, int]:
+    # one count per reply and kind, in the order the rules fired
+    return dict.fromkeys(quirks, 1)
 
 
 def count_quirks(results: Mapping[str, int], into: Counter[str]) -> None:

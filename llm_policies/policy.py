@@ -14,26 +14,29 @@ Both return a :class:`~maze_envs.policies.interface.Decision` whose ``record`` h
 (stable part as a journal blob, stored once; the messages inline, a growing history as only its
 new messages), each attempt's raw reply, the quirks applied, retries, usage, cost and latency;
 ``status`` is ``"fallback"`` or ``"outage"`` when the action is not the model's play; ``stop``
-asks the runner to end the game when a cap is reached. ``harness()`` returns every harness
-setting for the game's meta.
+asks the runner to end the game when a cap is reached, when a Maze Escape prompt cannot fit the
+model's context window (``"context: ..."``), or when the server rejects the output mode
+(``"config: ..."``). An AGI Maze history that would not fit is trimmed instead (its oldest steps
+left out, recorded). ``harness()`` returns every harness setting for the game's meta.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final
 
-from llm_policies.accounting import Budget
+from pydantic import ValidationError
+
 from llm_policies.backends.base import ChatMessage, ModelBackend
-from llm_policies.harness import HarnessSettings, Outcome, decide
+from llm_policies.harness import Outcome
 from llm_policies.history import REASONING_FIELD, History
+from llm_policies.policy_base import LLMPolicyBase
 from llm_policies.prompts import resolve_version
 from llm_policies.prompts.agimaze import AGIMAZE_PROMPT_VERSIONS, agimaze_system
 from llm_policies.prompts.escape import escape_system, escape_user
-from llm_policies.schema import ReplySchema, agimaze_schema, escape_action, escape_schema
-from llm_policies.settings import ModelSettings
+from llm_policies.schema import agimaze_schema, escape_action, escape_schema, short_errors
+from llm_policies.settings import OutputMode
+from llm_policies.tokens import estimate_count, reply_reserve
 from maze_envs.agimaze.backends import rejected_action
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.set_env import (
@@ -43,154 +46,20 @@ from maze_envs.agimaze.set_env import (
     not_started_message,
 )
 from maze_envs.escape.types import Action, Config, Observation
-from maze_envs.policies.interface import (
-    AgiMazeEpisode,
-    AsyncPolicyBase,
-    Decision,
-    EscapeEpisode,
-    Usage,
-)
+from maze_envs.policies.interface import AgiMazeEpisode, Decision, EscapeEpisode
 from maze_envs.text.agimaze import render_agimaze
 from maze_envs.text.wording import load_wording
 
-log = logging.getLogger(__name__)
-
-EpisodeT = TypeVar("EpisodeT")
-ObsT = TypeVar("ObsT")
-ActT = TypeVar("ActT")
-
-#: Backend closes scheduled by ``close()`` inside a running event loop.
-_CLOSING: set[asyncio.Task[None]] = set()
 #: The Maze Escape action of a decision that is not the model's play.
 ESCAPE_FALLBACK: Final = Action(move="STAY")
+#: An AGI Maze history trimmed to fit is cut to this share of the room, so that it is not cut
+#: again at the next step (each cut changes the prompt's start: no provider cache hit).
+TRIM_TARGET: Final = 0.75
+#: Trims of one AGI Maze decision after context-length errors before the game stops.
+CONTEXT_RETRIES: Final = 4
 
 
-class _LLMPolicy(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, ActT]):
-    """What both LLM policies share: backend, settings, caps, counters, harness report."""
-
-    privileged: ClassVar[bool] = False
-    env_kind: ClassVar[str] = ""
-
-    def __init__(
-        self,
-        backend: ModelBackend,
-        *,
-        settings: ModelSettings | None = None,
-        harness: HarnessSettings | None = None,
-        run_budget: Budget | None = None,
-        **harness_options: Any,
-    ) -> None:
-        if harness is not None and harness_options:
-            raise ValueError("give harness= or harness options as keywords, not both")
-        self.backend = backend
-        self.settings = settings if settings is not None else ModelSettings()
-        self.options = harness if harness is not None else HarnessSettings(**harness_options)
-        mode = self.options.output_mode
-        served = getattr(backend, "output_modes", None)
-        if served and mode not in served and "output_mode" not in self.options.model_fields_set:
-            # not chosen by the user: the backend's own first mode (Ollama: native JSON schema)
-            self.options = self.options.model_copy(update={"output_mode": served[0]})
-        elif served is not None and mode not in served:
-            raise ValueError(
-                f"output mode {mode!r} is not served by {backend.spec}; use one of "
-                f"{', '.join(served)}"
-            )
-        self.run_budget = run_budget
-        self.caps = self._game_budget()
-        self.schema: ReplySchema | None = None
-        self.system = ""
-        self.failures_in_a_row = 0
-        self.total_usage = Usage()
-        self._previous_messages: tuple[ChatMessage, ...] | None = None
-        self._harness_recorded = False
-
-    # -- what the runner stores ------------------------------------------------------------
-
-    def harness(self) -> dict[str, Any]:
-        """Every harness setting of this policy, plain JSON for the game's meta."""
-        options = self.options.model_dump(mode="json")
-        return {
-            "policy": type(self).__name__,
-            "env": self.env_kind,
-            "model": self.backend.spec,
-            "local": bool(getattr(self.backend, "local", False)),
-            "temperature": self.settings.temperature,
-            "settings": self.settings.model_dump(mode="json"),
-            "schema_order": list(self.schema.fields) if self.schema else None,
-            **options,
-        }
-
-    # -- shared per-game bookkeeping -------------------------------------------------------
-
-    def _game_budget(self) -> Budget:
-        limits = (self.options.max_tokens_per_game, self.options.max_cost_per_game)
-        if self.run_budget is not None:
-            return self.run_budget.child(*limits, name="game")
-        return Budget(*limits, name="game")
-
-    def _start_game(self) -> None:
-        self.caps = self._game_budget()
-        self.failures_in_a_row = 0
-        self._previous_messages = None
-        self._harness_recorded = False
-
-    def _stop_reason(self, outcome: Outcome) -> str | None:
-        self.caps.charge(outcome.usage)  # a child budget charges the run budget too
-        self.total_usage = self.total_usage + outcome.usage
-        if outcome.status == "ok":
-            self.failures_in_a_row = 0
-        else:
-            self.failures_in_a_row += 1
-        reason = self.caps.exceeded()
-        limit = self.options.max_consecutive_fallbacks
-        if reason is None and limit is not None and self.failures_in_a_row >= limit:
-            what = "model unavailable" if outcome.status == "outage" else "no usable reply"
-            reason = f"{what} in {self.failures_in_a_row} decisions in a row: {outcome.error}"
-        return reason
-
-    async def _decide(
-        self, messages: list[ChatMessage], check_values: Any = None, extra: str = ""
-    ) -> Outcome:
-        assert self.schema is not None, "reset() comes before the first decision"
-        outcome = await decide(
-            self.backend,
-            system=self.system,
-            messages=messages,
-            schema=self.schema,
-            settings=self.settings,
-            harness=self.options,
-            check_values=check_values,
-            previous_messages=self._previous_messages,
-            cache_key_extra=extra,
-        )
-        self._previous_messages = tuple(messages)
-        if not self._harness_recorded:
-            # the runner stores the game meta before the policies' reset, so the settings that
-            # only the game decides (schema order, notebook mode) travel with the first decision
-            outcome.record["harness"] = self.harness()
-            self._harness_recorded = True
-        return outcome
-
-    async def aclose(self) -> None:
-        """Close the backend's connections."""
-        await self.backend.aclose()
-
-    def close(self) -> None:
-        """Close the backend: now when no event loop runs, else as a task of the running loop."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            try:
-                asyncio.run(self.backend.aclose())
-            except Exception:  # closing must never fail a run
-                log.warning("closing %s failed", self.backend.spec, exc_info=True)
-            return
-        task = loop.create_task(self.backend.aclose())
-        _CLOSING.add(task)  # keep a reference until it is done
-        task.add_done_callback(_CLOSING.discard)
-
-
-class EscapeLLMPolicy(_LLMPolicy[EscapeEpisode, Observation, Action]):
+class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
     """A language model playing one Maze Escape agent (see the module docstring).
 
     Example:
@@ -223,16 +92,23 @@ class EscapeLLMPolicy(_LLMPolicy[EscapeEpisode, Observation, Action]):
         config = episode.config
         self.config = config
         self.schema = escape_schema(config, check=self.options.check, order=self.options.order)
-        self.system = escape_system(
-            config,
-            agent,
+        self.system = self._build_system(self.mode) if self.mode is not None else ""
+        # the agents of one game share its caps: the game is the config object the env gave
+        # every agent, reset together before the first turn (llm_policies.game)
+        key = ("escape", id(config), episode.env_id, tuple(episode.agents))
+        self._start_game(agent, key, config)
+
+    def _build_system(self, mode: OutputMode) -> str:
+        assert self.config is not None and self.schema is not None
+        return escape_system(
+            self.config,
+            self.agent,
             self.schema,
-            self.options.output_mode,
+            mode,
             version=self.version,
             check=self.options.check,
             wording=self.options.wording,
         )
-        self._start_game()
 
     def prompt(self, observation: Observation) -> list[ChatMessage]:
         """The messages of this turn's request (one user message)."""
@@ -243,12 +119,16 @@ class EscapeLLMPolicy(_LLMPolicy[EscapeEpisode, Observation, Action]):
         return [ChatMessage("user", text)]
 
     async def aact(self, observation: Observation) -> Decision[Action]:
-        outcome = await self._decide(self.prompt(observation), extra=f"escape:{self.version}")
+        outcome = await self._decide(
+            lambda: self.prompt(observation), action_error, extra=f"escape:{self.version}"
+        )
         action = escape_action(outcome.values) if outcome.values is not None else ESCAPE_FALLBACK
         record = outcome.record
         record.update(
             agent=self.agent, turn=observation.turn, action=action.model_dump(mode="json")
         )
+        if outcome.values is None:
+            record["fallback_action"] = record["action"]
         return Decision(
             action,
             record=record,
@@ -258,7 +138,17 @@ class EscapeLLMPolicy(_LLMPolicy[EscapeEpisode, Observation, Action]):
         )
 
 
-class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
+def action_error(values: Mapping[str, Any]) -> str | None:
+    """Why reply values make no Maze Escape action (a splice position beyond the action space
+    that a schema without bounds let through...), for the re-ask; ``None`` when they do."""
+    try:
+        escape_action(values)
+    except ValueError as exc:  # pydantic's ValidationError included
+        return short_errors(exc) if isinstance(exc, ValidationError) else str(exc)
+    return None
+
+
+class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
     """A language model playing AGI Maze (one labyrinth, or a labyrinth set).
 
     The fallback after unusable replies follows the environment's handling of a bad action
@@ -267,6 +157,11 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
     single-labyrinth environment has no action that costs nothing, so there the fallback is the
     labyrinth's first action and uses a step like any other (recorded as ``fallback``). Before
     falling back, each unusable reply is answered with the environment's own rejection text.
+
+    When the context window is known and the history would not fit it (with room for the
+    reply), the oldest steps are left out, as a window would, down to :data:`TRIM_TARGET` of
+    the room; the decision records ``history_trim`` and the game's record a notice. A
+    context-length error from the server trims further and asks again.
     """
 
     env_kind: ClassVar[str] = "agimaze"
@@ -286,6 +181,9 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
         self._set_seed: int | None = None
         self.is_set = False
         self.actions: tuple[str, ...] = ()
+        #: steps before this one are left out to fit the context window (automatic trim)
+        self.history_start = 0
+        self._trim: dict[str, Any] | None = None
 
     def harness(self) -> dict[str, Any]:
         info = super().harness()
@@ -303,16 +201,7 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
         self.schema = agimaze_schema(
             enum, reasoning=reasoning, check=self.options.check, order=self.options.order
         )
-        self.system = agimaze_system(
-            episode,
-            self.schema,
-            self.options.output_mode,
-            history=self.options.history,
-            window=self.options.window,
-            check=self.options.check,
-            version=self.version,
-            wording=self.options.wording,
-        )
+        self.system = self._build_system(self.mode) if self.mode is not None else ""
         index = episode.extra.get("index") if isinstance(episode.extra, Mapping) else None
         continuing = (
             self.options.set_memory
@@ -328,7 +217,21 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
             return  # the next labyrinth of the same set: history, caps and counters go on
         self.history = History(self.options.history, self.options.window, self.schema.fields)
         self._message_cache = {}
-        self._start_game()
+        self.history_start = 0
+        self._start_game(agent)
+
+    def _build_system(self, mode: OutputMode) -> str:
+        assert self.episode is not None and self.schema is not None
+        return agimaze_system(
+            self.episode,
+            self.schema,
+            mode,
+            history=self.options.history,
+            window=self.options.window,
+            check=self.options.check,
+            version=self.version,
+            wording=self.options.wording,
+        )
 
     def _allowed(self, observation: AgiMazeObservation) -> tuple[str, ...]:
         return (START_ACTION,) if observation.waiting else self.actions
@@ -342,6 +245,33 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
             return not_available_message(action, self.actions)
         return rejected_action(action, list(self.actions), dict(observation.inventory)).text
 
+    async def _decide_fitted(self, current: str, check: Any) -> Outcome:
+        """A decision on a history that fits the context window (trimmed further and asked
+        again after a context-length error, up to :data:`CONTEXT_RETRIES` times)."""
+        refused: list[dict[str, Any]] = []
+        for _ in range(CONTEXT_RETRIES):
+            self._trim = None
+            outcome = await self._decide(
+                lambda: self._fitted(current),
+                check,
+                extra=f"agimaze:{self.version}",
+                cache_history=True,
+            )
+            if self._trim is not None:
+                outcome.record["history_trim"] = self._trim
+            if outcome.reason != "context" or not self._trim_more():
+                break
+            refused.append(outcome.record)
+        if refused:  # the requests the server refused as too long, and what they taught
+            record = outcome.record
+            record["context_retries"] = [
+                {"error": r.get("error"), "context": r.get("context")} for r in refused
+            ]
+            notices = [n for r in refused for n in r.get("notices", [])]
+            if notices:
+                record["notices"] = [*notices, *record.get("notices", [])]
+        return outcome
+
     def _fallback(self, observation: AgiMazeObservation) -> str:
         if self.is_set:
             # not played, no budget used: the set's documented handling of a bad action
@@ -352,26 +282,77 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
         """This step's observation text and the request's messages (history first)."""
         assert self.episode is not None, "reset() comes before the first decision"
         current = render_agimaze(observation, self.episode, wording=self.options.wording)
+        return current, self._messages(current)
+
+    def _messages(self, current: str) -> list[ChatMessage]:
         cache = self._message_cache
         messages = []
-        for role, content in self.history.messages(current):
+        for role, content in self.history.messages(current, self.history_start):
             message = cache.get((role, content))
             if message is None:
                 message = ChatMessage(role, content)
                 if len(cache) < 4096:  # the same texts come back every step
                     cache[(role, content)] = message
             messages.append(message)
-        return current, messages
+        return messages
+
+    def _fitted(self, current: str) -> list[ChatMessage]:
+        """The messages, the oldest steps left out when they would not fit the context window."""
+        messages = self._messages(current)
+        window = self.endpoint.context_window
+        if window is None or self.mode is None:
+            return messages
+        room = window - reply_reserve(self.settings.max_output_tokens)
+        schema = len(self.schema.schema_text.encode()) if self.schema is not None else 0
+        fixed = len(self.system.encode()) + (schema if self.mode in ("tool", "native") else 0)
+        size = fixed + sum(len(m.content.encode()) for m in messages)
+        rate = self.endpoint.rate
+        if estimate_count(size, len(messages), rate).high <= room:
+            return messages
+        steps, first = self.history.steps, self.history.first_shown(self.history_start)
+        start = first
+        target = int(TRIM_TARGET * room)
+        while (
+            start < len(steps)
+            and estimate_count(size, 2 * (len(steps) - start) + 1, rate).high > target
+        ):
+            size -= len(steps[start].observation.encode()) + len(steps[start].text.encode())
+            start += 1
+        self._note_trim(first, start, window, room)
+        return self._messages(current)
+
+    def _note_trim(self, first: int, start: int, window: int, room: int) -> None:
+        self.history_start = start
+        self._trim = {
+            "left_out": start - first,
+            "first_shown": start,
+            "steps": len(self.history.steps),
+            "context_window": window,
+            "room": room,
+        }
+        self._pending_notices.append({"kind": "history_trim", **self._trim})
+
+    def _trim_more(self) -> bool:
+        """After a context-length error: leave out half of the shown steps (False: none left)."""
+        first = self.history.first_shown(self.history_start)
+        shown = len(self.history.steps) - first
+        if shown == 0:
+            return False
+        window = self.endpoint.context_window or 0
+        room = window - reply_reserve(self.settings.max_output_tokens)
+        self._note_trim(first, first + max(1, shown // 2 + shown % 2), window, room)
+        return True
 
     async def aact(self, observation: AgiMazeObservation) -> Decision[str]:
-        current, messages = self.prompt(observation)
+        assert self.episode is not None, "reset() comes before the first decision"
+        current = render_agimaze(observation, self.episode, wording=self.options.wording)
         allowed = self._allowed(observation)
 
         def check(values: Mapping[str, Any]) -> str | None:
             action = values["action"]
             return None if action in allowed else self._rejection(observation, action)
 
-        outcome = await self._decide(messages, check, extra=f"agimaze:{self.version}")
+        outcome = await self._decide_fitted(current, check)
         if outcome.values is not None:
             action = str(outcome.values["action"])
             self.history.add(current, outcome.values)
@@ -380,6 +361,8 @@ class AgiMazeLLMPolicy(_LLMPolicy[AgiMazeEpisode, AgiMazeObservation, str]):
             self.history.add(current, {"action": action})
         record = outcome.record
         record.update(agent=self.agent, step=observation.step, action=action)
+        if self.history_start:
+            record["history_left_out"] = self.history.first_shown(self.history_start)
         if outcome.values is None:
             record["fallback_action"] = action
         return Decision(

@@ -9,16 +9,21 @@ validated with clear errors; strings from the command line are converted (``"0.2
 Options:
     model settings (:class:`~llm_policies.settings.ModelSettings`): ``temperature``,
     ``max_output_tokens``, ``seed``, ``reasoning_effort``, ``timeout_s`` (alias ``timeout``),
-    ``retries``, ``num_ctx``, ``keep_alive``, ``think``, ``base_url``;
+    ``retries``, ``num_ctx``, ``context_window``, ``keep_alive``, ``think``, ``base_url``;
     harness (:class:`~llm_policies.harness.HarnessSettings`): ``prompt_version`` (alias
-    ``version``), ``wording``, ``output_mode`` (alias ``mode``), ``check``, ``order``,
-    ``history``, ``window``, ``parse_retries``, ``max_tokens_per_game``, ``max_cost_per_game``,
-    ``max_consecutive_fallbacks``, ``set_memory``;
+    ``version``), ``wording``, ``output_mode`` (alias ``mode``: ``auto``, ``tool``, ``native``,
+    ``grammar``, ``json_object``, ``prompted``), ``check``, ``order`` (``check_first``,
+    ``move_first`` or the fields in order, separated by ``|``:
+    ``order=radio|check|move|notebook``, a syntax that survives ``--policy``'s commas),
+    ``history``, ``window``, ``parse_retries``,
+    ``max_tokens_per_game``, ``max_cost_per_game`` (caps of the whole game: every agent of a
+    game charges one budget), ``max_consecutive_fallbacks``, ``set_memory``;
     response cache: ``cache`` (a SQLite path), ``cache_mode`` (``read_write``, ``read_only``,
     ``off``);
     run caps: ``max_tokens_per_run``, ``max_cost_per_run`` (one budget per ``run`` name in this
     process, shared by every policy made with the same name and caps), or ``run_budget`` (an
-    :class:`~llm_policies.accounting.Budget` object);
+    :class:`~llm_policies.accounting.Budget`, or any
+    :class:`~llm_policies.accounting.BudgetNode`: a run budget shared across processes);
     ``local`` (count a self-hosted server as local: cost 0), ``client`` / ``provider`` (an SDK
     client or pydantic-ai provider to send through: proxies, tests).
 
@@ -131,8 +136,10 @@ def _split(
             raise ValueError(
                 f"unknown option {raw_name!r} for {spec}{hint} (options: {', '.join(known)})"
             )
-    if isinstance(harness.get("order"), str) and "," in harness["order"]:
-        harness["order"] = tuple(f.strip() for f in harness["order"].split(","))
+    order = harness.get("order")
+    if isinstance(order, str) and ("|" in order or "," in order):
+        # "|" survives the command line's comma-separated options; "," works from Python
+        harness["order"] = tuple(f.strip() for f in order.replace(",", "|").split("|"))
     for key in ("think", "local", "set_memory"):
         source = model if key in model else harness if key in harness else other
         if isinstance(source.get(key), str):
@@ -140,6 +147,9 @@ def _split(
     for key in ("window", "max_tokens_per_game", "max_cost_per_game", "max_consecutive_fallbacks"):
         if isinstance(harness.get(key), str) and harness[key].strip().lower() in ("none", ""):
             harness[key] = None
+    for key in ("context_window", "max_output_tokens", "seed"):
+        if isinstance(model.get(key), str) and model[key].strip().lower() in ("none", ""):
+            model[key] = None
     return model, harness, other
 
 

@@ -4,14 +4,17 @@ The Maze Escape study replayed 60 recorded decisions at a lower temperature and 
 fall from 24% to 9%; a full game at that temperature then had 56%, because in a game each reply
 shapes the next prompt. So a replay is only half an experiment: :func:`replay_decisions`
 re-sends every recorded request (system prompt, messages, output mode and schema exactly as
-stored) with new model settings and compares the actions with the recorded ones (agreement,
-wall-move rate), and :func:`full_game_summary` reads full games played with the same settings
-from another journal; :class:`ReplayReport` shows both side by side.
+stored) with the recorded model settings (seed, output cap, temperature...: those the game was
+played with), changed only where ``--set`` says, and compares the actions with the recorded ones
+(agreement, wall-move rate); :func:`full_game_summary` reads full games played with the same
+settings from another journal; :class:`~llm_policies.replay_report.ReplayReport` shows both side
+by side. ``--set output_mode=...`` changes the output mode too.
 
-Wall-move rate: the share of decisions whose move goes through a side of the cell that is not
-``open`` (Maze Escape; read from the observation the decision was made on). AGI Maze has no
-walls in its observations, so there only agreement is compared, and the recorded games' bump
-rate (``bumped_wall``/``bumped_monolith`` events) is shown.
+The figures and what they leave out (fallbacks and outages, counted apart) are defined in
+:mod:`llm_policies.replay_report`. Wall-move rate: the share of decisions whose move goes through
+a side of the cell that is not ``open`` (Maze Escape; read from the observation the decision was
+made on). AGI Maze has no walls in its observations, so there only agreement is compared, and
+the recorded games' bump rate (``bumped_wall``/``bumped_monolith`` events) is shown.
 
 Command line: ``maze-envs replay-decisions JOURNAL [--model SPEC] [--set temperature=0.2]
 [--full-games OTHER.sqlite] [--games 1 2] [--limit 60] [--json report.json]``.
@@ -25,16 +28,35 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelRequest
 from llm_policies.harness import decode_messages
 from llm_policies.parsing import parse_reply
+from llm_policies.replay_report import FullGameSummary, ReplayedDecision, ReplayReport
 from llm_policies.schema import ReplySchema, agimaze_schema, escape_schema
-from llm_policies.settings import ModelSettings
-from maze_envs.escape.types import DIRECTIONS, EDGE_KINDS, MOVES, Config
+from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
+from maze_envs import metrics
+from maze_envs.escape.types import DIRECTIONS, EDGE_KINDS, Config
+
+__all__ = [
+    "FullGameSummary",
+    "RecordedDecision",
+    "ReplayReport",
+    "ReplayedDecision",
+    "full_game_summary",
+    "main",
+    "recorded_decisions",
+    "replay_decisions",
+    "replay_settings",
+]
+
+#: What ``--set`` may change: a model setting, or the output mode.
+REPLAY_KEYS = (*ModelSettings.model_fields, "output_mode")
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,13 @@ class RecordedDecision:
     schema: dict[str, Any]
     #: the sides of the agent's cell when it decided (Maze Escape), N, E, S, W
     edges: tuple[str, ...] | None
+    #: the model settings the game was played with, as recorded (``None``: not recorded)
+    settings: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        """The recorded decision's status: ``ok``, ``fallback`` or ``outage``."""
+        return str(self.record.get("status") or "ok")
 
     @property
     def action(self) -> str | None:
@@ -59,133 +88,6 @@ class RecordedDecision:
         if isinstance(action, Mapping):
             return str(action.get("move"))
         return None if action is None else str(action)
-
-
-@dataclass
-class ReplayedDecision:
-    game_id: int
-    turn: int
-    agent: str
-    recorded: str | None
-    replayed: str | None
-    status: str
-    recorded_wall: bool | None
-    replayed_wall: bool | None
-    quirks: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class FullGameSummary:
-    """Full games of a journal: decisions, wall-move rate, fallbacks, successes."""
-
-    journal: str
-    games: int = 0
-    successes: int = 0
-    decisions: int = 0
-    wall_moves: int = 0
-    bumps: int = 0
-    fallbacks: int = 0
-    outages: int = 0
-    quirks: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def wall_move_rate(self) -> float | None:
-        return self.wall_moves / self.decisions if self.decisions else None
-
-
-@dataclass
-class ReplayReport:
-    """Replayed decisions beside the recorded ones and, optionally, full games."""
-
-    source: str
-    model: str
-    settings: dict[str, Any]
-    decisions: list[ReplayedDecision]
-    full_games: FullGameSummary | None = None
-    recorded_games: FullGameSummary | None = None
-
-    def _count(self, pick: str) -> tuple[int, int]:
-        scored = [d for d in self.decisions if getattr(d, pick) is not None]
-        return sum(1 for d in scored if getattr(d, pick)), len(scored)
-
-    @property
-    def agreement(self) -> float | None:
-        usable = [d for d in self.decisions if d.status == "ok" and d.recorded is not None]
-        if not usable:
-            return None
-        return sum(d.recorded == d.replayed for d in usable) / len(usable)
-
-    @property
-    def recorded_wall_rate(self) -> float | None:
-        hits, n = self._count("recorded_wall")
-        return hits / n if n else None
-
-    @property
-    def replayed_wall_rate(self) -> float | None:
-        hits, n = self._count("replayed_wall")
-        return hits / n if n else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "model": self.model,
-            "settings": self.settings,
-            "decisions": len(self.decisions),
-            "agreement": self.agreement,
-            "recorded_wall_rate": self.recorded_wall_rate,
-            "replayed_wall_rate": self.replayed_wall_rate,
-            "statuses": dict(Counter(d.status for d in self.decisions)),
-            "quirks": dict(sum((Counter(d.quirks) for d in self.decisions), Counter())),
-            "full_games": _summary_json(self.full_games),
-            "recorded_games": _summary_json(self.recorded_games),
-            "per_decision": [asdict(d) for d in self.decisions],
-        }
-
-    def to_markdown(self) -> str:
-        """The side-by-side table: replayed decisions, and full games with the same settings."""
-
-        def pct(value: float | None) -> str:
-            return "n/a" if value is None else f"{100 * value:.1f}%"
-
-        statuses = Counter(d.status for d in self.decisions)
-        settings = ", ".join(f"{k}={v}" for k, v in self.settings.items()) or "recorded settings"
-        lines = [
-            f"# Decision replay of {self.source}",
-            "",
-            f"Model {self.model}; {settings}.",
-            "",
-            "| | decisions | wall-move rate | agreement with recorded | fallbacks | outages |",
-            "|---|---|---|---|---|---|",
-            f"| recorded decisions | {len(self.decisions)} | {pct(self.recorded_wall_rate)} | "
-            f"- | - | - |",
-            f"| replayed decisions | {len(self.decisions)} | {pct(self.replayed_wall_rate)} | "
-            f"{pct(self.agreement)} | {statuses.get('fallback', 0)} | "
-            f"{statuses.get('outage', 0)} |",
-        ]
-        for label, summary in (
-            ("recorded full games", self.recorded_games),
-            ("full games, new settings", self.full_games),
-        ):
-            if summary is not None:
-                lines.append(
-                    f"| {label} ({summary.games} games, {summary.successes} won) | "
-                    f"{summary.decisions} | {pct(summary.wall_move_rate)} | - | "
-                    f"{summary.fallbacks} | {summary.outages} |"
-                )
-        if self.full_games is None:
-            lines += [
-                "",
-                "No full games with these settings were given (--full-games): a replay tests "
-                "independent decisions, while in a game each reply shapes the next prompt, so "
-                "the two can disagree.",
-            ]
-        return "\n".join(lines)
-
-
-def _summary_json(summary: FullGameSummary | None) -> dict[str, Any] | None:
-    if summary is None:
-        return None
-    return {**asdict(summary), "wall_move_rate": summary.wall_move_rate}
 
 
 # --- reading journals ------------------------------------------------------------------------
@@ -216,13 +118,26 @@ def _edges(observation: Any) -> tuple[str, ...] | None:
     return tuple(EDGE_KINDS[int(k)] for k in edges)
 
 
+def _meta_settings(info: Any) -> dict[str, dict[str, Any]]:
+    """The model settings per agent in a game's meta (the runner stores the harness reports)."""
+    harness = (getattr(info, "meta", None) or {}).get("harness") or {}
+    return {
+        agent: dict(report["settings"])
+        for agent, report in harness.items()
+        if isinstance(report, Mapping) and isinstance(report.get("settings"), Mapping)
+    }
+
+
 def recorded_decisions(
     journal: Any, games: Sequence[int] | None = None
 ) -> Iterator[RecordedDecision]:
-    """Every LLM decision recorded in ``journal`` (optionally only ``games``), in turn order."""
+    """Every LLM decision recorded in ``journal`` (optionally only ``games``), in turn order,
+    with the model settings its game was played with (the first decision's ``harness`` report,
+    else the game meta's)."""
     for info in journal.games():
         if games is not None and info.id not in games:
             continue
+        played_with = _meta_settings(info)
         previous: dict[str, tuple[ChatMessage, ...]] = {}
         # a decision is stored with the turn it led to; it was made on the turn before's view
         seen: Mapping[str, Any] = {}
@@ -230,8 +145,13 @@ def recorded_decisions(
             decided_on, seen = seen, turn.observations
             decisions = getattr(turn, "decisions", None) or {}
             for agent, record in decisions.items():
-                if not isinstance(record, Mapping) or "messages" not in record:
+                if not isinstance(record, Mapping) or not {"attempts", "messages"} & record.keys():
                     continue  # not a model decision (a classical policy's record)
+                harness = record.get("harness")
+                if isinstance(harness, Mapping) and isinstance(harness.get("settings"), Mapping):
+                    played_with[agent] = dict(harness["settings"])
+                if "messages" not in record:
+                    continue  # a decision whose request was never sent (a cap, the context)
                 record = _resolve(journal, dict(record))
                 messages = decode_messages(record["messages"], previous.get(agent))
                 previous[agent] = messages
@@ -246,6 +166,7 @@ def recorded_decisions(
                     messages=messages,
                     schema=json.loads(schema_text) if isinstance(schema_text, str) else {},
                     edges=_edges(decided_on.get(agent)),
+                    settings=played_with.get(agent),
                 )
 
 
@@ -268,22 +189,39 @@ def rebuild_schema(decision: RecordedDecision) -> ReplySchema:
     return agimaze_schema(names, reasoning=reasoning, check=check, order=fields)  # type: ignore[arg-type]
 
 
-def _is_wall(edges: tuple[str, ...] | None, move: str | None) -> bool | None:
-    if edges is None or move is None or move not in MOVES:
-        return None
-    if move == "STAY":
-        return False
-    return edges[DIRECTIONS.index(move)] != "open"
+def _kind(edges: tuple[str, ...] | None, move: str | None) -> metrics.Kind | None:
+    """The kind of a Maze Escape move on the cell it was decided on
+    (:func:`maze_envs.metrics.escape_kind_of_move`); None when the move or the cell is unknown."""
+    kind = metrics.escape_kind_of_move(move, edges)
+    return None if kind == "other" else kind
+
+
+def replay_settings(
+    decision: RecordedDecision, changed: Mapping[str, Any], fallback: ModelSettings
+) -> tuple[ModelSettings, OutputMode]:
+    """The settings and output mode to replay ``decision`` with: as recorded, but ``changed``.
+
+    A journal without recorded settings uses ``fallback``'s; ``changed`` may hold any model
+    setting and ``output_mode``.
+    """
+    base = decision.settings if decision.settings is not None else fallback.model_dump()
+    known = {k: v for k, v in base.items() if k in ModelSettings.model_fields}
+    model = {k: v for k, v in changed.items() if k != "output_mode"}
+    settings = ModelSettings(**{**known, **model})
+    mode = changed.get("output_mode") or decision.record.get("output_mode") or "tool"
+    if mode not in OUTPUT_MODES:
+        raise ValueError(f"output_mode must be one of {', '.join(OUTPUT_MODES)}, got {mode!r}")
+    return settings, mode
 
 
 async def _replay_one(
     backend: ModelBackend,
     decision: RecordedDecision,
     settings: ModelSettings,
+    mode: OutputMode,
     limit: asyncio.Semaphore,
 ) -> ReplayedDecision:
     schema = rebuild_schema(decision)
-    mode = decision.record.get("output_mode", "tool")
     request = ModelRequest(
         system=decision.system,
         messages=decision.messages,
@@ -294,7 +232,7 @@ async def _replay_one(
         cache_key_extra="replay",
     )
     is_escape = schema.action_field == "move"
-    recorded_wall = _is_wall(decision.edges, decision.action) if is_escape else None
+    recorded_kind = _kind(decision.edges, decision.action) if is_escape else None
     async with limit:
         try:
             reply = await backend.complete(request)
@@ -306,8 +244,9 @@ async def _replay_one(
                 decision.action,
                 None,
                 "outage",
-                recorded_wall,
+                recorded_kind,
                 None,
+                recorded_status=decision.status,
             )
     result = parse_reply(reply.text, reply.tool_arguments, schema, mode)
     replayed = None if result.values is None else str(result.values[schema.action_field])
@@ -318,47 +257,54 @@ async def _replay_one(
         decision.action,
         replayed,
         "ok" if result.values is not None else "fallback",
-        recorded_wall,
-        _is_wall(decision.edges, replayed) if is_escape and replayed else None,
+        recorded_kind,
+        _kind(decision.edges, replayed) if is_escape and replayed else None,
         dict(result.quirks),
+        recorded_status=decision.status,
     )
 
 
 async def replay_decisions(
     journal: Any,
     backend: ModelBackend,
-    settings: ModelSettings,
+    settings: ModelSettings | None = None,
     *,
     games: Sequence[int] | None = None,
     limit: int | None = None,
     concurrency: int = 8,
     changed: Mapping[str, Any] | None = None,
 ) -> ReplayReport:
-    """Re-send the recorded requests of ``journal`` to ``backend`` with ``settings``.
+    """Re-send the recorded requests of ``journal`` to ``backend``.
 
-    ``limit`` replays only the first N decisions; ``changed`` names the settings that differ
-    from the recorded ones (for the report).
+    Each request goes with the model settings and output mode its game was played with, except
+    the ones ``changed`` names (:func:`replay_settings`); ``settings`` stands in for a journal
+    that recorded none. ``limit`` replays only the first N decisions.
     """
     chosen = []
     for decision in recorded_decisions(journal, games):
         chosen.append(decision)
         if limit is not None and len(chosen) >= limit:
             break
+    overrides = dict(changed or {})
+    fallback = settings if settings is not None else ModelSettings()
+    plans = [(d, *replay_settings(d, overrides, fallback)) for d in chosen]
     gate = asyncio.Semaphore(max(1, concurrency))
-    replayed = await asyncio.gather(*(_replay_one(backend, d, settings, gate) for d in chosen))
+    replayed = await asyncio.gather(*(_replay_one(backend, d, s, m, gate) for d, s, m in plans))
     return ReplayReport(
         source=str(getattr(journal, "path", "journal")),
         model=backend.spec,
-        settings=dict(changed or {}),
+        settings=overrides,
         decisions=list(replayed),
         recorded_games=full_game_summary(journal, games),
     )
 
 
 def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullGameSummary:
-    """Decisions, wall-move rate, fallbacks and successes of the LLM games in ``journal``."""
+    """Decisions, wall-move rate (over played decisions), fallbacks and successes of the LLM
+    games in ``journal``."""
     summary = FullGameSummary(journal=str(getattr(journal, "path", "journal")))
     quirks: Counter[str] = Counter()
+    steps: list[metrics.Step] = []
     for info in journal.games():
         if games is not None and info.id not in games:
             continue
@@ -367,19 +313,19 @@ def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullG
         for turn in journal.turns(info.id):
             decided_on, seen = seen, turn.observations
             for agent, record in (getattr(turn, "decisions", None) or {}).items():
-                if not isinstance(record, Mapping) or "messages" not in record:
-                    continue
+                if not isinstance(record, Mapping) or not {"attempts", "messages"} & record.keys():
+                    continue  # not a model decision (a classical policy's record)
                 counted = True
                 summary.decisions += 1
                 status = record.get("status")
                 summary.fallbacks += status == "fallback"
                 summary.outages += status == "outage"
                 quirks.update(record.get("quirks") or {})
-                action = record.get("action")
-                move = action.get("move") if isinstance(action, Mapping) else None
-                if _is_wall(_edges(decided_on.get(agent)), move):
-                    summary.wall_moves += 1
+                if status not in (None, "ok"):
+                    continue  # not the model's play: counted apart, in no rate
+                summary.played += 1
                 events = turn.events.get(agent) if isinstance(turn.events, Mapping) else None
+                steps.append(_played_step(events, record, _edges(decided_on.get(agent))))
                 if isinstance(events, Mapping) and _bumped(events):
                     summary.bumps += 1
         if counted:
@@ -387,7 +333,28 @@ def full_game_summary(journal: Any, games: Sequence[int] | None = None) -> FullG
             outcome = info.outcome or {}
             summary.successes += bool(outcome.get("success") or outcome.get("solved"))
     summary.quirks = dict(quirks)
+    summary.wall_moves = metrics.wall_moves(steps)
+    summary.moves_tried = metrics.moves_tried(steps)
     return summary
+
+
+def _played_step(
+    events: Any, record: Mapping[str, Any], edges: tuple[str, ...] | None
+) -> metrics.Step:
+    """A played decision as the metrics count it, from its recorded events (Maze Escape: the
+    move result, or without one the move and the sides of the cell it was decided on; AGI Maze:
+    the action, its formal events and whether it was played)."""
+    events = events if isinstance(events, Mapping) else {}
+    if "move" in events:
+        return metrics.escape_step(events.get("move"), record, events)
+    action = record.get("action")
+    if isinstance(action, Mapping):  # a Maze Escape game journaled without its events
+        kind = metrics.escape_kind_of_move(action.get("move"), edges)
+        return metrics.Step(kind, metrics.decision_status(record))
+    formal = events.get("formal")
+    names = formal.get("events", []) if isinstance(formal, Mapping) else events.get("events", [])
+    played = events.get("error") is None
+    return metrics.agimaze_step(events.get("action"), names or [], played, record)
 
 
 def _bumped(events: Mapping[str, Any]) -> bool:
@@ -405,6 +372,11 @@ def _parse_sets(pairs: Sequence[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise ValueError(f"--set takes key=value (for example temperature=0.2), got {pair!r}")
+        if key not in REPLAY_KEYS:
+            raise ValueError(
+                f"--set {key}: not a setting a replay can change; use one of "
+                f"{', '.join(REPLAY_KEYS)}"
+            )
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -432,7 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a model setting to change, e.g. temperature=0.2 (repeatable)",
+        help="a model setting to change from the recorded ones, e.g. temperature=0.2, or "
+        "output_mode=prompted (repeatable; everything else is replayed as recorded)",
     )
     parser.add_argument("--full-games", help="journal of full games played with the same settings")
     parser.add_argument("--games", type=int, nargs="*", help="only these game ids")
@@ -443,13 +416,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         changed = _parse_sets(args.set)
-        settings = ModelSettings(**changed)
         journal = open_journal(args.journal)
-    except (ValueError, FileNotFoundError) as exc:
+        first = next(iter(recorded_decisions(journal)), None)
+        settings = replay_settings(first, changed, ModelSettings())[0] if first else None
+    except (ValueError, FileNotFoundError, ValidationError) as exc:
         print(f"maze-envs replay-decisions: error: {exc}", file=sys.stderr)
         return 2
     spec = args.model or _recorded_model(journal)
-    if spec is None:
+    if spec is None or settings is None:
         print(f"maze-envs replay-decisions: no LLM decisions in {args.journal}", file=sys.stderr)
         return 1
     from llm_policies.backends.base import make_backend

@@ -36,7 +36,14 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from llm_policies.prompts import load
-from maze_envs.escape.types import MOVES, Action, AppendEdit, Config, SpliceEdit
+from maze_envs.escape.types import (
+    ACTION_TEXT_MAX_BYTES,
+    MOVES,
+    Action,
+    AppendEdit,
+    Config,
+    SpliceEdit,
+)
 
 Check = Literal["off", "optional", "required"]
 OrderName = Literal["check_first", "move_first"]
@@ -56,8 +63,8 @@ def _splice_model() -> type[BaseModel]:
     model: type[BaseModel] = create_model(
         "SpliceReply",
         __config__=ConfigDict(extra="forbid"),
-        start=(int, Field(ge=0, description=text["start"])),
-        end=(int, Field(ge=0, description=text["end"])),
+        start=(int, Field(ge=0, le=ACTION_TEXT_MAX_BYTES, description=text["start"])),
+        end=(int, Field(ge=0, le=ACTION_TEXT_MAX_BYTES, description=text["end"])),
         text=(str, Field(description=text["text"])),
     )
     return model
@@ -88,12 +95,13 @@ class ReplySchema:
         try:
             parsed = self.model.model_validate(dict(values))
         except ValidationError as exc:
-            raise ValueError(_short_errors(exc)) from None
+            raise ValueError(short_errors(exc)) from None
         dumped: dict[str, Any] = parsed.model_dump()
         return dumped
 
 
-def _short_errors(exc: ValidationError) -> str:
+def short_errors(exc: ValidationError) -> str:
+    """The first few errors of ``exc``, one short clause each (for a re-ask)."""
     parts = []
     for error in exc.errors()[:4]:
         where = ".".join(str(p) for p in error["loc"]) or "reply"
@@ -130,6 +138,7 @@ _KEY_ORDER: Final = (
     "required",
     "additionalProperties",
     "minimum",
+    "maximum",
     "minLength",
     "description",
 )

@@ -21,17 +21,30 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-OutputMode = Literal["tool", "native", "prompted"]
-"""How the reply object is asked for: a tool call, the provider's native JSON-schema output, or
-JSON written in plain text as the prompt asks."""
+OutputMode = Literal["tool", "native", "grammar", "json_object", "prompted"]
+"""How the reply object is asked for: a tool call, the provider's native JSON-schema output, the
+schema as a grammar that constrains decoding (llama.cpp's ``response_format: {"type":
+"json_object", "schema": ...}``), the server's JSON mode (``response_format: json_object``,
+Ollama ``format: "json"``), or JSON written in plain text as the prompt asks; in the last three
+the schema is in the prompt too."""
 
-OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "prompted")
+OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "grammar", "json_object", "prompted")
+
+HarnessOutputMode = Literal["auto", "tool", "native", "grammar", "json_object", "prompted"]
+"""An output mode as a harness setting: one of :data:`OUTPUT_MODES`, or ``"auto"`` (probe the
+server once and take the best mode it really honours)."""
+
+#: The modes ``auto`` tries, best first (:mod:`llm_policies.capabilities`).
+AUTO_MODES: tuple[OutputMode, ...] = ("native", "grammar", "json_object", "prompted")
 
 ReasoningEffort = Literal["none", "low", "medium", "high"]
 
-# Settings that change how a request travels but not what the model answers: left out of the
-# response-cache key so a rerun with a longer timeout still reuses the recorded replies.
-TRANSPORT_ONLY_FIELDS: frozenset[str] = frozenset({"timeout_s", "retries", "keep_alive"})
+# Settings that change how a request travels or where it goes, but not what the model answers:
+# left out of the response-cache key, so a rerun with a longer timeout, or the same model behind
+# another port or proxy, still reuses the recorded replies.
+TRANSPORT_ONLY_FIELDS: frozenset[str] = frozenset(
+    {"timeout_s", "retries", "keep_alive", "base_url", "context_window"}
+)
 
 
 class ModelSettings(BaseModel):
@@ -47,7 +60,12 @@ class ModelSettings(BaseModel):
         retries: how many times a rate-limited (429), failing (5xx), timed-out, unreadable or
             stalled call is retried, with exponential backoff and jitter, before the model counts
             as unavailable.
-        num_ctx: Ollama context size in tokens, set on every request (8192 by default).
+        num_ctx: Ollama context size in tokens, set on every request (8192 by default); also the
+            context window the harness keeps prompts inside for Ollama models.
+        context_window: the server's context size in tokens, when you know it (a llama.cpp
+            ``--ctx-size``, a vLLM ``--max-model-len``); ``None`` asks the server where it can
+            tell (llama.cpp ``/props``, vLLM ``/v1/models``) or learns it from its first
+            context-length error. Prompts are kept inside it (see docs/llm.md, "Context").
         keep_alive: Ollama keep-alive of the loaded model (``"5m"``, ``"-1"``...).
         think: Ollama thinking (off by default).
         base_url: where the backend sends its requests (an OpenAI-compatible server, a proxy, a
@@ -63,6 +81,7 @@ class ModelSettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0.0)
     retries: int = Field(default=4, ge=0, le=20)
     num_ctx: int = Field(default=8192, ge=256)
+    context_window: int | None = Field(default=None, ge=256)
     keep_alive: str | None = None
     think: bool = False
     base_url: str | None = None

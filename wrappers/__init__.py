@@ -1,11 +1,10 @@
 """Gymnasium and PettingZoo wrappers for the maze-envs environments (text rendering, numeric
-encodings for RL, single-agent views, recording, budgets)."""
+encodings for RL, single-agent views, recording, map visibility and reward shaping)."""
 
 from wrappers.agimaze_numeric import AgiMazeNumericObservation as AgiMazeNumericObservation
 from wrappers.agimaze_options import HiddenMap as HiddenMap
 from wrappers.agimaze_options import MapVisibility as MapVisibility
 from wrappers.agimaze_options import RewardShaping as RewardShaping
-from wrappers.agimaze_options import StepBudget as StepBudget
 from wrappers.escape_numeric import EscapeNumericObservation as EscapeNumericObservation
 from wrappers.masks import EscapeActionMasks as EscapeActionMasks
 from wrappers.move_only import MoveOnlyActions as MoveOnlyActions

@@ -258,14 +258,14 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
     """Numeric observation of an AGI Maze env (``AgiMaze-v0`` or ``AgiMazeSet-v0``).
 
     Args:
-        env: an AGI Maze environment (possibly wrapped, e.g. by ``StepBudget``).
+        env: an AGI Maze environment (possibly wrapped, e.g. by ``RewardShaping``).
         local_map: ``None`` (no map) or the radius ``r`` of the egocentric map.
         flatten: one float32 ``Box`` in [0, 1] instead of the ``Dict`` (layout:
             :attr:`flat_layout`), for ``MlpPolicy``.
         observe_encoding: ``"one_hot"`` (``MultiBinary``) or ``"discrete"`` for ``observe``.
 
-    The budget is ``info["step_budget"]`` when a :class:`~wrappers.agimaze_options.StepBudget`
-    below sets one, else ``floor(budget_factor × max_steps)`` of the env. Actions pass through.
+    The budget is the env's, ``floor(budget_factor × max_steps)`` (``info["budget"]`` at an
+    episode's end). Actions pass through.
     """
 
     def __init__(
@@ -387,11 +387,7 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         steps = info.get("steps")
         if steps is not None:  # an action played in a running labyrinth
             self._steps = int(steps)
-            if (
-                info.get("max_steps") != self._max_steps
-                or "step_budget" in info
-                or "budget" in info
-            ):
+            if info.get("max_steps") != self._max_steps or "budget" in info:
                 self._max_steps = int(info.get("max_steps") or 0)
                 self._budget = self._budget_of(info)
         if waiting:
@@ -405,7 +401,7 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         return self._encode(obs), reward, terminated, truncated, info
 
     def _budget_of(self, info: Mapping[str, Any]) -> int:
-        given = info.get("step_budget") or info.get("budget")
+        given = info.get("budget")
         if given:
             return int(given)
         max_steps = int(info.get("max_steps") or 0)
@@ -442,7 +438,7 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         out: dict[str, Any] = {
             "status": int(formal["status"]),
             "observe": self._observe_rows[observe].copy() if self._one_hot else observe,
-            "events": np.array(formal["events"], dtype=np.int8),
+            "events": self._events(formal["events"]),
             "inventory": flags.copy(),
             "grenades": grenades.copy(),
             "budget": np.array(self._features(), dtype=np.float32),
@@ -453,6 +449,15 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         if self._memory is not None:
             out["local_map"] = self._memory.window()
         return out
+
+    @staticmethod
+    def _events(events: Any) -> np.ndarray:
+        """The env's event flags as our own array: the int8 array the env encoded for this
+        step is new and reaches no one but this wrapper, so it is handed on as it is (a copy
+        for anything else)."""
+        if type(events) is np.ndarray and events.dtype == np.int8 and events.base is None:
+            return events
+        return np.array(events, dtype=np.int8)
 
     def _encode_flat(
         self, obs: Mapping[str, Any], formal: Mapping[str, Any], held: np.ndarray, observe: int

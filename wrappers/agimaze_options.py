@@ -1,20 +1,23 @@
-"""AGI Maze options as wrappers: a step budget, the open/hidden map switch, reward shaping.
+"""AGI Maze options as wrappers: the open/hidden map switch and reward shaping.
 
-* :class:`StepBudget` truncates a labyrinth after ``floor(factor × max_steps)`` played steps.
 * :class:`MapVisibility` (and its shorthand :class:`HiddenMap`) blanks the public ``map`` text,
   or checks that the labyrinth shows one.
-* :class:`RewardShaping` adds named, documented terms to the env's reward.
+* :class:`RewardShaping` adds named, documented terms to the env's reward: the only way to
+  shape it (the env's reward is +1 for a win, nothing else).
 
-All three work on ``AgiMaze-v0`` and ``AgiMazeSet-v0``, however the env was built, and compose
-with :class:`~wrappers.agimaze_numeric.AgiMazeNumericObservation` (put them inside it).
+The step budget is not a wrapper: it is a rule of the game, set by the env's ``budget_factor``
+and ``max_steps`` arguments (recorded in its journal and used by its score).
+
+Both work on ``AgiMaze-v0`` and ``AgiMazeSet-v0``, however the env was built, and compose with
+:class:`~wrappers.agimaze_numeric.AgiMazeNumericObservation` (put them inside it).
 
 Example:
     >>> import gymnasium as gym
     >>> import maze_envs
     >>> env = gym.make("maze_envs/AgiMaze-v0", path="TUTORIAL/STAGE-01/0000.json")
-    >>> env = RewardShaping(HiddenMap(StepBudget(env, factor=1.0)), step_penalty=0.01)
+    >>> env = RewardShaping(HiddenMap(env), step_penalty=0.01)
     >>> obs, info = env.reset(seed=0)
-    >>> obs["map"], info["step_budget"]
+    >>> obs["map"], info["max_steps"]
     ('', 30)
     >>> obs, reward, terminated, truncated, info = env.step(0)
     >>> reward, info["reward_terms"]["step_penalty"]
@@ -30,7 +33,6 @@ from typing import Any, Final, SupportsFloat
 import gymnasium as gym
 from gymnasium import spaces
 
-from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae
 from wrappers.agimaze_numeric import LocalMapMemory
 
 #: Events that count as progress for ``item_bonus`` (each happens at most once a labyrinth).
@@ -63,76 +65,6 @@ def _number(value: object, name: str, *, positive: bool = False) -> float:
     if positive and value <= 0:
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return float(value)
-
-
-class StepBudget(gym.Wrapper[Any, Any, Any, Any]):
-    """Truncate each labyrinth after ``floor(factor × max_steps)`` played steps.
-
-    ``max_steps`` is the labyrinth's reference budget (``info["max_steps"]``); only played steps
-    count (``info["steps"]``: an action the labyrinth rejects uses none). The env has its own
-    budget, ``budget_factor`` (default 5.0, the EnvTraverse evaluation budget), and truncates
-    there whatever wraps it: this wrapper can only *shorten* the budget, so the effective limit
-    is ``min(factor, budget_factor) × max_steps``. For a longer budget build the env with a
-    larger ``budget_factor`` instead. ``info["step_budget"]`` holds the limit in force at every
-    reset and step; when the wrapper truncates it adds ``budget`` and ``rhae`` (0.0: unsolved)
-    like the env does at its own end. On a labyrinth set the budget applies to the running
-    labyrinth, and running out ends the whole set episode (a fail-fast variant of the set, whose
-    own budget moves on to the next labyrinth). With the env's ``journal=``, a game this wrapper
-    cuts short is not over for the env: the journal records it as aborted at the next reset.
-
-    Example:
-        >>> import gymnasium as gym
-        >>> import maze_envs
-        >>> env = StepBudget(gym.make("maze_envs/AgiMaze-v0",
-        ...                           path="TUTORIAL/STAGE-01/0000.json"), factor=0.1)
-        >>> _ = env.reset(seed=0)
-        >>> [env.step(0)[3] for _ in range(3)]
-        [False, False, True]
-    """
-
-    def __init__(self, env: gym.Env[Any, Any], factor: float = 5.0) -> None:
-        super().__init__(env)
-        _check_agimaze(env, "StepBudget")
-        self.factor = _number(factor, "factor", positive=True)
-        own = getattr(env.unwrapped, "budget_factor", None)
-        #: The env's own budget factor (it truncates there regardless of this wrapper).
-        self.env_factor: float | None = None if own is None else float(own)
-        self._limit = 0
-
-    def _update(self, info: dict[str, Any]) -> None:
-        max_steps = info.get("max_steps")
-        if max_steps:
-            limit = max(1, math.floor(self.factor * int(max_steps)))
-            if self.env_factor is not None:
-                limit = min(limit, max(1, math.floor(self.env_factor * int(max_steps))))
-            self._limit = limit
-        if self._limit:
-            info["step_budget"] = self._limit
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
-        self._limit = 0
-        self._update(info)
-        return obs, info
-
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self._update(info)
-        steps = info.get("steps")
-        if (
-            not (terminated or truncated)
-            and self._limit
-            and isinstance(steps, int)
-            and steps >= self._limit
-            and not info.get("solved")
-        ):
-            truncated = True
-            info["budget"] = self._limit
-            info["rhae"] = rhae(steps, int(info["max_steps"]), False, DEFAULT_FACTOR)
-            info["truncated_by"] = "StepBudget"
-        return obs, reward, terminated, truncated, info
 
 
 class MapVisibility(gym.ObservationWrapper[Any, Any, Any]):
@@ -209,9 +141,10 @@ class RewardShaping(gym.Wrapper[Any, Any, Any, Any]):
     * ``solve_bonus``: added on top of the env's +1 when the labyrinth is solved.
 
     ``info["reward_terms"]`` holds each term's contribution this step and ``"env"``, the env's
-    own reward. The env's ``reward_shaping=True`` (0.1 for the key, the treasure and the exit
-    key) is separate and is included in ``"env"``: use one or the other. Shaping changes the
-    return, not the score: RHAE (``info["rhae"]``) still measures steps only.
+    own reward (+1 for a win). The env's former ``reward_shaping=True`` (0.1 for the key, the
+    treasure and the exit key) is ``item_bonus=0.1`` on labyrinths without extension items.
+    Shaping changes the return, not the score: RHAE (``info["rhae"]``) still measures steps
+    only.
 
     Example:
         >>> import gymnasium as gym

@@ -46,6 +46,11 @@ first (in the table's order; ``edges``, ``on_exit``, ``landmark`` and ``last_act
 the ``MultiBinary`` ones as 0/1), then the boxes' values (``time``, ``radio_cooldown``,
 ``distances``, ``position``, ``trail``). ``feature_names()`` names every entry of the vector.
 
+The fields of the optional features (``distances`` ... ``used_exits``) are those the features
+declare (:mod:`maze_envs.escape.features`, their ``numeric``), so a new feature comes with its
+numeric form and none is dropped. The wrapper reads the integers the environment exposes
+(:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`), not the Dict observation.
+
 Example:
     >>> from maze_envs import maze_escape_v1
     >>> from wrappers.escape_numeric import EscapeNumericObservation
@@ -70,7 +75,9 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 from pettingzoo.utils.env import ParallelEnv
 
-from maze_envs.escape.spaces import max_distance_tenths
+from maze_envs.escape.config import Config
+from maze_envs.escape.features import NumericField, enabled_features
+from maze_envs.escape.features.base import scaled
 from maze_envs.escape.vocab import (
     DIRECTIONS,
     EDGE_KINDS,
@@ -80,13 +87,96 @@ from maze_envs.escape.vocab import (
     RADIO_RESULTS,
 )
 from wrappers.escape_base import EscapeWrapper, require_v1
-from wrappers.escape_numeric_plan import NumericPlan, hash_text
+from wrappers.escape_numeric_plan import NumericPlan, field_size, hash_text, is_binary
 
 __all__ = ["EscapeNumericObservation", "hash_text"]
 
 TextMode = Literal["drop", "hash"]
 EdgeMode = Literal["onehot", "codes"]
 _LAST_ACTION: Final = (len(MOVE_RESULTS), len(NOTEBOOK_RESULTS), len(RADIO_RESULTS))
+
+
+def _flags(entries: NDArray[np.int64], j: int, float32: bool) -> NDArray[np.float32]:
+    return entries.astype(np.float32)
+
+
+def base_fields(config: Config, edges: EdgeMode) -> list[NumericField]:
+    """The fields every numeric observation has (the features' follow them)."""
+    slots = config.agents
+    n = len(slots)
+    edge_names = tuple(f"edges[{d}={k}]" for d in DIRECTIONS for k in EDGE_KINDS)
+    codes = spaces.MultiDiscrete([len(EDGE_KINDS)] * len(DIRECTIONS))
+    cooldown = 1.0 / config.radio_cooldown if config.radio_cooldown else 0.0
+    return [
+        NumericField(
+            "edges",
+            spaces.MultiBinary(len(edge_names)) if edges == "onehot" else codes,
+            "edges",
+            edge_names,
+            onehot=(len(EDGE_KINDS),) * len(DIRECTIONS) if edges == "onehot" else (),
+        ),
+        NumericField("on_exit", spaces.Discrete(2), "on_exit", ("on_exit[0]", "on_exit[1]")),
+        NumericField(
+            "landmark",
+            spaces.Discrete(len(LANDMARK_NAMES) + 1),
+            "landmark",
+            ("landmark=none", *(f"landmark={name}" for name in LANDMARK_NAMES)),
+        ),
+        NumericField(
+            "time",
+            spaces.Box(0.0, 1.0, (2,), np.float32),
+            ("turn", "turns_left"),
+            ("time[0]", "time[1]"),
+            scaled([1.0 / config.max_turns]),
+        ),
+        NumericField(
+            "last_action",
+            spaces.MultiDiscrete(list(_LAST_ACTION)),
+            ("last_action.move", "last_action.notebook", "last_action.radio"),
+            (
+                *(f"last_action.move={r}" for r in MOVE_RESULTS),
+                *(f"last_action.notebook={r}" for r in NOTEBOOK_RESULTS),
+                *(f"last_action.radio={r}" for r in RADIO_RESULTS),
+            ),
+        ),
+        NumericField(
+            "radio_cooldown",
+            spaces.Box(0.0, 1.0, (1,), np.float32),
+            "last_action.radio_cooldown",
+            ("radio_cooldown[0]",),
+            scaled([cooldown]),
+        ),
+        NumericField(
+            "radio_heard",
+            spaces.MultiBinary(n),
+            "radio_heard",
+            tuple(f"radio_heard[{s}]" for s in slots),
+            _flags,
+        ),
+        NumericField(
+            "notebook_shown",
+            spaces.MultiBinary(n),
+            "notebook_shown",
+            tuple(f"notebook_shown[{s}]" for s in slots),
+            _flags,
+        ),
+    ]
+
+
+def hash_fields(n: int, buckets: int) -> list[NumericField]:
+    """The hashed-text fields (``text="hash"``), written apart from the scatter."""
+
+    def field(key: str, size: int) -> NumericField:
+        return NumericField(
+            key, spaces.MultiBinary(size), (), tuple(f"{key}[{i}]" for i in range(size))
+        )
+
+    return [
+        field("notebook_hash", buckets),
+        field("radio_hash", n * buckets),
+        field("teammate_hash", n * buckets),
+        field("reasons_hash", buckets),
+    ]
 
 
 class EscapeNumericObservation(EscapeWrapper):
@@ -122,67 +212,78 @@ class EscapeNumericObservation(EscapeWrapper):
             edges,
         )
         config = self.config
-        n = self.n = config.num_agents
+        self.n = config.num_agents
         self.slots = config.agents
-        self._inv_turns = 1.0 / config.max_turns
-        self._inv_cooldown = 1.0 / config.radio_cooldown if config.radio_cooldown else 0.0
-        self._inv_top = 1.0 / max_distance_tenths(config)
-        self._scale = np.array(
-            [1.0 / max(1, config.width - 1), 1.0 / max(1, config.height - 1)], dtype=np.float32
-        )
-        frame_low = -1.0 if config.coordinates in ("own", "shared") else 0.0
-        k = config.trail_length
-        fields: dict[str, spaces.Space[Any]] = {
-            "edges": (
-                spaces.MultiBinary(len(DIRECTIONS) * len(EDGE_KINDS))
-                if edges == "onehot"
-                else spaces.MultiDiscrete([len(EDGE_KINDS)] * len(DIRECTIONS))
-            ),
-            "on_exit": spaces.Discrete(2),
-            "landmark": spaces.Discrete(len(LANDMARK_NAMES) + 1),
-            "time": spaces.Box(0.0, 1.0, (2,), np.float32),
-            "last_action": spaces.MultiDiscrete(list(_LAST_ACTION)),
-            "radio_cooldown": spaces.Box(0.0, 1.0, (1,), np.float32),
-            "radio_heard": spaces.MultiBinary(n),
-            "notebook_shown": spaces.MultiBinary(n),
-        }
-        if config.distance_sensor:
-            fields["distances"] = spaces.Box(0.0, 1.0, (1 + n,), np.float32)
-        if config.coordinates is not None:
-            fields["position"] = spaces.Box(frame_low, 1.0, (2,), np.float32)
-        if k:
-            fields["trail"] = spaces.Box(frame_low, 1.0, (k, 2), np.float32)
-            fields["trail_mask"] = spaces.MultiBinary(k)
-        if config.meeting_alert:
-            fields["colocated_with"] = spaces.MultiBinary(n)
-        if config.used_exits:
-            fields["used_exits"] = spaces.MultiBinary(len(DIRECTIONS))
+        numeric = base_fields(config, edges)
+        for feature in enabled_features(config):  # every feature declares its numeric form
+            numeric += feature.numeric(config, self.slots)
         if text == "hash":
-            fields["notebook_hash"] = spaces.MultiBinary(hash_buckets)
-            fields["radio_hash"] = spaces.MultiBinary(n * hash_buckets)
-            fields["teammate_hash"] = spaces.MultiBinary(n * hash_buckets)
-            fields["reasons_hash"] = spaces.MultiBinary(hash_buckets)
-        self.fields = fields
-        self._layout = _FlatLayout(fields, config)
+            numeric += hash_fields(self.n, hash_buckets)
+        self.numeric_fields = numeric
+        self.fields: dict[str, spaces.Space[Any]] = {f.key: f.space for f in numeric}
+        self._names = [
+            name
+            for f in [
+                *(f for f in numeric if is_binary(f.space)),
+                *(f for f in numeric if not is_binary(f.space)),
+            ]
+            for name in f.names
+        ]
+        self._plan = NumericPlan(
+            numeric,
+            below,
+            self.slots,
+            flatten=flatten,
+            hash_buckets=hash_buckets if text == "hash" else None,
+        )
         space: spaces.Space[Any]
         if flatten:
-            low, high = self._layout.bounds()
+            low, high = self._bounds(numeric)
             space = spaces.Box(low, high, dtype=np.float32)
         else:
-            space = spaces.Dict(fields)
+            space = spaces.Dict(self.fields)
         self._spaces = {a: space for a in env.possible_agents}
-        self._plan = NumericPlan(self, below)
+        self._agent_rows = {a: i for i, a in enumerate(env.possible_agents)}
+
+    def _bounds(
+        self, numeric: list[NumericField]
+    ) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        width = self._plan.width
+        low = np.zeros(width, dtype=np.float32)
+        high = np.ones(width, dtype=np.float32)
+        for field in numeric:
+            if isinstance(field.space, spaces.Box):
+                start, size = self._plan.start[field.key], field_size(field)
+                low[start : start + size] = field.space.low.ravel()
+                high[start : start + size] = field.space.high.ravel()
+        return low, high
 
     # --- the transform --------------------------------------------------------------------------
     def observation(self, agent: str, obs: Any, raw: Any) -> Any:
+        arrays = self._arrays_of(raw, agent)
+        if arrays is not None:
+            return self._plan.encode_arrays(arrays, [self._agent_rows[agent]])[0]
         return self.encode([raw])[0]
 
     def observations(self, observations: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
         names = list(observations)
-        return dict(zip(names, self.encode([raw[a] for a in names]), strict=True))
+        arrays = self._arrays_of(raw[names[0]], names[0]) if names else None
+        if arrays is not None and names == self.base_env.possible_agents:
+            encoded = self._plan.encode_arrays(arrays)
+        else:
+            encoded = self.encode([raw[a] for a in names])
+        return dict(zip(names, encoded, strict=True))
+
+    def _arrays_of(self, raw: Any, agent: str) -> Any:
+        """The env's observation arrays when ``raw`` is its latest observation of ``agent``."""
+        try:
+            arrays = self.base_env.observation_arrays()
+        except (RuntimeError, ValueError):
+            return None
+        return arrays if arrays.observations[self._agent_rows[agent]] is raw else None
 
     def encode(self, raws: list[Any]) -> list[Any]:
-        """The numeric observations of a list of the env's observations (one pass for all)."""
+        """The numeric observations of a list of the env's observation dicts (one pass)."""
         return self._plan.encode(raws)
 
     def feature_names(self) -> list[str]:
@@ -194,87 +295,10 @@ class EscapeNumericObservation(EscapeWrapper):
             >>> env = EscapeNumericObservation(maze_escape_v1.parallel_env(width=7, height=7))
             >>> env.feature_names()[:4]
             ['edges[N=open]', 'edges[N=interior_wall]', 'edges[N=outer_brick]', 'edges[E=open]']
-            >>> len(env.feature_names()) == env._layout.size
+            >>> len(env.feature_names()) == env._plan.width
             True
         """
-        return list(self._layout.names)
+        return list(self._names)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._spaces[agent]
-
-
-#: The fields of the flattened vector, in order: binary and one-hot fields, then continuous.
-_BINARY: Final = (
-    "edges",
-    "on_exit",
-    "landmark",
-    "last_action",
-    "radio_heard",
-    "notebook_shown",
-    "trail_mask",
-    "colocated_with",
-    "used_exits",
-    "notebook_hash",
-    "radio_hash",
-    "teammate_hash",
-    "reasons_hash",
-)
-_CONTINUOUS: Final = ("time", "radio_cooldown", "distances", "position", "trail")
-
-
-def _flat_size(space: spaces.Space[Any]) -> int:
-    if isinstance(space, spaces.Discrete):
-        return int(space.n)
-    if isinstance(space, spaces.MultiDiscrete):
-        return int(space.nvec.sum())
-    return int(np.prod(space.shape or (1,)))
-
-
-class _FlatLayout:
-    """Where each field starts in the flattened vector, its bounds and its feature names."""
-
-    def __init__(self, fields: dict[str, spaces.Space[Any]], config: Any) -> None:
-        order = [key for key in (*_BINARY, *_CONTINUOUS) if key in fields]
-        self.fields = {key: fields[key] for key in order}
-        self.start: dict[str, int] = {}
-        self.names: list[str] = []
-        offset = 0
-        for key, space in self.fields.items():
-            size = len(DIRECTIONS) * len(EDGE_KINDS) if key == "edges" else _flat_size(space)
-            self.start[key] = offset
-            self.names += _names(key, size, config.agents)
-            offset += size
-        self.size = offset
-
-    def bounds(self) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-        low = np.zeros(self.size, dtype=np.float32)
-        high = np.ones(self.size, dtype=np.float32)
-        for key, space in self.fields.items():
-            if isinstance(space, spaces.Box):
-                start = self.start[key]
-                low[start : start + _flat_size(space)] = space.low.ravel()
-                high[start : start + _flat_size(space)] = space.high.ravel()
-        return low, high
-
-
-def _names(key: str, size: int, slots: tuple[str, ...]) -> list[str]:
-    """The feature names of one field in the flattened vector."""
-    if key == "edges":
-        return [f"edges[{d}={k}]" for d in DIRECTIONS for k in EDGE_KINDS]
-    if key == "landmark":
-        return ["landmark=none"] + [f"landmark={name}" for name in LANDMARK_NAMES]
-    if key == "last_action":
-        return (
-            [f"last_action.move={r}" for r in MOVE_RESULTS]
-            + [f"last_action.notebook={r}" for r in NOTEBOOK_RESULTS]
-            + [f"last_action.radio={r}" for r in RADIO_RESULTS]
-        )
-    if key in ("radio_heard", "notebook_shown", "colocated_with"):
-        return [f"{key}[{s}]" for s in slots]
-    if key == "distances":
-        return ["distances[exit]"] + [f"distances[{s}]" for s in slots]
-    if key == "trail":
-        return [f"trail[{i}].{c}" for i in range(size // 2) for c in "xy"]
-    if key == "used_exits":
-        return [f"used_exits[{d}]" for d in DIRECTIONS]
-    return [f"{key}[{i}]" for i in range(size)]

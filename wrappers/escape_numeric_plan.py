@@ -1,15 +1,17 @@
 """The fast encoder behind :class:`~wrappers.escape_numeric.EscapeNumericObservation`.
 
-A :class:`NumericPlan` is built once per wrapper. Each turn it reads every agent's raw
-observation into one integer matrix ``X`` (a row per agent, a column per scalar or array
-entry), then fills one fresh ``float32`` buffer laid out as the flattened vector with a single
-scatter: each column of ``X`` has a lookup table giving, for each value the raw space allows, the
-buffer column to write and the value to write there (a one-hot position and 1, or the scaled
-number, computed once with exactly the arithmetic of the reference encoding). The trail
-(scaled straight into the buffer) and the hashed words (cached per text) are the only other
-writes. Flat observations are the
-buffer's rows; Dict observations are views of the buffer (or of its ``int8`` copy for the
-binary fields), so every array is new each turn and none overlaps another.
+A :class:`NumericPlan` is built once per wrapper from the wrapper's
+:class:`~maze_envs.escape.features.NumericField` list. Each turn it gathers every agent's
+integer inputs into one matrix ``X`` (a row per agent, a column per input entry) from the arrays
+the environment exposes (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`: the
+engine state's integers as one matrix, and the observations' own arrays, concatenated without
+conversion), then fills one fresh ``float32`` buffer laid out as the flattened vector with a
+single scatter: each column of ``X`` has a lookup table giving, for each value the raw space
+allows, the buffer column to write and the value to write there (a one-hot position and 1, or
+the scaled number, computed once with exactly the arithmetic of the field's declaration). The
+hashed words (cached per text) are the only other writes. Flat observations are the buffer's
+rows; Dict observations are views of the buffer (or of its ``int8`` copy for the binary fields,
+or of ``X`` for the integer codes), so every array is new each turn and none overlaps another.
 
 Example:
     >>> from maze_envs import maze_escape_v1
@@ -25,15 +27,18 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Final, cast
 
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from maze_envs.escape.vocab import EDGE_KINDS, MOVE_RESULTS, NOTEBOOK_RESULTS
+from maze_envs.escape.features import NumericField
+from maze_envs.escape.observe import BASE_COLUMNS, ObservationArrays
 
-__all__ = ["NumericPlan", "hash_text"]
+__all__ = ["NumericPlan", "field_size", "hash_text", "is_binary"]
 
 _WORDS: Final = re.compile(r"\w+")
 _CACHE_LIMIT: Final = 4096
@@ -53,6 +58,22 @@ def hash_text(text: str, buckets: int) -> list[int]:
     return sorted({zlib.crc32(w.encode()) % buckets for w in _WORDS.findall(text.lower())})
 
 
+def is_binary(space: spaces.Space[Any]) -> bool:
+    """Whether a numeric field lies in the binary part of the flattened vector (every space but
+    a float ``Box``: one-hot codes and flags)."""
+    return not isinstance(space, spaces.Box)
+
+
+def field_size(field: NumericField) -> int:
+    """Entries of ``field`` in the flattened vector (a code one-hot over its values)."""
+    space = field.space
+    if isinstance(space, spaces.Discrete):
+        return int(space.n)
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(space.nvec.sum())
+    return int(np.prod(space.shape or (1,)))
+
+
 def _bounds(space: spaces.Space[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Per-entry integer bounds (flattened) of a raw integer space."""
     if isinstance(space, spaces.Box):
@@ -70,203 +91,194 @@ def _bounds(space: spaces.Space[Any]) -> tuple[NDArray[np.int64], NDArray[np.int
     raise ValueError(f"unexpected raw space {space!r}")  # pragma: no cover
 
 
+def _raw_space(raw: spaces.Dict, source: str, slots: int) -> spaces.Space[Any]:
+    """The raw space of an input ``source`` (an observation key, ``last_action.<key>``, or a
+    per-slot flag of the base matrix)."""
+    if source in ("radio_heard", "notebook_shown"):
+        return spaces.MultiBinary(slots)
+    if source.startswith("last_action."):
+        return cast(spaces.Dict, raw.spaces["last_action"]).spaces[source.split(".", 1)[1]]
+    return raw.spaces[source]
+
+
+def _offset(at: int) -> Callable[[int], int]:
+    return lambda v: at + v
+
+
+def _fixed(column: int) -> Callable[[int], int]:
+    return lambda v: column
+
+
+def _ones(domain: NDArray[np.int64]) -> Any:
+    return np.ones(domain.size)
+
+
+def _value(value: Callable[..., Any], j: int, float32: bool) -> Callable[[NDArray[np.int64]], Any]:
+    return lambda domain: value(domain, j, float32)
+
+
 class NumericPlan:
-    """Tables and slices for encoding a list of raw observations in one pass (see module)."""
+    """Tables and slices for encoding every agent's observation of a turn in one pass."""
 
-    def __init__(self, wrapper: Any, below: spaces.Dict) -> None:
-        config, lay = wrapper.config, wrapper._layout
-        self.flatten, self.onehot_edges = wrapper.flatten, wrapper.edge_mode == "onehot"
-        self.slots: tuple[str, ...] = tuple(config.agents)
-        self.hashing, self.buckets = wrapper.text == "hash", wrapper.hash_buckets
-        self.width, start = lay.size, lay.start
-        self.binary_width = min(
-            (
-                start[key]
-                for key in ("time", "radio_cooldown", "distances", "position", "trail")
-                if key in start
-            ),
-            default=lay.size,
-        )
-        n, k = len(self.slots), config.trail_length
-        self.k = k if "trail" in wrapper.fields else 0
-        self.array_keys = [
-            key
-            for key in ("distances", "position", "colocated_with", "used_exits")
-            if key in wrapper.fields
+    def __init__(
+        self,
+        fields: Sequence[NumericField],
+        raw: spaces.Dict,
+        slots: tuple[str, ...],
+        *,
+        flatten: bool,
+        hash_buckets: int | None,
+    ) -> None:
+        self.flatten, self.slots, self.buckets = flatten, slots, hash_buckets
+        n = len(slots)
+        base_names = [*BASE_COLUMNS, *(["radio_heard"] * n), *(["notebook_shown"] * n)]
+        base_at = {name: base_names.index(name) for name in BASE_COLUMNS}
+        base_at["radio_heard"], base_at["notebook_shown"] = len(BASE_COLUMNS), len(BASE_COLUMNS) + n
+        # the flattened layout: binary fields first, then the float boxes (declared order)
+        ordered = [f for f in fields if is_binary(f.space)] + [
+            f for f in fields if not is_binary(f.space)
         ]
-        # Columns of X: (low, high, destination(v) -> column, value(domain) -> values).
-        columns: list[tuple[int, int, Any, Any]] = []
-        f32 = np.float32
-        max_turns = config.max_turns
-        dict_mode = not self.flatten
-
-        def onehot(base: int) -> Any:
-            return lambda v: base + v, lambda d: np.ones(d.size, f32)
-
-        def value(dst: int, scale: Any) -> Any:
-            return lambda v: dst, scale
-
-        def flag(dst: int) -> Any:
-            return lambda v: dst, lambda d: d.astype(f32)
-
-        def scaled(s: float) -> Any:  # dict: float32 arithmetic; flat: float64, then cast
-            if dict_mode:
-                return lambda d: d.astype(f32) * f32(s)
-            return lambda d: (d * s).astype(f32)
-
-        raw_last = cast(spaces.Dict, below.spaces["last_action"])
-        codes = [
-            ("on_exit", below.spaces["on_exit"], start["on_exit"]),
-            ("landmark", below.spaces["landmark"], start["landmark"]),
-            ("move", raw_last.spaces["move"], start["last_action"]),
-            ("notebook", raw_last.spaces["notebook"], start["last_action"] + len(MOVE_RESULTS)),
-            (
-                "radio",
-                raw_last.spaces["radio"],
-                start["last_action"] + len(MOVE_RESULTS) + len(NOTEBOOK_RESULTS),
-            ),
-        ]
-        for _, space, base in codes:
-            lo, hi = _bounds(space)
-            columns.append((int(lo[0]), int(hi[0]), *onehot(base)))
-        elo, ehi = _bounds(below.spaces["edges"])
-        for d in range(elo.size):
-            columns.append(
-                (int(elo[d]), int(ehi[d]), *onehot(start["edges"] + len(EDGE_KINDS) * d))
-            )
-        turns = below.spaces["turn"]
-        tlo, thi = _bounds(turns)
-        inv_turns = 1.0 / max_turns
-        t = start["time"]
-        if dict_mode:
-            time0 = lambda d: d.astype(f32) * f32(inv_turns)  # noqa: E731
-            time1 = lambda d: (max_turns - d).astype(f32) * f32(inv_turns)  # noqa: E731
-        else:
-            time0 = lambda d: (d * inv_turns).astype(f32)  # noqa: E731
-            time1 = lambda d: ((max_turns - d) * inv_turns).astype(f32)  # noqa: E731
-        columns.append((int(tlo[0]), int(thi[0]), *value(t, time0)))
-        columns.append((int(tlo[0]), int(thi[0]), *value(t + 1, time1)))
-        clo, chi = _bounds(raw_last.spaces["radio_cooldown"])
-        inv_cd = 1.0 / config.radio_cooldown if config.radio_cooldown else 0.0
-        if dict_mode:
-            cd = lambda d: d.astype(f32) * f32(inv_cd)  # noqa: E731
-        else:
-            cd = lambda d: (d * inv_cd).astype(f32)  # noqa: E731
-        columns.append((int(clo[0]), int(chi[0]), *value(start["radio_cooldown"], cd)))
-        for j in range(self.k):  # the trail mask: K copies of trail_length, one per entry
-            ones = lambda d, j=j: (d >= self.k - j).astype(f32)  # noqa: E731
-            columns.append((0, self.k, *value(start["trail_mask"] + j, ones)))
-        for key in ("radio_heard", "notebook_shown"):
-            for j in range(n):
-                columns.append((0, 1, *flag(start[key] + j)))
-        inv_top = wrapper._inv_top
-        scale = wrapper._scale
-        for key in self.array_keys:
-            lo, hi = _bounds(below.spaces[key])
-            for j in range(lo.size):
-                if key in ("colocated_with", "used_exits"):
-                    columns.append((int(lo[j]), int(hi[j]), *flag(start[key] + j)))
-                elif key == "distances":
-                    columns.append(
-                        (int(lo[j]), int(hi[j]), *value(start[key] + j, scaled(inv_top)))
-                    )
-                else:  # position
-                    s = float(scale[j % 2])
-                    columns.append((int(lo[j]), int(hi[j]), *value(start[key] + j, scaled(s))))
+        self.start: dict[str, int] = {}
+        offset = 0
+        for field in ordered:
+            self.start[field.key] = offset
+            offset += field_size(field)
+        self.width = offset
+        self.binary_width = sum(field_size(f) for f in fields if is_binary(f.space))
+        # X: the columns taken from the base matrix, then those from the observations' arrays
+        base_columns: list[int] = []
+        array_keys: list[str] = []
+        self._codes: dict[str, slice] = {}  # X columns of each field, for integer-coded views
+        base_tables: list[tuple[int, int, Any, Any]] = []
+        array_tables: list[tuple[int, int, Any, Any]] = []
+        x_base = 0
+        array_fields: list[tuple[NumericField, int]] = []
+        for field in fields:
+            if not field.source:  # hashed text: written apart
+                continue
+            sources = (field.source,) if isinstance(field.source, str) else field.source
+            from_base = all(s in base_at for s in sources)
+            columns = self._columns(field, sources, raw, n)
+            if from_base:
+                for source in sources:
+                    lo, _ = _bounds(_raw_space(raw, source, n))
+                    base_columns += [base_at[source] + j for j in range(lo.size)] * field.repeat
+                self._codes[field.key] = slice(x_base, x_base + len(columns))
+                x_base += len(columns)
+                base_tables += columns
+            else:
+                array_keys += sources
+                array_fields.append((field, len(columns)))
+                array_tables += columns
+        for field, count in array_fields:
+            self._codes[field.key] = slice(x_base, x_base + count)
+            x_base += count
+        # the base columns X takes, in X's order (a tuple even for one column)
+        pick = itemgetter(*base_columns) if base_columns else (lambda row: ())
+        self._pick_base = pick if len(base_columns) != 1 else (lambda row: (pick(row),))
+        self._array_keys = array_keys
         offsets, idx, val, total = [], [], [], 0
-        for lo_c, hi_c, dst, make in columns:
+        for lo_c, hi_c, dst, make in base_tables + array_tables:
             domain = np.arange(lo_c, hi_c + 1, dtype=np.int64)
             offsets.append(total - lo_c)
             idx.append(np.array([dst(int(v) - lo_c) for v in domain], np.intp))
-            val.append(np.asarray(make(domain), f32))
+            val.append(np.asarray(make(domain), np.float32))
             total += domain.size
         self._offsets = np.array(offsets, np.int64)
-        self._idx = np.concatenate(idx)
-        self._val = np.concatenate(val)
-        self._rows = [np.arange(m, dtype=np.intp)[:, None] for m in range(n + 1)]
-        if self.k:
-            self._trail_slice = slice(start["trail"], start["trail"] + 2 * self.k)
-            self._trail_scale = np.tile(scale, self.k)  # x, y, x, y, ...
+        self._idx = np.concatenate(idx) if idx else np.zeros(0, np.intp)
+        self._val = np.concatenate(val) if val else np.zeros(0, np.float32)
+        # the start of each agent's row in the flat buffer, as a column
+        self._rows = [(np.arange(m, dtype=np.intp) * self.width)[:, None] for m in range(n + 1)]
         self._hash_cache: dict[str, tuple[int, ...]] = {}
-        if self.hashing:
-            b = self.buckets
+        if hash_buckets is not None:
+            b = hash_buckets
             self._hash_starts = (
-                start["notebook_hash"],
-                [start["radio_hash"] + j * b for j in range(n)],
-                [start["teammate_hash"] + j * b for j in range(n)],
-                start["reasons_hash"],
+                self.start["notebook_hash"],
+                [self.start["radio_hash"] + j * b for j in range(n)],
+                [self.start["teammate_hash"] + j * b for j in range(n)],
+                self.start["reasons_hash"],
             )
-        # Dict mode: (key, source, slice, shape) per field, in the declared order.
+        # Dict mode: (key, source, where, shape) per field, in the declared order.
         self._views: list[tuple[str, str, slice, tuple[int, ...] | None]] = []
-        for key, space in wrapper.fields.items():
-            if key in ("on_exit", "landmark"):
+        for field in fields:
+            space, key = field.space, field.key
+            if isinstance(space, spaces.Discrete):
                 self._views.append((key, "raw", slice(0), None))
-            elif key == "last_action":
-                self._views.append((key, "x", slice(2, 5), None))
-            elif key == "edges" and not self.onehot_edges:
-                self._views.append((key, "x", slice(5, 5 + elo.size), None))
+            elif isinstance(space, spaces.MultiDiscrete):
+                self._views.append((key, "x", self._codes[key], None))
             else:
-                a = start[key]
-                size = int(np.prod(space.shape)) if key != "edges" else len(EDGE_KINDS) * elo.size
-                if a < self.binary_width:
+                a, size = self.start[key], field_size(field)
+                if is_binary(space):
                     self._views.append((key, "binary", slice(a, a + size), None))
                 else:
                     b0 = a - self.binary_width
-                    shape = space.shape if len(space.shape) > 1 else None
+                    shape = space.shape if space.shape and len(space.shape) > 1 else None
                     self._views.append((key, "float", slice(b0, b0 + size), shape))
 
+    def _columns(
+        self, field: NumericField, sources: tuple[str, ...], raw: spaces.Dict, n: int
+    ) -> list[tuple[int, int, Any, Any]]:
+        """(low, high, destination(v), values(domain)) of each X column of ``field``."""
+        dict_mode = not self.flatten
+        base = self.start[field.key]
+        los, his = [], []
+        for source in sources:
+            lo, hi = _bounds(_raw_space(raw, source, n))
+            los += lo.tolist() * field.repeat
+            his += hi.tolist() * field.repeat
+        columns: list[tuple[int, int, Callable[[int], int], Callable[..., Any]]] = []
+        space = field.space
+        sizes: list[int] | None = list(field.onehot) or None
+        if isinstance(space, spaces.Discrete):
+            sizes = [int(space.n)]
+        elif isinstance(space, spaces.MultiDiscrete):
+            sizes = np.asarray(space.nvec).ravel().tolist()
+        value = field.value
+        if sizes is None and value is None:
+            raise ValueError(f"numeric field {field.key!r} declares neither codes nor a value")
+        at = base
+        for j, (lo, hi) in enumerate(zip(los, his, strict=True)):
+            if sizes is not None:  # a code, one-hot over its values
+                columns.append((lo, hi, _offset(at), _ones))
+                at += sizes[j]
+            else:
+                assert value is not None  # checked above
+                columns.append((lo, hi, _fixed(base + j), _value(value, j, dict_mode)))
+        return columns
+
+    # --- encoding -------------------------------------------------------------------------------
     def _buckets_of(self, text: str) -> tuple[int, ...]:
         hit = self._hash_cache.get(text)
         if hit is None:
             if len(self._hash_cache) >= _CACHE_LIMIT:
                 self._hash_cache.clear()
+            assert self.buckets is not None
             hit = self._hash_cache[text] = tuple(hash_text(text, self.buckets))
         return hit
 
-    def _matrix(self, raws: list[Any]) -> NDArray[np.int64]:
-        """X: every agent's raw scalars and array entries, one row per agent."""
-        slots, k, keys = self.slots, self.k, self.array_keys
-        rows = []
-        for r in raws:
-            last, radio, shown = r["last_action"], r["radio"], r["teammate_notebooks"]
-            turn = r["turn"]
-            row = [
-                r["on_exit"],
-                r["landmark"],
-                last["move"],
-                last["notebook"],
-                last["radio"],
-                *r["edges"].tolist(),
-                turn,
-                turn,
-                last["radio_cooldown"],
-            ]
-            if k:
-                row += [r["trail_length"]] * k
-            row += [1 if radio[x] else 0 for x in slots]
-            row += [shown[x]["shown"] for x in slots]
-            for key in keys:
-                row += r[key].tolist()
-            rows.append(row)
-        return np.array(rows, dtype=np.int64)
-
-    def fill(self, raws: list[Any]) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+    def _fill(
+        self, base: Sequence[Sequence[int]], raws: Sequence[Mapping[str, Any]]
+    ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """The (agents, width) float32 buffer of the flattened layout, and X."""
         m = len(raws)
-        x = self._matrix(raws)
+        keys, pick = self._array_keys, self._pick_base
+        parts: list[Any] = []
+        for i, r in enumerate(raws):  # each agent's base integers, then its arrays: one gather
+            parts.append(pick(base[i]))
+            for field in keys:
+                parts.append(r[field])
+        x = np.concatenate(parts, axis=None, dtype=np.int64).reshape(m, -1)
         key = x + self._offsets
-        buffer = np.zeros((m, self.width), np.float32)
-        buffer[self._rows[m], self._idx[key]] = self._val[key]
-        if self.k:
-            trail = np.array([r["trail"] for r in raws]).reshape(m, -1)
-            np.multiply(trail, self._trail_scale, out=buffer[:, self._trail_slice])
-        if self.hashing:
+        flat = np.zeros(m * self.width, np.float32)
+        # one 1-D scatter: each entry's buffer column, moved to its agent's row
+        flat[(self._idx.take(key) + self._rows[m]).ravel()] = self._val.take(key).ravel()
+        if self.buckets is not None:
             hot = self._hot(raws)
             if hot:
-                buffer.reshape(-1)[hot] = 1.0
-        return buffer, x
+                flat[hot] = 1.0
+        return flat.reshape(m, self.width), x
 
-    def _hot(self, raws: list[Any]) -> list[int]:
+    def _hot(self, raws: Sequence[Mapping[str, Any]]) -> list[int]:
         """Flat buffer indices of the hashed words' buckets."""
         hot: list[int] = []
         notebook, radio_starts, team_starts, reasons = self._hash_starts
@@ -286,25 +298,56 @@ class NumericPlan:
                     hot.extend(at + h for h in buckets_of(text))
         return hot
 
-    def encode(self, raws: list[Any]) -> list[Any]:
-        """The observations of ``raws``: flat rows or Dict observations (see module)."""
-        buffer, x = self.fill(raws)
+    def encode_arrays(
+        self, arrays: ObservationArrays, rows: Sequence[int] | None = None
+    ) -> list[Any]:
+        """The numeric observations of a turn's observation arrays (of the agents ``rows``,
+        default all)."""
+        raws = arrays.observations
+        base = arrays.base_rows
+        if rows is not None:
+            raws = [raws[i] for i in rows]
+            base = [base[i] for i in rows]
+        return self._output(*self._fill(base, raws), raws)
+
+    def encode(self, raws: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """The numeric observations of any observation dicts of this game (read from the
+        dicts; the wrapper uses :meth:`encode_arrays` for the environment's own)."""
+        return self._output(*self._fill(self._base_of(raws), raws), raws)
+
+    def _base_of(self, raws: Sequence[Mapping[str, Any]]) -> list[list[int]]:
+        """The base matrix (:attr:`~maze_envs.escape.observe.ObservationArrays.base`) of
+        observation dicts."""
+        slots = self.slots
+        flat: list[Any] = []
+        for r in raws:
+            last, radio, shown = r["last_action"], r["radio"], r["teammate_notebooks"]
+            turn = r["turn"]
+            flat += (r["on_exit"], r["landmark"], turn, r["turns_left"], r.get("trail_length", 0))
+            flat += (last["move"], last["notebook"], last["radio"], last["radio_cooldown"])
+            flat += [1 if radio[s] else 0 for s in slots]
+            flat += [shown[s]["shown"] for s in slots]
+        width = len(flat) // len(raws) if raws else 0
+        return [flat[i * width : (i + 1) * width] for i in range(len(raws))]
+
+    def _output(
+        self, buffer: NDArray[np.float32], x: NDArray[np.int64], raws: Sequence[Mapping[str, Any]]
+    ) -> list[Any]:
+        """Flat rows or Dict observations (see the module docstring)."""
         if self.flatten:
             return list(buffer)
-        m = len(raws)
         binary = buffer[:, : self.binary_width].astype(np.int8)
         floats = buffer[:, self.binary_width :]
-        keys, columns = [], []
-        for key, source, where, shape in self._views:
-            keys.append(key)
-            if source == "raw":
-                columns.append([r[key] for r in raws])
-            elif source == "x":
-                columns.append(list(x[:, where]))
-            elif source == "binary":
-                columns.append(list(binary[:, where]))
-            elif shape is None:
-                columns.append(list(floats[:, where]))
-            else:
-                columns.append(list(floats[:, where].reshape(m, *shape)))
-        return [dict(zip(keys, values, strict=True)) for values in zip(*columns, strict=True)]
+        result = []
+        for i, r in enumerate(raws):  # each agent's rows, then its fields' views of them
+            rows = {"raw": r, "x": x[i], "binary": binary[i], "float": floats[i]}
+            obs = {}
+            for key, source, where, shape in self._views:
+                if source == "raw":
+                    obs[key] = r[key]
+                elif shape is None:
+                    obs[key] = rows[source][where]
+                else:
+                    obs[key] = rows[source][where].reshape(shape)
+            result.append(obs)
+        return result

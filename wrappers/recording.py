@@ -133,6 +133,7 @@ def _native_recorder(base: Any, journal: JournalLike | None, spec: Any) -> Recor
 
 def _attach(base: Any, journal: JournalLike, spec: Any) -> Recorder:
     from maze_envs.agimaze import recording
+    from maze_envs.agimaze.backends import LocalBackend
     from maze_envs.agimaze.env import AgiMazeEnv
     from maze_envs.agimaze.set_env import DEFAULT_TARGET
     from maze_envs.escape.env import MazeEscapeEnv
@@ -149,8 +150,8 @@ def _attach(base: Any, journal: JournalLike, spec: Any) -> Recorder:
             "argument (its construction arguments are not known); build it with journal=, or "
             "with gym.make(...)"
         )
-    if kwargs.get("backend", "local") != "local":
-        raise ValueError('journal recording needs backend="local" (games on a server cannot be '
+    if not isinstance(kwargs.get("backend") or LocalBackend(), LocalBackend):
+        raise ValueError("journal recording needs the local backend (games on a server cannot be "
                          "replayed offline)")  # fmt: skip
     if isinstance(base, AgiMazeEnv):
         config = recording.env_config(
@@ -158,7 +159,6 @@ def _attach(base: Any, journal: JournalLike, spec: Any) -> Recorder:
             labyrinth=kwargs.get("labyrinth"),
             budget_factor=base.budget_factor,
             max_steps=kwargs.get("max_steps"),
-            reward_shaping=bool(kwargs.get("reward_shaping", False)),
             pack_root=kwargs.get("pack_root"),
         )
         return Recorder(journal, env_id=recording.ENV_ID, config=config)
@@ -167,7 +167,6 @@ def _attach(base: Any, journal: JournalLike, spec: Any) -> Recorder:
         target=kwargs.get("target", DEFAULT_TARGET),
         labyrinths=kwargs.get("labyrinths"),
         budget_factor=base.budget_factor,
-        reward_shaping=bool(kwargs.get("reward_shaping", False)),
         pack_root=kwargs.get("pack_root"),
     )
     return Recorder(journal, env_id=recording.SET_ENV_ID, config=config)

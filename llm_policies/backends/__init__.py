@@ -6,6 +6,7 @@ Start with :func:`make_backend`; every backend follows :class:`ModelBackend`.
 from llm_policies.backends.base import (
     Attempt,
     ChatMessage,
+    ContextLengthExceeded,
     ModelBackend,
     ModelError,
     ModelReply,
@@ -13,6 +14,7 @@ from llm_policies.backends.base import (
     ModelTimeout,
     ModelUnavailable,
     check_output_mode,
+    context_error,
     make_backend,
     parse_spec,
 )
@@ -22,6 +24,7 @@ from llm_policies.backends.scripted import ScriptedBackend, ScriptedReply
 __all__ = [
     "Attempt",
     "ChatMessage",
+    "ContextLengthExceeded",
     "ModelBackend",
     "ModelError",
     "ModelReply",
@@ -32,6 +35,7 @@ __all__ = [
     "ScriptedBackend",
     "ScriptedReply",
     "check_output_mode",
+    "context_error",
     "make_backend",
     "parse_spec",
 ]

@@ -35,7 +35,9 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
-ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "protocol", "refused"]
+ErrorKind = Literal[
+    "rate_limit", "server", "timeout", "connection", "protocol", "refused", "context", "config"
+]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -70,6 +72,9 @@ class ModelRequest:
         settings: the model settings of this game.
         cache_key_extra: anything else that changes the request (a prompt version...), for the
             response cache.
+        cache_history: the messages are a history that grows at its end (AGI Maze), so a
+            provider cache breakpoint on the last message pays off on the next request
+            (Anthropic); without one only the system prompt is marked.
     """
 
     system: str
@@ -79,6 +84,7 @@ class ModelRequest:
     schema_name: str
     settings: ModelSettings
     cache_key_extra: str = ""
+    cache_history: bool = False
 
     def __post_init__(self) -> None:
         if self.output_mode not in OUTPUT_MODES:
@@ -142,6 +148,8 @@ class ModelReply:
         raw: the provider's reply as JSON, for the journal (never credentials).
         cached: served from the response cache (no request was sent).
         retries: the failed attempts before this reply (rate limits, 5xx, timeouts...).
+        notices: what the backend noticed about this call that the game's record should say
+            once (``{"kind": "context_warning", ...}``: Ollama may have cut the prompt).
     """
 
     text: str | None
@@ -152,6 +160,7 @@ class ModelReply:
     raw: dict[str, Any]
     cached: bool = False
     retries: tuple[Attempt, ...] = field(default=())
+    notices: tuple[dict[str, Any], ...] = field(default=())
 
 
 class ModelError(Exception):
@@ -165,6 +174,7 @@ class ModelError(Exception):
         status: the HTTP status, when there was one.
         retry_after: seconds the provider asked to wait, when it said.
         attempts: the failed attempts that led here (for :class:`ModelUnavailable`).
+        permanent: the server gave the same error body twice: retrying will not help.
     """
 
     def __init__(
@@ -176,6 +186,7 @@ class ModelError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
         attempts: tuple[Attempt, ...] = (),
+        permanent: bool = False,
     ) -> None:
         if kind not in ERROR_KINDS:
             raise ValueError(f"kind must be one of {', '.join(ERROR_KINDS)}, got {kind!r}")
@@ -186,6 +197,7 @@ class ModelError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.attempts = attempts
+        self.permanent = permanent
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the journal (an outage record)."""
@@ -194,6 +206,7 @@ class ModelError(Exception):
             "kind": self.kind,
             "message": self.message,
             "status": self.status,
+            "permanent": self.permanent,
             "attempts": [a.to_json() for a in self.attempts],
         }
 
@@ -204,6 +217,64 @@ class ModelUnavailable(ModelError):
 
 class ModelTimeout(ModelUnavailable):
     """Every attempt (or the last one) ran past the per-call deadline."""
+
+
+class ContextLengthExceeded(ModelError):
+    """The server refused the request because it does not fit its context window.
+
+    Not an outage: the same request fails the same way every time, so it is never retried; the
+    harness trims (AGI Maze history) or stops the game (Maze Escape) instead. ``window`` is the
+    server's context size when its message says it (``"maximum context length is 2048"``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        window: int | None = None,
+        status: int | None = None,
+        attempts: tuple[Attempt, ...] = (),
+    ) -> None:
+        super().__init__(message, kind="context", status=status, attempts=attempts, permanent=True)
+        self.window = window
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "window": self.window}
+
+
+# what servers say when a prompt does not fit: OpenAI / vLLM / llama-cpp-python ("maximum
+# context length is N tokens", code context_length_exceeded), llama.cpp ("exceeds the available
+# context size", exceed_context_size_error, "n_ctx": N), LM Studio / Ollama-like wordings
+_CONTEXT_ERROR = re.compile(
+    r"context_length_exceeded|exceed_context_size|maximum context length|context size|"
+    r"context window|context length|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+_CONTEXT_WINDOW = re.compile(
+    r'(?:maximum context length is|context size \(|context window of|"n_ctx"\s*:|n_ctx\s*[=:])'
+    r"\s*(\d+)",
+    re.IGNORECASE,
+)
+
+
+def context_error(status: int | None, text: str) -> ContextLengthExceeded | None:
+    """The context-length refusal in an error ``text`` of HTTP ``status``, or ``None``.
+
+    >>> error = context_error(400, "This model's maximum context length is 2048 tokens. However, "
+    ...                       "you requested 2141 tokens (context_length_exceeded)")
+    >>> error.kind, error.window
+    ('context', 2048)
+    >>> context_error(500, "internal error") is None
+    True
+    """
+    if status not in (400, 413, 422) or not _CONTEXT_ERROR.search(text):
+        return None
+    found = _CONTEXT_WINDOW.search(text)
+    return ContextLengthExceeded(
+        f"the request does not fit the server's context window: {text[:400]}",
+        window=int(found.group(1)) if found else None,
+        status=status,
+    )
 
 
 @runtime_checkable
@@ -241,7 +312,7 @@ def check_output_mode(backend: ModelBackend, mode: str) -> None:
     >>> check_output_mode(ScriptedBackend([]), "xml")
     Traceback (most recent call last):
     ...
-    ValueError: output mode 'xml' is not served by scripted:test; use one of tool, native, prompted
+    ValueError: output mode 'xml' is not served by scripted:test; use one of tool, native, ...
     """
     if mode not in backend.output_modes:
         raise ValueError(

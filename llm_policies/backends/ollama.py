@@ -5,6 +5,7 @@ uses), sets the context size per request. Every request carries ``options.num_ct
 default), ``think`` (off by default), the temperature, seed and output cap, and ``keep_alive``.
 
 * ``native`` mode: the JSON schema goes whole in ``format=`` (Ollama constrains decoding to it);
+* ``json_object`` mode: ``format="json"`` (any JSON object; the schema is in the prompt);
 * ``prompted`` mode: plain text.
 
 There is no ``tool`` mode: the ``ollama`` client's ``Tool`` model keeps only ``type``, ``items``,
@@ -13,8 +14,10 @@ nested object) or a ``$ref`` would reach the model as ``{}``, while ``format=`` 
 whole. ``output_modes`` says so, and the policy refuses ``tool`` for Ollama when it is built.
 
 The client does not retry; this backend does (:mod:`llm_policies.backends.retry`), reading
-``Retry-After`` from the response headers. A warning (:class:`ContextWindowWarning`) says when a
-prompt may not fit in ``num_ctx``: Ollama truncates such prompts silently.
+``Retry-After`` from the response headers. Ollama truncates a prompt that does not fit in
+``num_ctx`` silently: the harness keeps prompts inside ``num_ctx`` before sending, and a reply
+whose prompt and output used the whole context carries a ``context_warning`` notice
+(``ModelReply.notices``), which the policy records once per game in the journal.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import contextvars
 import json
 import threading
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,15 +35,17 @@ import httpx
 import ollama
 
 from llm_policies.accounting import price
-from llm_policies.backends.base import ModelError, ModelReply, ModelRequest, parse_spec
+from llm_policies.backends.base import (
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    context_error,
+    parse_spec,
+)
 from llm_policies.backends.retry import RetryPolicy, call_with_retries
 from llm_policies.settings import ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
-# rough tokens per UTF-8 byte of prompt text, for the context warning only (no tokenizer here)
-BYTES_PER_TOKEN = 4.0
-MESSAGE_OVERHEAD_TOKENS = 4
-OUTPUT_RESERVE_TOKENS = 256
 # httpx's connection pool scans every connection for every request it places (its cost grows
 # with the square of the calls in flight), so calls are spread over several small clients
 CLIENT_SHARDS = 8
@@ -50,18 +54,6 @@ CLIENT_SHARDS = 8
 _last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "maze_envs_ollama_last_response", default=None
 )
-
-
-class ContextWindowWarning(UserWarning):
-    """A prompt may not fit in the model's context window (it would be cut silently)."""
-
-
-def estimate_tokens(request: ModelRequest) -> int:
-    """A rough count of the prompt's tokens: UTF-8 bytes / 4, plus a little per message."""
-    size = len(request.system.encode()) + sum(len(m.content.encode()) for m in request.messages)
-    if request.output_mode != "prompted":
-        size += len(json.dumps(request.schema).encode())
-    return int(size / BYTES_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
 
 
 def _think(settings: ModelSettings) -> bool | str:
@@ -96,6 +88,8 @@ def request_body(name: str, request: ModelRequest) -> dict[str, Any]:
         )
     if request.output_mode == "native":
         body["format"] = request.schema
+    elif request.output_mode == "json_object":
+        body["format"] = "json"
     if settings.keep_alive is not None:
         body["keep_alive"] = settings.keep_alive
     return body
@@ -127,6 +121,9 @@ def classify(error: Exception) -> ModelError | None:
             return ModelError(
                 message, kind="server", retryable=True, status=status, retry_after=_retry_after()
             )
+        context = context_error(status, message)
+        if context is not None:
+            return context
         if status == 404:
             message += " (is the model pulled? ollama pull <model>)"
         return ModelError(message, kind="refused", status=status)
@@ -211,7 +208,7 @@ class OllamaBackend:
         local: cost 0, ``"local"`` (set ``False`` for a paid remote host).
     """
 
-    output_modes: tuple[OutputMode, ...] = ("native", "prompted")
+    output_modes: tuple[OutputMode, ...] = ("native", "json_object", "prompted")
 
     def __init__(
         self,
@@ -275,32 +272,26 @@ class OllamaBackend:
             pool.in_flight.append(0)
         return pool, min(range(len(pool.clients)), key=pool.in_flight.__getitem__)
 
-    def _warn_context(self, request: ModelRequest, reply: ollama.ChatResponse | None) -> int:
-        settings = request.settings
-        estimate = estimate_tokens(request)
-        reserve = settings.max_output_tokens or OUTPUT_RESERVE_TOKENS
-        if reply is None and estimate + reserve > settings.num_ctx:
-            warnings.warn(
-                f"{self.spec}: the prompt is about {estimate} tokens; with {reserve} for the reply "
-                f"it may not fit in num_ctx={settings.num_ctx} (Ollama cuts the prompt silently); "
-                "raise num_ctx",
-                ContextWindowWarning,
-                stacklevel=3,
-            )
-        if reply is not None:
-            used = (reply.prompt_eval_count or 0) + (reply.eval_count or 0)
-            if used >= settings.num_ctx:
-                warnings.warn(
-                    f"{self.spec}: prompt and reply used {used} tokens, the whole "
-                    f"num_ctx={settings.num_ctx}: the prompt was probably cut; raise num_ctx",
-                    ContextWindowWarning,
-                    stacklevel=3,
-                )
-        return estimate
+    def _context_notices(
+        self, request: ModelRequest, reply: ollama.ChatResponse
+    ) -> tuple[dict[str, Any], ...]:
+        """A ``context_warning`` when prompt and reply used the whole ``num_ctx``."""
+        num_ctx = request.settings.num_ctx
+        used = (reply.prompt_eval_count or 0) + (reply.eval_count or 0)
+        if used < num_ctx:
+            return ()
+        return (
+            {
+                "kind": "context_warning",
+                "message": f"{self.spec}: prompt and reply used {used} tokens, the whole "
+                f"num_ctx={num_ctx}: Ollama probably cut the prompt; raise num_ctx",
+                "used": used,
+                "num_ctx": num_ctx,
+            },
+        )
 
     async def complete(self, request: ModelRequest) -> ModelReply:
         body = request_body(self.model, request)
-        self._warn_context(request, None)
 
         async def attempt() -> tuple[ollama.ChatResponse, float]:
             _last_response.set({})
@@ -323,7 +314,6 @@ class OllamaBackend:
             rng=self._rng,
             classify=classify,
         )
-        self._warn_context(request, response)
         message = response.message
         calls = message.tool_calls or []
         tool_arguments = (
@@ -347,6 +337,7 @@ class OllamaBackend:
             latency_s=latency,
             raw=response.model_dump(mode="json", exclude_none=True),
             retries=failures,
+            notices=self._context_notices(request, response),
         )
 
     async def aclose(self) -> None:

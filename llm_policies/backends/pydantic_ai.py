@@ -8,24 +8,33 @@ arguments, text with fences or trailing prose) and applies its own quirk rules.
   required / ``any``);
 * ``native`` mode: the provider's JSON-schema output (``response_format`` / ``text.format`` /
   Anthropic ``output_config``);
+* ``grammar`` mode (Chat Completions only): ``response_format: {"type": "json_object", "schema":
+  ...}``, which llama.cpp's server and llama-cpp-python turn into a grammar that constrains
+  decoding to the schema (they reject ``json_schema``); the schema is in the prompt too;
+* ``json_object`` mode (Chat Completions only): ``response_format: {"type": "json_object"}``,
+  the schema being in the harness's prompt (what most OpenAI-compatible servers honour);
 * ``prompted`` mode: plain text (the harness's prompt asks for JSON).
 
 The system prompt goes as instructions, with an Anthropic cache breakpoint on it (also through
-OpenRouter for Anthropic models) so the stable prefix is cached; other providers cache prefixes
-by themselves. The SDKs' own retries are off (``max_retries=0``): retries, backoff and the
-per-call deadline are :mod:`llm_policies.backends.retry`'s.
+OpenRouter for Anthropic models) so the stable prefix is cached, and, for a request whose
+messages are a growing history (``ModelRequest.cache_history``), one on the last message too, so
+the next step reads the whole earlier conversation from the cache; other providers cache
+prefixes by themselves. The SDKs' own retries are off (``max_retries=0``): retries, backoff and
+the per-call deadline are :mod:`llm_policies.backends.retry`'s.
+
+Output cap: OpenAI's Chat Completions reads ``max_completion_tokens``, which OpenAI-compatible
+servers such as llama.cpp's ignore (replies then run to thousands of tokens), so a Chat
+Completions backend sent anywhere but OpenAI sends ``max_tokens``, the field they read.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import inspect
 import json
 import os
-import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic_ai import exceptions as pai_errors
 from pydantic_ai.direct import model_request
@@ -40,152 +49,69 @@ from pydantic_ai.messages import (
 from pydantic_ai.messages import ModelRequest as PydanticRequest
 from pydantic_ai.models import Model, ModelRequestParameters, infer_model
 from pydantic_ai.output import OutputObjectDefinition
-from pydantic_ai.providers import Provider, infer_provider_class
 from pydantic_ai.settings import ModelSettings as PydanticSettings
 from pydantic_ai.tools import ToolDefinition
 
 from llm_policies.accounting import price
-from llm_policies.backends.base import ModelError, ModelReply, ModelRequest, parse_spec
+from llm_policies.backends.base import (
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    context_error,
+    parse_spec,
+)
+from llm_policies.backends.providers import (
+    ANTHROPIC_PREFIXES,
+    PLACEHOLDER_KEY,
+    SHARED_PROVIDERS,
+    SharedProviders,
+    build_provider,
+)
 from llm_policies.backends.retry import RetryPolicy, call_with_retries
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
-# OpenAI-compatible servers that need no key still need a non-empty one in the SDK
-PLACEHOLDER_KEY = "api-key-not-set"
+__all__ = [
+    "PLACEHOLDER_KEY",
+    "SHARED_PROVIDERS",
+    "PydanticAIBackend",
+    "SharedProviders",
+    "build_provider",
+    "classify",
+    "is_openai_endpoint",
+]
 
-# prefixes whose model is pydantic-ai's Anthropic model (cache breakpoints set by us)
-_ANTHROPIC_PREFIXES = frozenset({"anthropic", "gateway/anthropic"})
+# prefixes that speak Chat Completions to a base URL of the user's (json_object, max_tokens)
+_CHAT_PREFIXES = frozenset({"openai-chat"})
+#: Hosts that are OpenAI itself (they read ``max_completion_tokens``).
+OPENAI_HOSTS = frozenset({"api.openai.com"})
 
 
-def _is_http_client(client: object) -> bool:
-    module = type(client).__module__.split(".")[0]
-    return module in {"httpx", "httpx2"} and type(client).__name__ == "AsyncClient"
+def is_openai_endpoint(base_url: str | None) -> bool:
+    """Whether requests go to OpenAI itself (no base URL, or OpenAI's own host).
 
-
-def _env_key(prefix: str) -> str:
-    """The usual key variable of a provider prefix (``openai-chat`` -> ``OPENAI_API_KEY``)."""
-    return prefix.split("/")[-1].split("-")[0].upper() + "_API_KEY"
-
-
-def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Provider[Any]:
-    """The pydantic-ai provider of ``prefix``, sent to ``base_url`` and/or through ``client``.
-
-    ``client`` is an ``httpx2``/``httpx`` ``AsyncClient`` (proxies, test transports) or an SDK
-    client (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``). Providers that take no base
-    URL (OpenRouter) are redirected through an ``AsyncOpenAI`` client built for ``base_url``.
+    >>> is_openai_endpoint(None), is_openai_endpoint("http://127.0.0.1:8080/v1")
+    (True, False)
     """
-    try:
-        cls = infer_provider_class(prefix)
-    except ValueError:
-        raise ValueError(
-            f"unknown model provider prefix {prefix!r}: use anthropic:, openai: (Responses API), "
-            "openai-chat: (Chat Completions), openrouter:, another pydantic-ai provider prefix "
-            "(google-gla:, groq:, mistral:, deepseek:...), ollama: or scripted:"
-        ) from None
-    accepts = set(inspect.signature(cls.__init__).parameters)
-    kwargs: dict[str, Any] = {}
-    if client is not None:
-        if _is_http_client(client):
-            kwargs["http_client"] = client
-        elif "openai_client" in accepts and type(client).__module__.startswith("openai"):
-            kwargs["openai_client"] = client
-        elif "anthropic_client" in accepts and type(client).__module__.startswith("anthropic"):
-            kwargs["anthropic_client"] = client
-        else:
-            raise TypeError(
-                f"client for {prefix}: must be an httpx2/httpx AsyncClient or the provider's SDK "
-                f"client, got {type(client).__module__}.{type(client).__name__}"
-            )
-    if base_url is not None:
-        if "openai_client" in kwargs or "anthropic_client" in kwargs:
-            raise ValueError(
-                "base_url and an SDK client were both given: set the base URL on the client"
-            )
-        key = os.environ.get(_env_key(prefix))
-        if "base_url" in accepts:
-            kwargs["base_url"] = base_url
-            if prefix in _ANTHROPIC_PREFIXES and not key:
-                kwargs["api_key"] = PLACEHOLDER_KEY  # a proxy that needs no key
-        elif "openai_client" in accepts:
-            from openai import AsyncOpenAI
-
-            http_client = kwargs.pop("http_client", None)
-            kwargs["openai_client"] = AsyncOpenAI(
-                base_url=base_url, api_key=key or PLACEHOLDER_KEY, http_client=http_client
-            )
-        else:
-            raise ValueError(
-                f"the {prefix}: provider cannot be sent to another base URL; pass a "
-                "pydantic-ai provider instead: make_backend(spec, settings, provider=...)"
-            )
-    return cls(**kwargs)
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    return not url or urlsplit(url).hostname in OPENAI_HOSTS
 
 
-class SharedProviders:
-    """Providers shared by every backend of the same prefix, base URL and environment.
+def pydantic_settings(
+    settings: ModelSettings,
+    prefix: str,
+    model_name: str,
+    *,
+    cache_history: bool = False,
+    grammar: dict[str, Any] | None = None,
+) -> PydanticSettings:
+    """pydantic-ai's model settings for ``settings`` (SDK retries off: ours count and wait).
 
-    Building a provider builds an SDK client and an HTTP client (with its TLS context: tens of
-    milliseconds of CPU), and each client keeps its own connection pool. A benchmark builds one
-    backend per agent per game, so the backends that :meth:`PydanticAIBackend.from_spec` makes
-    without a client or provider of the caller's share one provider (one connection pool),
-    counted: the last backend to close closes it. The key holds the environment's key and base
-    URL variables (as a digest), so a changed key builds a new provider.
-
-    >>> shared = SharedProviders(slots=2)
-    >>> key, provider = shared.acquire("openai-chat", "http://localhost:8000/v1")
-    >>> len(shared), shared.release(key), len(shared)
-    (1, True, 0)
+    ``cache_history`` adds a cache breakpoint on the last message (Anthropic, also through
+    OpenRouter), so a growing conversation is read from the cache on the next request.
+    ``grammar`` (a JSON schema) replaces the request's ``response_format`` by llama.cpp's
+    ``{"type": "json_object", "schema": ...}``.
     """
-
-    def __init__(self, slots: int = 8) -> None:
-        self._lock = threading.Lock()
-        self._entries: dict[str, tuple[Provider[Any], int]] = {}
-        self.slots = slots
-        self._next = 0
-
-    @staticmethod
-    def key(prefix: str, base_url: str | None) -> str:
-        env = sorted(
-            (name, value)
-            for name, value in os.environ.items()
-            if name.endswith(("_API_KEY", "_BASE_URL", "_HOST"))
-        )
-        digest = hashlib.sha256(json.dumps(env).encode()).hexdigest()[:16]
-        return f"{prefix}|{base_url}|{digest}"
-
-    def acquire(self, prefix: str, base_url: str | None) -> tuple[str, Provider[Any]]:
-        """The shared provider of ``prefix`` at ``base_url`` (built on first use) and its key."""
-        with self._lock:
-            # a few pools, not one: httpcore scans every connection of a pool for each request
-            # it places, which costs more than a new pool's TLS set-up once 48 are in flight
-            key = f"{self.key(prefix, base_url)}|{self._next % self.slots}"
-            self._next += 1
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = (build_provider(prefix, base_url), 0)
-            self._entries[key] = (entry[0], entry[1] + 1)
-            return key, entry[0]
-
-    def release(self, key: str) -> bool:
-        """One user fewer; True when it was the last (the caller then closes the client)."""
-        with self._lock:
-            provider, users = self._entries[key]
-            if users > 1:
-                self._entries[key] = (provider, users - 1)
-                return False
-            del self._entries[key]
-            return True
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-#: The providers shared by the backends of this process (see :class:`SharedProviders`).
-SHARED_PROVIDERS = SharedProviders()
-
-
-def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> PydanticSettings:
-    """pydantic-ai's model settings for ``settings`` (SDK retries off: ours count and wait)."""
     out: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
     if settings.temperature is not None:
         out["temperature"] = settings.temperature
@@ -197,10 +123,16 @@ def pydantic_settings(settings: ModelSettings, prefix: str, model_name: str) -> 
         out["thinking"] = (
             False if settings.reasoning_effort == "none" else settings.reasoning_effort
         )
-    if prefix in _ANTHROPIC_PREFIXES:
+    if grammar is not None:
+        out["extra_body"] = {"response_format": {"type": "json_object", "schema": grammar}}
+    if prefix in ANTHROPIC_PREFIXES:
         out["anthropic_cache_instructions"] = True
+        if cache_history:
+            out["anthropic_cache_messages"] = True
     elif prefix == "openrouter" and model_name.startswith("anthropic/"):
         out["openrouter_cache_instructions"] = True
+        if cache_history:
+            out["openrouter_cache_messages"] = True
     return PydanticSettings(**out)  # type: ignore[typeddict-item]  # provider keys are extra
 
 
@@ -222,6 +154,11 @@ def request_parameters(request: ModelRequest) -> ModelRequestParameters:
             json_schema=schema, name=request.schema_name, description=schema.get("description")
         )
         return ModelRequestParameters(output_mode="native", output_object=output)
+    if request.output_mode in ("json_object", "grammar"):
+        # pydantic-ai's "prompted" mode sends response_format json_object where the model's
+        # profile says the server supports it; without an output object it adds no prompt text
+        # (the schema is in our system prompt)
+        return ModelRequestParameters(output_mode="prompted", allow_text_output=True)
     return ModelRequestParameters()
 
 
@@ -252,6 +189,9 @@ def classify(error: Exception) -> ModelError | None:
     if isinstance(error, pai_errors.ModelAPIError):
         status = getattr(error, "status_code", None)
         retry_after = error.retry_after
+        context = context_error(status, message)
+        if context is not None:
+            return context
         if isinstance(error, pai_errors.ModelRateLimitError) or status == 429:
             return ModelError(
                 message, kind="rate_limit", retryable=True, status=status, retry_after=retry_after
@@ -295,8 +235,6 @@ class PydanticAIBackend:
         owns_client: the backend built the provider's HTTP client, so ``aclose`` closes it.
     """
 
-    output_modes: tuple[OutputMode, ...] = OUTPUT_MODES
-
     def __init__(
         self,
         spec: str,
@@ -317,6 +255,11 @@ class PydanticAIBackend:
         self._rng = self.retry.rng()
         self._prefix, self._name = parse_spec(spec)
         self._owns_client = owns_client
+        self.output_modes: tuple[OutputMode, ...] = tuple(
+            m
+            for m in OUTPUT_MODES
+            if m not in ("json_object", "grammar") or self._prefix in _CHAT_PREFIXES
+        )
 
     @classmethod
     def from_spec(
@@ -346,6 +289,22 @@ class PydanticAIBackend:
             if shared_key is not None:
                 SHARED_PROVIDERS.release(shared_key)
             raise ValueError(f"cannot make a model of {spec!r}: {error.message}") from error
+        if prefix in _CHAT_PREFIXES:
+            from pydantic_ai.models.openai import OpenAIChatModel
+            from pydantic_ai.profiles.openai import OpenAIModelProfile
+
+        if prefix in _CHAT_PREFIXES and type(model) is OpenAIChatModel:
+            # json_object mode; and the output-cap field the endpoint reads (see the docstring)
+            model = OpenAIChatModel(
+                model.model_name,
+                provider=provider,
+                profile=OpenAIModelProfile(
+                    supports_json_object_output=True,
+                    openai_chat_supports_max_completion_tokens=is_openai_endpoint(
+                        settings.base_url
+                    ),
+                ),
+            )
         return cls(
             spec,
             settings,
@@ -356,11 +315,26 @@ class PydanticAIBackend:
             shared_key=shared_key,
         )
 
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window as pydantic-ai knows it (genai-prices), or ``None``."""
+        try:
+            window = self.model.context_window
+        except Exception:  # a profile lookup must never fail a game
+            return None
+        return window if isinstance(window, int) else None
+
     async def complete(self, request: ModelRequest) -> ModelReply:
         settings = request.settings
         messages = conversation(request)
         params = request_parameters(request)
-        model_settings = pydantic_settings(settings, self._prefix, self._name)
+        model_settings = pydantic_settings(
+            settings,
+            self._prefix,
+            self._name,
+            cache_history=request.cache_history,
+            grammar=request.schema if request.output_mode == "grammar" else None,
+        )
         # A synchronous act() runs each turn on a fresh event loop; connections belong to the
         # loop that opened them, so the provider's own client is replaced when the loop changed
         # (what an agent run does at its start; the direct API leaves it to the caller).

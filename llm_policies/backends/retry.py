@@ -4,6 +4,14 @@ Every backend sends each attempt through :func:`call_with_retries`, so 429s, 5xx
 unreadable bodies and stalled replies are handled the same way for every provider (the provider
 SDKs' own retries are turned off: theirs are neither counted, seeded nor bounded by our deadline).
 
+Errors are classified by body as well as status. A 500 or 501 whose body repeats the attempt
+before's is a permanent rejection (a server that rejects a request feature answers every retry
+the same way), and a 5xx whose body reports a validation error of the request
+(llama-cpp-python: "1 validation error ... Input should be 'text' or 'json_object'") is one at
+once: either ends the call instead of spending the whole retry budget. Overload and gateway
+statuses (502, 503, 504, 529) are retried to the budget whatever their body. A context-length
+refusal (:class:`~llm_policies.backends.base.ContextLengthExceeded`) is never retried.
+
 The wait after failed attempt ``n`` (0-based) is ``min(max_delay, base * 2**n)`` scaled by a
 jitter factor drawn uniformly from [0.5, 1) by a seeded ``numpy.random.Generator``; when the
 provider sent ``Retry-After``, the wait is at least that long, and a ``Retry-After`` beyond
@@ -21,16 +29,48 @@ provider sent ``Retry-After``, the wait is at least that long, and a ``Retry-Aft
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
 
-from llm_policies.backends.base import Attempt, ModelError, ModelTimeout, ModelUnavailable
+from llm_policies.backends.base import (
+    Attempt,
+    ContextLengthExceeded,
+    ModelError,
+    ModelTimeout,
+    ModelUnavailable,
+)
 from llm_policies.settings import ModelSettings
 
 T = TypeVar("T")
+
+#: 5xx statuses that say "try later" (overload, gateways): retried whatever their body.
+TRANSIENT_STATUSES = frozenset({502, 503, 504, 529})
+#: A body that reports an invalid request, whatever the status it came with.
+_VALIDATION_BODY = re.compile(
+    r"validation error|Input should be|unrecognized request argument|invalid request|"
+    r"not supported|unsupported (?:value|parameter)",
+    re.IGNORECASE,
+)
+
+
+def is_permanent(error: ModelError, previous: tuple[int | None, str] | None) -> bool:
+    """Whether server error ``error`` is a permanent rejection (see the module docstring).
+
+    >>> error = ModelError("scripted failure", kind="server", retryable=True, status=500)
+    >>> is_permanent(error, None), is_permanent(error, (500, "scripted failure"))
+    (False, True)
+    >>> busy = ModelError("overloaded", kind="server", retryable=True, status=503)
+    >>> is_permanent(busy, (503, "overloaded"))
+    False
+    """
+    if error.kind != "server" or error.status is None or error.status in TRANSIENT_STATUSES:
+        return False
+    return previous == (error.status, error.message) or bool(_VALIDATION_BODY.search(error.message))
+
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -93,6 +133,7 @@ async def call_with_retries(
     """
     failures: list[Attempt] = []
     last: ModelError | None = None
+    previous: tuple[int | None, str] | None = None
     for n in range(settings.retries + 1):
         try:
             async with asyncio.timeout(settings.timeout_s):
@@ -107,6 +148,23 @@ async def call_with_retries(
             if error is None:
                 raise
             last = error
+        if isinstance(last, ContextLengthExceeded):
+            failures.append(Attempt(last.kind, last.message, last.status))
+            last.attempts = tuple(failures)
+            raise last
+        if is_permanent(last, previous):
+            twice = previous == (last.status, last.message)
+            failures.append(Attempt(last.kind, last.message, last.status))
+            raise ModelUnavailable(
+                f"{what}: the server rejected the request permanently (HTTP {last.status}, "
+                f"{'the same body twice' if twice else 'a request validation error'}): "
+                f"{last.message}",
+                kind="refused",
+                status=last.status,
+                attempts=tuple(failures),
+                permanent=True,
+            ) from last
+        previous = (last.status, last.message)
         if not last.retryable:
             failures.append(Attempt(last.kind, last.message, last.status))
             raise ModelUnavailable(

@@ -4,8 +4,9 @@ The system part is fixed for a whole game and an agent (byte-identical every tur
 prompt caches hit): the prompt version, the rules of the game filled from its configuration, the
 version's advice (the ladder of :mod:`llm_policies.prompts`), the legend of the observation
 (:func:`maze_envs.text.escape_legend`) and how to reply (output mode, check rule, and in
-prompted mode the JSON schema). The user part is :func:`maze_envs.text.render_escape`: the
-agent's notebook, last turn's radio, colocated teammates' notebooks and this turn's observation.
+json_object and prompted modes the JSON schema). The user part is
+:func:`maze_envs.text.render_escape`: the agent's notebook, last turn's radio, colocated
+teammates' notebooks and this turn's observation.
 
 Example:
     >>> from maze_envs.escape.types import Config

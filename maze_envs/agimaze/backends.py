@@ -1,14 +1,15 @@
 """Where an AGI Maze game runs: the :class:`Backend` protocol and the embedded engine's backend.
 
-:class:`~maze_envs.agimaze.env.AgiMazeEnv` plays through a backend: :class:`LocalBackend` runs
-the embedded engine, :class:`~maze_envs.agimaze.client.HttpBackend` a server speaking the public
-HTTP API. Both report what happened in the same two records (:class:`EpisodeStart`,
-:class:`StepOutcome`), so the env, its spaces and its bookkeeping never know which one runs.
-This module is where the env and the client meet: both import it, neither imports the other's
-internals (the env module only picks a backend by name).
+:class:`~maze_envs.agimaze.env.AgiMazeEnv` plays through a backend object given as
+``backend=`` (pydantic-ai's ``provider=``, Jumanji's injected generator): :class:`LocalBackend`
+(the default) runs the embedded engine, :class:`~maze_envs.agimaze.api.HttpBackend` a server
+speaking the public HTTP API, with its own options (base URL, timeout, retries...). Both report
+what happened in the same two records (:class:`EpisodeStart`, :class:`StepOutcome`), so the env,
+its spaces and its bookkeeping never know which one runs. This module is where the game and its
+HTTP API meet: both import it, and the game never imports the API.
 
 Example:
-    >>> backend = LocalBackend("TRAINING/S0-keys/STAGE-01/0005.json")
+    >>> backend = LocalBackend().open("TRAINING/S0-keys/STAGE-01/0005.json")
     >>> start = backend.start(seed=0)
     >>> start.text, start.actions, start.max_steps
     ('Game has started.', ['up', 'down', 'left', 'right'], 70)
@@ -41,6 +42,8 @@ from maze_envs.agimaze.spaces import clean_text
 from maze_envs.agimaze.types import BOMB_ACTIONS, DIRECTIONS, LOOK_ACTIONS, Bundle, Labyrinth
 
 _CANONICAL_ACTIONS: Final = (*DIRECTIONS, *LOOK_ACTIONS, *BOMB_ACTIONS)
+#: What an env plays: a pack path (a bundle or a directory) or a labyrinth object.
+Source = str | Labyrinth | Bundle
 
 
 def ordered_actions(names: Iterable[str]) -> list[str]:
@@ -109,10 +112,24 @@ def rejected_action(action: str, allowed: list[str], held: dict[str, Any]) -> St
 class Backend(Protocol):
     """Where the game runs: the embedded engine or a server over HTTP.
 
-    ``start(seed)`` begins an episode (a directory path draws its bundle from ``seed``),
-    ``step(name)`` plays one action by name, ``render()`` is the full map text (what a spectator
-    sees; may be empty when a server shows no map), ``close()`` frees connections.
+    The env is given a backend holding only its options and calls ``open(source,
+    pack_root=...)``, which returns a new backend of the same kind bound to that pack path (or
+    labyrinth object); opening never changes the object it is called on, so one backend object
+    can serve many envs (a vector env's copies). On an opened backend, ``actions`` (the action
+    names, known before any episode: the env's action space) and ``open_map`` (whether
+    observations carry a map) are fixed; ``start(seed)`` begins an episode (a directory path
+    draws its bundle from ``seed``), ``step(name)`` plays one action by name, ``render()`` is
+    the full map text (what a spectator sees; may be empty when a server shows no map),
+    ``close()`` frees connections.
     """
+
+    @property
+    def actions(self) -> list[str]: ...
+
+    @property
+    def open_map(self) -> bool: ...
+
+    def open(self, source: Source, *, pack_root: str | Path | None = None) -> Backend: ...
 
     def start(self, seed: int) -> EpisodeStart: ...
 
@@ -124,25 +141,42 @@ class Backend(Protocol):
 
 
 class LocalBackend:
-    """Runs labyrinths on the embedded engine.
+    """Runs labyrinths on the embedded engine: the env's default backend (it has no options).
 
-    ``source`` is a pack path (a bundle, or a directory from which each start draws one bundle
-    with ``numpy.random.default_rng(seed)``, the same draw as ``maze-envs agimaze serve``) under
-    ``root`` (default: the shipped packs), or a labyrinth object. A bad path raises
-    :class:`~maze_envs.agimaze.packs.PackPathError`.
+    ``open(source, pack_root=None)`` binds a copy to a pack path (a bundle, or a directory from
+    which each start draws one bundle with ``numpy.random.default_rng(seed)``, the same draw as
+    ``maze-envs agimaze serve``) under ``pack_root`` (default: the shipped packs), or to a
+    labyrinth object. A bad path raises :class:`~maze_envs.agimaze.packs.PackPathError`.
     """
 
-    def __init__(
-        self,
-        source: str | Labyrinth | Bundle,
-        max_steps: int | None = None,
-        root: str | Path | None = None,
-    ) -> None:
-        self._max_steps_override = max_steps
+    def __init__(self) -> None:
+        #: the labyrinths an opened backend may play (one, or a directory's bundles)
+        self.candidates: list[Bundle] = []
+        #: action names over the candidates, in the API's order (empty until opened)
+        self.actions: list[str] = []
+        #: whether some candidate shows its map (TUTORIAL)
+        self.open_map = False
         self._directory: str | None = None
-        self._root = None if root is None else pack_root(Path(root))
+        self._root: Path | None = None
         #: pack name -> (compiled labyrinth, reference budget); compiled once per bundle
         self._compiled_cache: dict[str, tuple[CompiledLabyrinth, int | None]] = {}
+        self._fixed: tuple[str, tuple[CompiledLabyrinth, int | None]] | None = None
+        self._opened = False
+        self._compiled: CompiledLabyrinth | None = None
+        self._state: PlayerState | None = None
+        self._show_map = False
+
+    def __repr__(self) -> str:
+        return "LocalBackend()"
+
+    def open(self, source: Source, *, pack_root: str | Path | None = None) -> LocalBackend:
+        """A new backend bound to ``source`` (see the class docstring)."""
+        opened = LocalBackend()
+        opened._bind(source, pack_root)
+        return opened
+
+    def _bind(self, source: Source, root: str | Path | None) -> None:
+        self._root = None if root is None else pack_root(Path(root))
         if isinstance(source, str):
             # validates the path and loads the first bundle
             name, bundle = resolve_pack_path(source, root=self._root)
@@ -155,16 +189,21 @@ class LocalBackend:
                     resolve_pack_path(n, root=self._root)[1]
                     for n in list_bundles(prefix, root=self._root)
                 ]
-        else:
+        elif isinstance(source, (Labyrinth, Bundle)):
             if root is not None:
                 raise ValueError("a pack root goes with a pack path, not with a labyrinth object")
             name = "<labyrinth>"
             bundle = source if isinstance(source, Bundle) else Bundle(labyrinth=source)
             self.candidates = [bundle]
+        else:
+            raise ValueError(
+                "a local backend opens a pack path or a Labyrinth / Bundle, got "
+                f"{type(source).__name__}"
+            )
         self._fixed = None if self._directory else (name, self._compile(name, bundle))
-        self._compiled: CompiledLabyrinth | None = None
-        self._state: PlayerState | None = None
-        self._show_map = False
+        self.actions = ordered_actions(a for b in self.candidates for a in b.labyrinth.actions)
+        self.open_map = any(b.labyrinth.open_map for b in self.candidates)
+        self._opened = True
 
     @property
     def labyrinth(self) -> Labyrinth | None:
@@ -179,11 +218,13 @@ class LocalBackend:
     def _compile(self, name: str, bundle: Bundle) -> tuple[CompiledLabyrinth, int | None]:
         cached = self._compiled_cache.get(name)
         if cached is None:
-            budget = self._max_steps_override or reference_max_steps(bundle)
+            budget = reference_max_steps(bundle)
             cached = self._compiled_cache[name] = (compile_labyrinth(bundle.labyrinth), budget)
         return cached
 
     def start(self, seed: int) -> EpisodeStart:
+        if not self._opened:
+            raise RuntimeError("open(source) the backend first (AgiMazeEnv does it)")
         if self._fixed is not None:
             name, (compiled, max_steps) = self._fixed
         else:
@@ -229,6 +270,7 @@ __all__ = [
     "Backend",
     "EpisodeStart",
     "LocalBackend",
+    "Source",
     "StepOutcome",
     "ordered_actions",
     "reference_max_steps",

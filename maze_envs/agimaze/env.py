@@ -17,15 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from maze_envs.agimaze import recording
-from maze_envs.agimaze.backends import Backend, LocalBackend, ordered_actions
-from maze_envs.agimaze.client import HttpBackend
+from maze_envs.agimaze.backends import Backend, LocalBackend
 from maze_envs.agimaze.packs import version_root
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae, step_budget
 from maze_envs.agimaze.spaces import (
@@ -44,12 +43,6 @@ from maze_envs.journal.recorder import Recorder
 FALLBACK_MAX_STEPS: Final = 200
 #: Evaluation budget as a multiple of the reference ``max_steps`` (EnvTraverse uses 5).
 DEFAULT_BUDGET_FACTOR: Final = 5.0
-#: Extra reward of ``reward_shaping=True``, per event (each happens at most once an episode).
-SHAPING_REWARDS: Final[dict[str, float]] = {
-    "picked_key": 0.1,
-    "opened_treasure": 0.1,
-    "picked_exit_key": 0.1,
-}
 #: Gymnasium metadata of both AGI Maze environments.
 RENDER_METADATA: Final[dict[str, Any]] = {
     "render_modes": ["ansi", "human", "rgb_array"],
@@ -92,8 +85,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     holding the treasure and, depending on the pack, an exit key, rivers that carry the player,
     pit cycles that teleport, and extension items (boat, grenades, flashlight). The rules and
     narration are those of the public AGI Maze service (see ``docs/agimaze-rules.md``); the game
-    runs on the embedded engine (``backend="local"``) or against a server speaking the public
-    HTTP API (``backend="http"``: the real service or ``maze-envs agimaze serve``).
+    runs on the embedded engine (the default backend) or against a server speaking the public
+    HTTP API (``backend=HttpBackend(base_url)``: the real service or ``maze-envs agimaze
+    serve``).
 
     ## Action Space
 
@@ -117,8 +111,9 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
 
     ## Rewards
 
-    +1 for leaving the labyrinth with the treasure, 0 otherwise. ``reward_shaping=True`` adds
-    :data:`SHAPING_REWARDS` (0.1 for the key, the treasure and the exit key, once each).
+    +1 for leaving the labyrinth with the treasure, 0 otherwise. Shaping terms (bonuses for
+    items, penalties for steps or bumps, ...) are added by the
+    :class:`~wrappers.agimaze_options.RewardShaping` wrapper: the env has one reward.
 
     ## Starting State
 
@@ -142,19 +137,25 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     * ``pack_version`` (local only): a shipped pack version by name (default: the current one,
       :data:`~maze_envs.agimaze.packs.DEFAULT_PACK_VERSION`; ``"agimaze-packs-2"`` reproduces
       results obtained on the earlier packs; see :data:`~maze_envs.agimaze.packs.PACK_VERSIONS`);
-    * ``budget_factor`` (5.0), ``max_steps`` (None), ``reward_shaping`` (False),
-      ``render_mode`` (``"ansi"`` returns the full map text with the player, ``"human"`` prints it,
-      ``"rgb_array"`` draws it with a caption: see :mod:`maze_envs.agimaze.viewer`);
+      the env opens its path on the local backend under that version's bundle tree, and the
+      journal config records the version played;
+    * ``budget_factor`` (5.0) and ``max_steps`` (None): the step budget (see Episode End; the
+      only way to set it: there is no budget wrapper), ``render_mode`` (``"ansi"`` returns the
+      full map text with the player, ``"human"`` prints it, ``"rgb_array"`` draws it with a
+      caption: see :mod:`maze_envs.agimaze.viewer`);
     * ``journal``: a path or a :class:`~maze_envs.journal.Journal` to record every episode
       (local backend only; format in :mod:`maze_envs.agimaze.recording`; ``maze-envs verify``
       replays them); ``env.recorder`` is its :class:`~maze_envs.journal.recorder.Recorder`.
       ``reset(seed=None)`` draws the episode's seed from the env's generator first, journal or
       not, so every episode has a seed that reproduces it;
-    * ``backend``: ``"local"`` or ``"http"`` with ``base_url``, ``agent``, ``timeout`` (the
-      deadline of each HTTP call), ``retries`` and ``actions`` (see
-      :class:`~maze_envs.agimaze.client.HttpBackend`). The HTTP backend sends nothing at
-      construction: its action space is ``actions=`` or the list the pack path implies
-      (:func:`~maze_envs.agimaze.client.expected_actions`: the four moves, plus ``look_*`` /
+    * ``backend``: where the game runs, a :class:`~maze_envs.agimaze.backends.Backend` object
+      holding its own options: :class:`~maze_envs.agimaze.backends.LocalBackend` (the default)
+      or :class:`~maze_envs.agimaze.api.HttpBackend` with a base URL, ``agent``, ``timeout``
+      (the deadline of each HTTP call), ``retries``, ``backoff`` and ``actions``. The env opens
+      its path on it (``env.backend`` is the opened copy; the object given is left unchanged,
+      so one can serve many envs). The HTTP backend sends nothing at construction: its action
+      space is ``actions=`` or the list the pack path implies
+      (:func:`~maze_envs.agimaze.api.expected_actions`: the four moves, plus ``look_*`` /
       ``bomb_*`` under ``EXTENDED/flashlight`` / ``EXTENDED/grenades``). Each reset starts one
       session with a seed drawn from the reset seed, so a seeded run is reproducible on a
       server that honours seeds (``maze-envs agimaze serve`` makes the same directory draw as
@@ -176,16 +177,10 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         *,
         budget_factor: float = DEFAULT_BUDGET_FACTOR,
         max_steps: int | None = None,
-        reward_shaping: bool = False,
         render_mode: str | None = None,
-        backend: Literal["local", "http"] = "local",
-        base_url: str | None = None,
-        agent: str = "maze-envs",
-        timeout: float = 30.0,
-        retries: int = 3,
         pack_root: str | Path | None = None,
         journal: Any = None,
-        actions: Sequence[str] | None = None,
+        backend: Backend | None = None,
         pack_version: str | None = None,
     ) -> None:
         if (path is None) == (labyrinth is None):
@@ -209,60 +204,44 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                 f"render_mode must be one of {self.metadata['render_modes']} or None, "
                 f"got {render_mode!r}"
             )
-        if journal is not None and backend != "local":
+        chosen: Any = LocalBackend() if backend is None else backend
+        if isinstance(chosen, str) or not callable(getattr(chosen, "open", None)):
             raise ValueError(
-                'journal= needs backend="local": a game played on a server cannot be replayed '
-                "offline to verify it"
+                "backend= is a backend object: LocalBackend() (the default) or "
+                "maze_envs.agimaze.api.HttpBackend(base_url, ...), got "
+                f"{type(backend).__name__} {backend!r}"
+            )
+        if journal is not None and not isinstance(chosen, LocalBackend):
+            raise ValueError(
+                "journal= needs the local backend: a game played on a server cannot be "
+                "replayed offline to verify it"
             )
         self.budget_factor = float(budget_factor)
-        self.reward_shaping = reward_shaping
         self.render_mode = render_mode
-        self._backend: Backend
         if pack_version is not None:
             if pack_root is not None:
                 raise ValueError("give pack_root= or pack_version=, not both")
-            if backend != "local":
-                raise ValueError('pack_version= is for backend="local"; a server serves its own')
+            if not isinstance(chosen, LocalBackend):
+                raise ValueError(
+                    "pack_version= is for the local backend; a server serves its own packs"
+                )
             pack_root = version_root(pack_version)  # PackPathError naming the versions
-        if backend == "local":
-            source = path if path is not None else labyrinth
-            assert source is not None  # checked above: exactly one is given
-            if actions is not None:
-                raise ValueError(
-                    'actions= is for backend="http"; the local engine knows each labyrinth\'s '
-                    "actions"
-                )
-            local = LocalBackend(source, max_steps=max_steps, root=pack_root)
-            names = ordered_actions(a for b in local.candidates for a in b.labyrinth.actions)
-            show_map = any(b.labyrinth.open_map for b in local.candidates)
-            self._backend = local
-        elif backend == "http":
-            if path is None or base_url is None:
-                raise ValueError('backend="http" needs path= (a pack path) and base_url=')
-            if pack_root is not None:
-                raise ValueError(
-                    'pack_root= is for backend="local"; a server chooses its own pack root '
-                    "(maze-envs agimaze serve --pack-root)"
-                )
-            remote = HttpBackend(
-                base_url, path, agent=agent, timeout=timeout, retries=retries, actions=actions
-            )
-            names, show_map = remote.actions, remote.open_map  # no session before reset
-            self._backend = remote
-        else:
-            raise ValueError(f'backend must be "local" or "http", got {backend!r}')
+        source = path if path is not None else labyrinth
+        assert source is not None  # checked above: exactly one is given
+        # the actions and the map are known once opened (an HTTP backend sends nothing yet)
+        self._backend: Backend = chosen.open(source, pack_root=pack_root)
         self._max_steps_override = max_steps
-        self._action_names = names
-        self._show_map = show_map
+        self._action_names = list(self._backend.actions)
+        self._show_map = self._backend.open_map
         fields: dict[str, spaces.Space[Any]] = {
             "text": text_space(),
             "formal": formal_space(),
             "inventory": inventory_space(),
         }
-        if show_map:
+        if self._show_map:
             fields["map"] = text_space(MAP_MAX_LENGTH)
         self.observation_space = spaces.Dict(fields)
-        self.action_space = spaces.Discrete(len(names))
+        self.action_space = spaces.Discrete(len(self._action_names))
         self._name = ""
         self._steps = 0
         self._limit = 0
@@ -281,7 +260,6 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                     labyrinth=labyrinth,
                     budget_factor=self.budget_factor,
                     max_steps=max_steps,
-                    reward_shaping=reward_shaping,
                     pack_root=None if pack_version is not None else pack_root,
                     pack_version=pack_version,
                 ),
@@ -305,7 +283,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
 
     @property
     def backend(self) -> Backend:
-        """The backend running the game (``LocalBackend`` or ``HttpBackend``)."""
+        """The backend running the game: the copy of ``backend=`` opened on this env's path."""
         return self._backend
 
     # -- Gymnasium API --------------------------------------------------------------------------
@@ -349,9 +327,6 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         formal = outcome.formal
         won = outcome.won
         reward = 1.0 if won else 0.0
-        if self.reward_shaping:
-            for event in formal["events"]:
-                reward += SHAPING_REWARDS.get(event, 0.0)
         truncated = not won and self._steps >= self._limit
         self._solved = won
         self._over = won or truncated

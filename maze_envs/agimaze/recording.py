@@ -16,9 +16,9 @@ every journal shares (see :mod:`maze_envs.journal`), with one agent, ``"player"`
   bundle played, steps used, budget, whether the episode is over or solved, and the engine
   state: position, inventory, grenade packs taken, walls blown, won);
 * the game ``config``: what rebuilds the environment (pack path or labyrinth JSON, budget
-  factor, ``max_steps``, reward shaping, pack root, and the shipped pack version the paths
-  name: see :func:`config_pack_version`), and its ``seed`` (``reset(seed=None)`` draws one
-  first, so every episode has a seed that reproduces it).
+  factor, ``max_steps``, pack root, and the shipped pack version the paths name: see
+  :func:`config_pack_version`), and its ``seed`` (``reset(seed=None)`` draws one first, so
+  every episode has a seed that reproduces it).
 
 :mod:`maze_envs.agimaze.replay` rebuilds and replays such games for ``maze-envs verify``.
 """
@@ -92,7 +92,6 @@ def env_config(
     labyrinth: Labyrinth | Bundle | None,
     budget_factor: float,
     max_steps: int | None,
-    reward_shaping: bool,
     pack_root: str | Path | None,
     pack_version: str | None = None,
 ) -> dict[str, Any]:
@@ -106,7 +105,6 @@ def env_config(
         "labyrinth": None if labyrinth is None else labyrinth_json(labyrinth),
         "budget_factor": budget_factor,
         "max_steps": max_steps,
-        "reward_shaping": reward_shaping,
         "pack_root": None if pack_root is None else str(pack_root),
         "pack_version": played_pack_version(path is not None, pack_root, pack_version),
     }
@@ -118,7 +116,6 @@ def set_config(
     target: str,
     labyrinths: Sequence[Labyrinth | Bundle] | None,
     budget_factor: float,
-    reward_shaping: bool,
     pack_root: str | Path | None,
     pack_version: str | None = None,
 ) -> dict[str, Any]:
@@ -128,7 +125,6 @@ def set_config(
         "target": target,
         "labyrinths": None if labyrinths is None else [labyrinth_json(x) for x in labyrinths],
         "budget_factor": budget_factor,
-        "reward_shaping": reward_shaping,
         "pack_root": None if pack_root is None else str(pack_root),
         "pack_version": played_pack_version(labyrinths is None, pack_root, pack_version),
     }

@@ -1,10 +1,11 @@
 """Replay journaled AGI Maze games (``AgiMaze-v0``, ``AgiMazeSet-v0``) for ``maze-envs verify``.
 
 Each game is rebuilt from its stored config (pack path or labyrinth JSON, budget factor,
-``max_steps``, reward shaping, pack root) and seed, reset, and stepped with the recorded
-actions; the rebuilt environment records into a
-:class:`~maze_envs.journal.capture.CaptureJournal`, so every turn's state hash, observation
-and events are compared with exactly what the live environment wrote
+``max_steps``, pack root; the ``reward_shaping`` key of older journals is ignored: rewards are
+not part of what is verified) and seed, reset, and stepped with the recorded actions; the
+rebuilt environment records into a :class:`~maze_envs.journal.capture.CaptureJournal`, so
+every turn's state hash, observation and events are compared with exactly what the live
+environment wrote
 (:func:`maze_envs.journal.verify_game` does the comparing; :mod:`maze_envs.verify` picks these
 replayers by env id). The format is described in :mod:`maze_envs.agimaze.recording`.
 
@@ -64,7 +65,6 @@ def env_from_config(config: Mapping[str, Any], journal: Any = None) -> AgiMazeEn
         labyrinth=None if labyrinth is None else labyrinth_from_json(labyrinth),
         budget_factor=config["budget_factor"],
         max_steps=config.get("max_steps"),
-        reward_shaping=config.get("reward_shaping", False),
         pack_root=config.get("pack_root"),
         pack_version=config_pack_version(config),
         journal=journal,
@@ -79,7 +79,6 @@ def set_env_from_config(config: Mapping[str, Any], journal: Any = None) -> AgiMa
         target=config["target"],
         labyrinths=None if labyrinths is None else [labyrinth_from_json(x) for x in labyrinths],
         budget_factor=config["budget_factor"],
-        reward_shaping=config.get("reward_shaping", False),
         pack_root=config.get("pack_root"),
         pack_version=config_pack_version(config),
         journal=journal,

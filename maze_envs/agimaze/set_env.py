@@ -152,7 +152,8 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
 
     ## Rewards
 
-    +1 for every labyrinth solved (``reward_shaping`` passes through to each labyrinth).
+    +1 for every labyrinth solved (shaping terms: the
+    :class:`~wrappers.agimaze_options.RewardShaping` wrapper, which follows the set's labyrinths).
 
     ## Starting State
 
@@ -179,7 +180,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     * ``journal``: a path or a :class:`~maze_envs.journal.Journal` to record every set episode
       as one game (format in :mod:`maze_envs.agimaze.recording`); ``reset(seed=None)`` draws
       the episode's seed first, journal or not;
-    * ``budget_factor`` (5.0), ``reward_shaping`` (False), ``render_mode`` (``"ansi"``: the full
+    * ``budget_factor`` (5.0), ``render_mode`` (``"ansi"``: the full
       map of the running labyrinth; ``"rgb_array"``: its picture, captioned, all frames the size
       of the set's largest board).
 
@@ -197,7 +198,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         labyrinths: Sequence[Labyrinth | Bundle] | None = None,
         *,
         budget_factor: float = DEFAULT_BUDGET_FACTOR,
-        reward_shaping: bool = False,
         render_mode: str | None = None,
         pack_root: str | Path | None = None,
         journal: Any = None,
@@ -223,7 +223,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
                 path=s if isinstance(s, str) else None,
                 labyrinth=None if isinstance(s, str) else s,
                 budget_factor=budget_factor,
-                reward_shaping=reward_shaping,
                 render_mode="ansi" if render_mode is not None else None,
                 pack_root=pack_root if isinstance(s, str) else None,
                 pack_version=pack_version if isinstance(s, str) else None,
@@ -270,7 +269,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
                     target=target,
                     labyrinths=labyrinths,
                     budget_factor=self.budget_factor,
-                    reward_shaping=reward_shaping,
                     pack_root=pack_root,
                     pack_version=pack_version,
                 ),

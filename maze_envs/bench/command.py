@@ -11,8 +11,20 @@ Three ways to say what to run:
   ``--paths`` for one explicit set; ``--tutorials`` to change what comes first), with
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
-Exit status: 0 done (and verified, when verifying), 1 a game failed verification, 2 bad
-arguments or an unusable output folder.
+Exit status: 0 done (and verified, when verifying; a run that reached its cap is done: its
+stopped games are in the table apart), 1 a game failed verification, 2 bad arguments, an
+unusable output folder (one holding another run, say; a damaged journal to resume) or an
+executor that is not installed, 3
+the run failed (its journal could not be written, or its workers kept dying before playing a
+game), 130 / 143 stopped by SIGINT (Ctrl-C) / SIGTERM (``timeout``, Slurm, CI): every finished
+game is in the journal and ``--resume`` completes the run. Statuses 3, 130 and 143 print how to
+resume. 4: a model could not be reached: some decisions were outages (the message names the
+model, its endpoint and how many decisions; those games are reported apart, status ``outage``,
+and ``--resume`` plays them again).
+
+The main job writes to ``out`` like any run, and starts over only a folder holding its own
+earlier run (``main-job.txt`` marks one); another run there is refused with status 2 (use
+``--out`` or ``--fresh``). ``--fresh`` says what it deletes.
 
 Example:
     >>> import tempfile
@@ -24,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -32,9 +45,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from maze_envs.bench.executors import EXECUTORS
+from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
 from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
     JOURNAL_NAME,
     PAGES_NAME,
@@ -45,7 +59,11 @@ from maze_envs.bench.runner import (
 )
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, describe_errors
+from maze_envs.bench.stopping import RunStopped
+from maze_envs.journal import JournalError
 
+#: Exit status of a run in which a model could not be reached (outage decisions).
+EXIT_OUTAGE = 4
 #: Policies of a command-line setup when none is given.
 DEFAULT_POLICY = "explorer"
 DEFAULT_OUT = "out"
@@ -78,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME[:k=v,...]",
         help="a policy for every agent (repeatable): explorer, wall-follower-left, "
-        "package.module:Class, anthropic:<model>, ollama:<model>, ...",
+        "package.module:Class, anthropic:<model>, ollama:<model>, ...; options after a colon, "
+        "separated by commas (ollama:qwen3:8b:temperature=0.2,check=required); a list value "
+        "separates its items with | (order=radio|check|move|notebook)",
     )
     what.add_argument(
         "--team",
@@ -144,9 +164,28 @@ def _parser() -> argparse.ArgumentParser:
         help="games at once per event loop (async policies): in-process, or in each worker",
     )
     run.add_argument("--ray-address", help="a Ray cluster to join (default: start a local one)")
-    run.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT})")
+    run.add_argument(
+        "--out",
+        default=None,
+        help=f"output folder (default: {DEFAULT_OUT}); a folder holding another run is refused",
+    )
     run.add_argument("--resume", action="store_true", help="skip games already done in --out")
-    run.add_argument("--fresh", action="store_true", help="delete the run in --out first")
+    run.add_argument(
+        "--fresh", action="store_true", help="delete the run in --out first (says what it deletes)"
+    )
+    run.add_argument(
+        "--max-tokens-per-run",
+        type=int,
+        metavar="N",
+        help="stop the run once its games used N model tokens (input + output), all workers "
+        "together",
+    )
+    run.add_argument(
+        "--max-cost-per-run",
+        type=float,
+        metavar="USD",
+        help="stop the run once its games cost USD dollars, all workers together",
+    )
     run.add_argument("--no-journal", action="store_true", help="do not record games")
     run.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None)
     run.add_argument("--pages", action=argparse.BooleanOptionalAction, default=None)
@@ -294,9 +333,12 @@ def _report(result: RunResult, main_job: bool) -> None:
         print("\nAGI Maze labyrinth sets (the score is the target's, as EnvTraverse reports it)\n")
         print("\n\n".join(agimaze_set_tables(sets)))
     errors = [r for r in result.rows if r.get("status") == "error"]
+    apart = excluded_counts(result.rows)
     print(
         f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
-        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error"
+        f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error, "
+        f"{apart['outage_games']} touched by a model outage and {apart['stopped_games']} "
+        "stopped by a cap (these two are counted apart, not as failures)"
     )
     for row in errors[:5]:
         print(
@@ -336,10 +378,74 @@ def _report(result: RunResult, main_job: bool) -> None:
         )
 
 
+def resume_command(argv: Sequence[str]) -> str:
+    """The command that resumes the run ``argv`` started (``--fresh`` dropped, ``--resume`` added).
+
+    >>> resume_command(["--env", "escape", "--fresh", "--out", "my run"])
+    "maze-envs bench --env escape --out 'my run' --resume"
+    """
+    kept = [arg for arg in argv if arg not in ("--fresh", "--resume")]
+    return shlex.join(["maze-envs", "bench", *kept, "--resume"])
+
+
+def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
+    done = "" if stop.done is None else f" after {stop.done} of {stop.total} games"
+    where = f" in {stop.out}" if stop.out else ""
+    print(
+        f"maze-envs bench: stopped by {stop.signal_name}{done}. Every finished game is in the "
+        f"journal{where}; games in progress were dropped and will be played again.\n"
+        f"resume with: {resume_command(argv)}",
+        file=sys.stderr,
+    )
+    return stop.exit_status
+
+
+def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
+    """What a run's outages were, or None without any: which model at which endpoint could not
+    be reached, why, and how many decisions of how many games were outages."""
+    hit = [r for r in rows if r.get("outages")]
+    if not hit:
+        return None
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in hit:
+        detail = row.get("outage") or {}
+        model = str(detail.get("model") or row.get("policy"))
+        endpoint = str(detail.get("endpoint") or "its default endpoint")
+        entry = models.setdefault(
+            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
+        )
+        entry["games"] += 1
+        entry["outages"] += int(row.get("outages") or 0)
+        entry["decisions"] += int(row.get("decisions") or 0)
+        entry["error"] = entry["error"] or detail.get("error")
+    lines = []
+    for (model, endpoint), entry in models.items():
+        lines.append(
+            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
+            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
+            + (f" (first error: {entry['error']})" if entry["error"] else "")
+        )
+    lines.append(
+        "those games are reported apart (status outage), not as failures; check the server, "
+        "the port and the key, then run again with --resume to play them"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark the arguments describe; see the module docstring for exit statuses."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(given)
+    except RunStopped as stop:
+        return _stopped(stop, given)
+    except KeyboardInterrupt:  # Ctrl-C outside the run itself (before it, or writing pages)
+        return _stopped(RunStopped(2), given)
+
+
+def _main(given: list[str]) -> int:
     parser = _parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(given)
     try:
         experiment, main_job = build_experiment(args)
         experiment.tasks()  # every setup resolves (sizes, configs, packs, teams) before a game
@@ -347,10 +453,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(describe_errors(exc))
     except ValueError as exc:
         parser.error(str(exc))
-    for flag in ("workers", "concurrency"):
+    for flag in ("workers", "concurrency", "max_tokens_per_run"):
         value = getattr(args, flag)
         if value is not None and value < 1:
-            parser.error(f"--{flag} must be at least 1, got {value}")
+            parser.error(f"--{flag.replace('_', '-')} must be at least 1, got {value}")
+    if args.max_cost_per_run is not None and not args.max_cost_per_run > 0:
+        parser.error(f"--max-cost-per-run must be positive, got {args.max_cost_per_run}")
+    if args.fresh and args.resume:
+        parser.error("--fresh starts over and --resume continues: give one of them")
     options = RunOptions(
         executor=args.executor or ("process" if main_job else "inline"),
         workers=args.workers,
@@ -362,12 +472,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         plots=not args.no_plots,
         quiet=args.quiet,
         ray_address=args.ray_address,
+        max_tokens_per_run=args.max_tokens_per_run,
+        max_cost_per_run=args.max_cost_per_run,
+        main_job=main_job,
     )
-    if args.fresh and args.resume:
-        parser.error("--fresh starts over and --resume continues: give one of them")
-    # The main job is a demonstration on embedded defaults: each run starts over, so running it
-    # again is always safe (unless asked to resume).
-    options.fresh = options.fresh or (main_job and not args.resume)
     out = Path(args.out or DEFAULT_OUT)
     if main_job and not args.quiet:
         print(f"maze-envs bench: the main job ({experiment.name}): {experiment.description}")
@@ -376,8 +484,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RunError, ValueError) as exc:
         print(f"maze-envs bench: {exc}", file=sys.stderr)
         return 2
+    except (ExecutorError, JournalError) as exc:
+        print(
+            f"maze-envs bench: the run failed: {exc}\nEvery game finished before is in the "
+            f"journal in {out}; once the cause is fixed, resume with: {resume_command(given)}",
+            file=sys.stderr,
+        )
+        return 3
     if (main_job if args.pages is None else args.pages) and result.journal is not None:
         result.pages = write_pages(result.out, result.rows, result.notes)
     if not args.quiet:
         _report(result, main_job)
-    return 0 if result.verified_ok else 1
+    outages = outage_report(result.rows)
+    if outages is not None:
+        print(f"maze-envs bench: {outages}", file=sys.stderr)
+    if not result.verified_ok:
+        return 1
+    return EXIT_OUTAGE if outages is not None else 0

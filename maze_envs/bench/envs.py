@@ -14,8 +14,15 @@ from __future__ import annotations
 import importlib
 from typing import Any, Protocol
 
-from maze_envs.bench.metrics import EscapeTally, UsageTally, agimaze_scores
-from maze_envs.bench.seeds import agent_seed
+from maze_envs.bench.metrics import (
+    AgiMazeTally,
+    EscapeTally,
+    Status,
+    UsageTally,
+    agimaze_scores,
+    harness_endpoint,
+)
+from maze_envs.bench.seeds import policy_seeds
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask, PolicyKind
 from maze_envs.policies.interface import is_privileged
 
@@ -31,11 +38,15 @@ class EnvAdapter(Protocol):
     started: bool
     game_id: int | None
 
+    @property
+    def policy_seeds(self) -> dict[str, int]: ...
+
     def reset(self) -> None: ...
 
     def observations(self) -> dict[str, Any]: ...
 
-    def step(self, actions: dict[str, Any]) -> None: ...
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
+        """Play one turn; ``statuses`` are the decisions' statuses (``ok`` when not given)."""
 
     @property
     def running(self) -> bool: ...
@@ -60,6 +71,12 @@ def build_policies(task: GameTask) -> list[Any]:
     return [make_policy(s.spec, kind, s.options) for s in task.policy.members(task.agents)]
 
 
+def _endpoint(policy: Any) -> str | None:
+    """The model endpoint a policy reports in its ``harness()`` settings (for outage messages)."""
+    report = getattr(policy, "harness", None)
+    return harness_endpoint(report()) if callable(report) else None
+
+
 class _Base:
     def __init__(self, task: GameTask, journal: Any) -> None:
         self.task = task
@@ -68,7 +85,7 @@ class _Base:
         for agent, policy in zip(task.agents, build_policies(task), strict=True):
             self.policies[agent] = policy
         self.privileged = {a for a, p in self.policies.items() if is_privileged(p)}
-        self.usage = UsageTally()
+        self.usage = UsageTally({a: _endpoint(p) for a, p in self.policies.items()})
         self.started = False
         self.game_id: int | None = None
         self.env: Any = None
@@ -81,6 +98,12 @@ class _Base:
             if recorder is None:
                 raise RuntimeError(f"{type(self.env).__name__} has no journal recorder")
             self.recorder = recorder
+
+    @property
+    def policy_seeds(self) -> dict[str, int]:
+        """Each agent's policy seed in this game (:func:`maze_envs.bench.seeds.policy_seeds`)."""
+        task = self.task
+        return policy_seeds(task.seed, task.agents, task.case.salt, task.policy.policy_seed)
 
     def _started(self) -> None:
         self.started = True
@@ -118,17 +141,18 @@ class EscapeAdapter(_Base):
 
         self._raw, _ = self.env.reset(seed=self.task.seed)
         self._started()
-        for index, (agent, policy) in enumerate(self.policies.items()):
+        seeds = self.policy_seeds
+        for agent, policy in self.policies.items():
             episode = escape_episode(self.env, agent, privileged=agent in self.privileged)
-            policy.reset(agent, agent_seed(self.task.seed, index, self.task.case.salt), episode)
+            policy.reset(agent, seeds[agent], episode)
 
     def observations(self) -> dict[str, Any]:
         raw, config, convert = self._raw, self.config, self._convert
         return {agent: convert(raw[agent], config, agent) for agent in self.env.agents}
 
-    def step(self, actions: dict[str, Any]) -> None:
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
         self._raw, _, _, _, infos = self.env.step(actions)
-        self.tally.add_turn({agent: info["events"] for agent, info in infos.items()})
+        self.tally.add_turn({agent: info["events"] for agent, info in infos.items()}, statuses)
 
     @property
     def running(self) -> bool:
@@ -162,7 +186,6 @@ class AgiMazeAdapter(_Base):
             "path": case.pack,
             "budget_factor": case.budget_factor,
             "max_steps": case.max_steps,
-            "reward_shaping": case.reward_shaping,
             "pack_root": case.pack_root,
             "pack_version": case.pack_version if shipped else None,
         }
@@ -173,30 +196,34 @@ class AgiMazeAdapter(_Base):
         self._typed: Any = None
         self._info: dict[str, Any] = {}
         self._over = False
+        self.tally = AgiMazeTally()
+        from maze_envs.agimaze.observation import AgiMazeObservation
+
+        self._observe = AgiMazeObservation.from_env
 
     def reset(self) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
         from maze_envs.policies.episodes import agimaze_episode
 
         obs, info = self.env.reset(seed=self.task.seed)
         self._started()
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
+        self._typed = self._observe(obs, info, env=self.env)
         policy = self.policies["player"]
         episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
-        policy.reset("player", agent_seed(self.task.seed, 0, self.task.case.salt), episode)
+        policy.reset("player", self.policy_seeds["player"], episode)
 
     def observations(self) -> dict[str, Any]:
         return {"player": self._typed}
 
-    def step(self, actions: dict[str, Any]) -> None:
-        from maze_envs.agimaze.observation import AgiMazeObservation
-
-        action = actions["player"]
-        obs, _, terminated, truncated, info = self.env.step_name(str(action))
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
+        action = str(actions["player"])
+        obs, _, terminated, truncated, info = self.env.step_name(action)
+        status = (statuses or {}).get("player", "ok")
+        self.tally.add_step(action, info["events"], info.get("error") is None, status)
         self._info = info
-        self._typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=str(action))
         self._over = bool(terminated or truncated)
+        if not self._over:  # nobody reads the observation after the last step
+            self._typed = self._observe(obs, info, env=self.env, last_action=action)
 
     @property
     def running(self) -> bool:
@@ -211,13 +238,14 @@ class AgiMazeAdapter(_Base):
         max_steps = int(info["max_steps"])
         soft = case.soft_good_steps if case.max_steps is None else None
         budget = int(info.get("budget") or budget_of(case.budget_factor, max_steps))
-        return agimaze_scores(
+        scores = agimaze_scores(
             steps=int(info["steps"]),
             solved=bool(info["solved"]),
             max_steps=max_steps,
             soft_good_steps=soft,
             budget=budget,
         )
+        return {**scores, **self.tally.metrics()}
 
     def abort(self, extra: dict[str, Any]) -> None:
         if self.recorder is not None:

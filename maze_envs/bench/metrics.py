@@ -1,7 +1,10 @@
 """Per-game metrics: what one game's row in the results holds.
 
-The tallies read what the environments report each turn, in the form the journal stores it
-(per-agent event dicts), so the same code scores a live game and a game read back from a journal.
+Every metric is defined once, in :mod:`maze_envs.metrics` (re-exported here); the tallies below
+collect what the environments report each turn, in the form the journal stores it (per-agent
+event dicts, and each decision's status), and call those definitions, so the same code scores a
+live game and a game read back from a journal, and ``maze-envs analyze``, the viewer and the
+decision replay report the same numbers.
 
 Maze Escape (:class:`EscapeTally`):
     ``success`` (team success), ``finish_turn`` (the turn of team success, None otherwise),
@@ -9,32 +12,37 @@ Maze Escape (:class:`EscapeTally`):
     agent), ``agents_out``, ``fastest`` (the fastest possible finish: the longest of the agents'
     shortest paths), ``finish_ratio`` = finish_turn / fastest (successes only),
     ``finish_ratio_censored`` (a failure counts as ``max_turns`` / fastest: a lower bound),
-    ``wall_moves`` and ``wall_move_rate`` (moves into a wall / moves tried, STAY excluded),
-    ``stays``, ``radio_messages`` (messages sent), ``notebook_bytes`` (UTF-8 bytes in all
+    ``wall_moves`` and ``wall_move_rate`` = wall moves / moves tried,
+    ``stays``, ``radio_messages`` (messages delivered), all over the policies' own decisions
+    (fallback and outage decisions excluded), and ``notebook_bytes`` (UTF-8 bytes in all
     notebooks at the end).
 
-AGI Maze (:func:`agimaze_scores`):
+AGI Maze (:func:`agimaze_scores`, :class:`AgiMazeTally`):
     ``solved`` (within the evaluation budget), ``steps``, ``max_steps`` (the reference budget),
     ``budget`` (budget factor x max_steps), ``rhae70`` / ``rhae60`` / ``rhae80``,
     ``x1_solved``, ``step_fraction`` = steps / max_steps, and the AGI Maze benchmark's own
     convention: ``success`` = solved within ``max_steps`` (its ``hard_max_steps``), ``good`` =
-    solved within ``soft_good_steps`` (half of it), ``late`` = success but not good.
+    solved within ``soft_good_steps`` (half of it), ``late`` = success but not good; and
+    ``wall_moves``, ``wall_move_rate`` as for Maze Escape.
 
 Both (:class:`UsageTally`): decisions, fallbacks and outages (``Decision.status``), model tokens,
 requests, latency and cost summed over the game, ``cost_status`` (``unknown`` as soon as one
-decision's price is unknown: never counted as 0) and ``quirks``: counts of the reply-parsing rules
-a policy reports in ``Decision.record["quirks"]`` (a list of rule names or a name -> count map).
+decision's price is unknown: never counted as 0), ``cache_read_share``
+(:func:`cache_read_share`), ``quirks``: counts of the reply-parsing rules a policy reports in
+``Decision.record["quirks"]`` (a list of rule names or a name -> count map), and ``outage``:
+which model and endpoint could not be reached, and why (None without outages).
 
 Example:
     >>> tally = EscapeTally(("A", "B"))
     >>> tally.add_turn({"A": {"move": "moved", "radio": "sent"},
     ...                 "B": {"move": "bumped_interior_wall", "radio": "none"}})
     >>> tally.add_turn({"A": {"move": "stayed", "radio": "none"}, "B": {"move": "moved"}})
-    >>> outcome = {"success": True, "turns": 2, "first_visit_turn": {"A": 1, "B": 2},
-    ...            "fastest_possible_finish": 2}
+    >>> tally.add_turn({"A": {"move": "stayed"}, "B": {"move": "stayed"}}, {"B": "fallback"})
+    >>> outcome = {"success": True, "turns": 3, "first_visit_turn": {"A": 1, "B": 3},
+    ...            "fastest_possible_finish": 3}
     >>> row = tally.finish(outcome, {"A": "hi", "B": ""}, max_turns=10)
     >>> row["finish_ratio"], row["wall_move_rate"], row["stays"], row["radio_messages"]
-    (1.0, 0.3333333333333333, 1, 1)
+    (1.0, 0.3333333333333333, 2, 1)
     >>> scores = agimaze_scores(steps=20, solved=True, max_steps=70, soft_good_steps=35, budget=350)
     >>> scores["good"], scores["late"], scores["rhae70"]
     (True, False, 1.0)
@@ -43,42 +51,132 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from maze_envs.agimaze.scoring import rhae, step_fraction, x1_solved
+from maze_envs.metrics import (
+    EXCLUDED,
+    PLAYED,
+    STATUSES,
+    GameStatus,
+    Kind,
+    Status,
+    Step,
+    agents_out,
+    agimaze_kind,
+    agimaze_step,
+    decision_metrics,
+    decision_status,
+    decisions,
+    escape_kind,
+    escape_kind_of_move,
+    escape_step,
+    fallbacks,
+    finish_ratio,
+    finish_ratio_censored,
+    first_out,
+    game_status,
+    is_play,
+    is_played,
+    moves_tried,
+    notebook_bytes,
+    outages,
+    radio_messages,
+    radio_sent,
+    stays,
+    wall_move_rate,
+    wall_moves,
+)
 from maze_envs.policies.interface import Decision, Usage
 
-#: Move results that are a move into a wall (see ``maze_envs.escape.types.MOVE_RESULTS``).
-WALL_RESULTS: Final = frozenset({"bumped_interior_wall", "bumped_outer_brick"})
-#: Move results of a move that was tried (every result but STAY and "none").
-TRIED_RESULTS: Final = frozenset({"moved", "doorway", *WALL_RESULTS})
+__all__ = [
+    "EXCLUDED",
+    "PLAYED",
+    "RHAE_FACTORS",
+    "STATUSES",
+    "AgiMazeTally",
+    "EscapeTally",
+    "GameStatus",
+    "Kind",
+    "Status",
+    "Step",
+    "UsageTally",
+    "agents_out",
+    "agimaze_kind",
+    "agimaze_scores",
+    "agimaze_step",
+    "decision_metrics",
+    "decision_status",
+    "decisions",
+    "escape_kind",
+    "escape_kind_of_move",
+    "escape_step",
+    "fallbacks",
+    "finish_ratio",
+    "finish_ratio_censored",
+    "first_out",
+    "game_status",
+    "harness_endpoint",
+    "is_play",
+    "is_played",
+    "journal_record",
+    "moves_tried",
+    "notebook_bytes",
+    "outages",
+    "radio_messages",
+    "radio_sent",
+    "status_from_outcome",
+    "stays",
+    "wall_move_rate",
+    "wall_moves",
+]
+
+_NO_STATUSES: Final[Mapping[str, Status]] = {}
 #: The RHAE reference factors reported, by column name.
 RHAE_FACTORS: Final = {"rhae70": 0.7, "rhae60": 0.6, "rhae80": 0.8}
 
 
 class EscapeTally:
-    """Counts a Maze Escape game's turns from the per-agent events of each step."""
+    """Collects a Maze Escape game's decisions from the per-agent events of each step."""
 
     def __init__(self, agents: Sequence[str]) -> None:
         self.agents = tuple(agents)
-        self.tried = 0
-        self.walls = 0
-        self.stays = 0
-        self.radio = 0
+        # (agent, move result, status, radio result) -> turns: a handful of distinct keys per
+        # game, so each turn costs a lookup (this runs on every turn of every game); they
+        # become Steps (escape_kind, radio_sent) when read
+        self._counts: dict[tuple[str, Any, Status, Any], int] = {}
 
-    def add_turn(self, events: Mapping[str, Mapping[str, Any]]) -> None:
-        """One step's events, ``{agent: {"move": result, "radio": result, ...}}``."""
-        for event in events.values():
-            move = event.get("move")
-            if move in TRIED_RESULTS:
-                self.tried += 1
-                if move in WALL_RESULTS:
-                    self.walls += 1
-            elif move == "stayed":
-                self.stays += 1
-            if event.get("radio") == "sent":
-                self.radio += 1
+    def add_turn(
+        self,
+        events: Mapping[str, Mapping[str, Any]],
+        statuses: Mapping[str, Status] | None = None,
+    ) -> None:
+        """One step's events, ``{agent: {"move": result, "radio": result, ...}}``, and the
+        status of each agent's decision (``ok`` when not given)."""
+        counts = self._counts
+        status_of = (statuses or _NO_STATUSES).get
+        for agent, event in events.items():
+            key = (agent, event.get("move"), status_of(agent, "ok"), event.get("radio"))
+            counts[key] = counts.get(key, 0) + 1
+
+    @property
+    def steps(self) -> dict[str, dict[Step, int]]:
+        """Per agent, how many times each distinct decision (:class:`Step`) occurred."""
+        out: dict[str, dict[Step, int]] = {agent: {} for agent in self.agents}
+        for (agent, result, status, radio), n in self._counts.items():
+            step = Step(escape_kind(result), status, radio_sent({"radio": radio}))
+            counts = out.setdefault(agent, {})
+            counts[step] = counts.get(step, 0) + n
+        return out
+
+    def all_steps(self) -> dict[Step, int]:
+        """Every agent's decisions, counted."""
+        total: dict[Step, int] = {}
+        for counts in self.steps.values():
+            for step, n in counts.items():
+                total[step] = total.get(step, 0) + n
+        return total
 
     def finish(
         self, outcome: Mapping[str, Any], notebooks: Mapping[str, str], max_turns: int
@@ -88,27 +186,43 @@ class EscapeTally:
         turns = int(outcome["turns"])
         visits = outcome.get("first_visit_turn") or {}
         exit_turns = {agent: visits.get(agent) for agent in self.agents}
-        reached = [t for t in exit_turns.values() if t is not None]
         fastest = int(outcome["fastest_possible_finish"])
         finish = turns if success else None
+        behaviour = decision_metrics(self.all_steps())
         return {
             "success": success,
             "finish_turn": finish,
             "turns": turns,
-            "first_out": min(reached) if reached else None,
-            "agents_out": len(reached),
+            "first_out": first_out(exit_turns),
+            "agents_out": agents_out(exit_turns),
             "exit_turns": exit_turns,
             "fastest": fastest,
-            "finish_ratio": finish / fastest if finish is not None and fastest > 0 else None,
-            "finish_ratio_censored": (
-                (finish if finish is not None else max_turns) / fastest if fastest > 0 else None
-            ),
-            "wall_moves": self.walls,
-            "wall_move_rate": self.walls / self.tried if self.tried else None,
-            "stays": self.stays,
-            "radio_messages": self.radio,
-            "notebook_bytes": sum(len(text.encode("utf-8")) for text in notebooks.values()),
+            "finish_ratio": finish_ratio(finish, fastest),
+            "finish_ratio_censored": finish_ratio_censored(finish, max_turns, fastest),
+            "wall_moves": behaviour["wall_moves"],
+            "wall_move_rate": behaviour["wall_move_rate"],
+            "stays": behaviour["stays"],
+            "radio_messages": behaviour["radio_messages"],
+            "notebook_bytes": notebook_bytes(notebooks),
         }
+
+
+class AgiMazeTally:
+    """Collects an AGI Maze episode's decisions (the player's actions and their events)."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def add_step(
+        self, action: str, events: Iterable[str], played: bool, status: Status = "ok"
+    ) -> None:
+        """One step: the action, its formal events, whether it was played, and its status."""
+        self.steps.append(Step(agimaze_kind(action, events, played), status))
+
+    def metrics(self) -> dict[str, Any]:
+        """``wall_moves`` and ``wall_move_rate`` of the episode."""
+        behaviour = decision_metrics(self.steps, escape=False)
+        return {k: behaviour[k] for k in ("wall_moves", "wall_move_rate")}
 
 
 def agimaze_scores(
@@ -143,6 +257,42 @@ def agimaze_scores(
     return row
 
 
+def journal_record(decision: Decision[Any]) -> Mapping[str, Any] | None:
+    """The record of a decision as the runner stores it in the journal: the policy's record,
+    with the decision's status added when it is not ``ok`` (so ``maze-envs analyze``, the viewer
+    and a rescore from the journal tell the policy's play from fallbacks and outages)."""
+    record = decision.record
+    if decision.status == "ok" or decision_status(record) == decision.status:
+        return record
+    return {**(record or {}), "status": decision.status}
+
+
+def status_from_outcome(outcome: Mapping[str, Any] | None, outages: int) -> str:
+    """The :func:`~maze_envs.metrics.game_status` of a journaled game, from its outcome and its
+    outage decisions; ``unfinished`` (no outcome) or ``aborted`` (abandoned, not by the runner)
+    for games the runner did not end."""
+    if outcome is None:
+        return "unfinished"
+    stopped = outcome.get("stopped") if outcome.get("aborted") else None
+    if outcome.get("aborted") and stopped is None and not outages:
+        return "aborted"
+    return game_status(
+        error=stopped == "error", outages=outages, stopped=stopped not in (None, "error")
+    )
+
+
+def cache_read_share(usage: Usage) -> float | None:
+    """The share of a game's input tokens the provider read from its prompt cache.
+
+    ``cache_read_tokens / input_tokens`` (``input_tokens`` counts every input token, cache reads
+    included); ``None`` when no input token was reported.
+
+    >>> cache_read_share(Usage(input_tokens=1000, cache_read_tokens=750))
+    0.75
+    """
+    return usage.cache_read_tokens / usage.input_tokens if usage.input_tokens else None
+
+
 def _quirk_counts(record: Mapping[str, Any] | None) -> Mapping[str, int]:
     quirks = record.get("quirks") if isinstance(record, Mapping) else None
     if isinstance(quirks, Mapping):
@@ -153,28 +303,48 @@ def _quirk_counts(record: Mapping[str, Any] | None) -> Mapping[str, int]:
 
 
 class UsageTally:
-    """Sums what the decisions of a game cost and how they went, per agent and in total."""
+    """Sums what the decisions of a game cost and how they went, per agent and in total.
 
-    def __init__(self) -> None:
-        self.decisions = 0
-        self.fallbacks = 0
-        self.outages = 0
+    ``endpoints`` maps an agent to the model endpoint its policy calls (``settings.base_url``
+    of its harness report), for the outage message.
+    """
+
+    def __init__(self, endpoints: Mapping[str, str | None] | None = None) -> None:
+        self.statuses: list[Status] = []
         self.by_agent: dict[str, Usage] = {}
         self.reported = False
         self.quirks: Counter[str] = Counter()
+        self.endpoints = dict(endpoints or {})
+        self.outage: dict[str, Any] | None = None
+
+    @property
+    def decisions(self) -> int:
+        return decisions(self.statuses)
+
+    @property
+    def fallbacks(self) -> int:
+        return fallbacks(self.statuses)
+
+    @property
+    def outages(self) -> int:
+        return outages(self.statuses)
+
+    def add_action(self, agent: str) -> None:
+        """A bare action (no :class:`Decision`): the policy's own choice, nothing to account."""
+        self.statuses.append("ok")
 
     def add(self, agent: str, decision: Decision[Any]) -> None:
-        self.decisions += 1
-        if decision.status == "fallback":
-            self.fallbacks += 1
-        elif decision.status == "outage":
-            self.outages += 1
+        status = decision.status if decision.status in STATUSES else "ok"
+        self.statuses.append(status)
+        record = decision.record
+        if status == "outage" and self.outage is None:
+            self.outage = _outage_detail(agent, record, self.endpoints.get(agent))
         if decision.usage is not None:
             self.reported = True
             previous = self.by_agent.get(agent)
             self.by_agent[agent] = decision.usage if previous is None else previous + decision.usage
-        if decision.record is not None:
-            self.quirks.update(_quirk_counts(decision.record))
+        if record is not None:
+            self.quirks.update(_quirk_counts(record))
 
     def total(self) -> Usage:
         total = Usage()
@@ -190,10 +360,12 @@ class UsageTally:
             "decisions": self.decisions,
             "fallbacks": self.fallbacks,
             "outages": self.outages,
+            "outage": self.outage,
             "input_tokens": total.input_tokens if reported else None,
             "output_tokens": total.output_tokens if reported else None,
             "cache_read_tokens": total.cache_read_tokens if reported else None,
             "cache_write_tokens": total.cache_write_tokens if reported else None,
+            "cache_read_share": cache_read_share(total) if reported else None,
             "requests": total.requests if reported else None,
             "model_latency_s": total.latency_s if reported else None,
             "cost_usd": total.cost_usd,
@@ -201,3 +373,23 @@ class UsageTally:
             "quirks": dict(sorted(self.quirks.items())),
             "usage_by_agent": {a: u.to_json() for a, u in sorted(self.by_agent.items())},
         }
+
+
+def _outage_detail(agent: str, record: Any, endpoint: str | None) -> dict[str, Any]:
+    """Which model (and endpoint) an outage decision could not reach, and why."""
+    record = record if isinstance(record, Mapping) else {}
+    model = record.get("model")
+    error = record.get("error")
+    return {
+        "agent": agent,
+        "model": None if model is None else str(model),
+        "endpoint": endpoint,
+        "error": None if error is None else str(error),
+    }
+
+
+def harness_endpoint(harness: Any) -> str | None:
+    """The endpoint a policy's harness report names (``settings.base_url``), if any."""
+    settings = harness.get("settings") if isinstance(harness, Mapping) else None
+    url = settings.get("base_url") if isinstance(settings, Mapping) else None
+    return None if url is None else str(url)

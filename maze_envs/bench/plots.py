@@ -6,6 +6,12 @@
 * ``agimaze_rhae70.png``: mean RHAE70 (bootstrap 95 % intervals) per stage, one series per arm.
 * ``cost_per_success.png``: cost per success per arm and size or pack, when policies report cost.
 
+A mean without an interval (one game, or games that all gave the same value: see
+:mod:`maze_envs.bench.stats`) is drawn as a hollow marker labelled with its ``n`` and never sets
+an axis's range: the range comes from the means that have intervals, and such a point outside it
+is drawn at the edge (an arrow marker) with its value written beside it. So a single lucky game
+of an otherwise failing arm (a finish ratio of 73.7 over n = 1) cannot flatten every other arm.
+
 Figures are built with matplotlib's object API (``matplotlib.figure.Figure``), so plotting keeps
 no global state and needs no display.
 """
@@ -47,8 +53,49 @@ def _errors(
     return [below, above]
 
 
+def _with_interval(estimate: Summary) -> bool:
+    return estimate.get("low") is not None and estimate.get("high") is not None
+
+
+def _axis_range(estimates: Sequence[Summary]) -> tuple[float, float] | None:
+    """The y range that shows every interval (padded), or None when no estimate has one."""
+    spans = [(e["low"], e["high"]) for e in estimates if _with_interval(e)]
+    if not spans:
+        return None
+    low, high = min(lo for lo, _ in spans), max(hi for _, hi in spans)
+    pad = max(0.08 * (high - low), 0.05 * max(abs(high), 1.0))
+    return low - pad, high + pad
+
+
+def _lonely_points(
+    axis: Any, points: Sequence[tuple[float, Summary]], limits: tuple[float, float] | None
+) -> None:
+    """Means without an interval: hollow markers labelled with n, clipped to ``limits``."""
+    for x, estimate in points:
+        mean, n = estimate["mean"], estimate.get("n")
+        label = f"n={n}" if n == 1 else f"n={n}, all equal"
+        y, marker = mean, "o"
+        if limits is not None and not limits[0] <= mean <= limits[1]:
+            above = mean > limits[1]
+            y = limits[1] if above else limits[0]
+            marker = "^" if above else "v"
+            label = f"{mean:.3g} ({label})"
+        axis.plot([x], [y], marker=marker, markerfacecolor="none", color="grey", clip_on=False)
+        axis.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+
+
 def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
     """Success rate and finish ratio by maze size per arm; None when there is nothing to plot."""
+    figure = escape_figure(groups)
+    if figure is None:
+        return None
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def escape_figure(groups: Sequence[Summary]) -> Any:
+    """The figure of :func:`escape_plot` (a ``matplotlib.figure.Figure``; None without groups):
+    axes 0 the success rate, axes 1 the finish ratio."""
     if not groups:
         return None
     from matplotlib.figure import Figure
@@ -62,10 +109,17 @@ def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
     rate_ax, ratio_ax = figure.subplots(1, 2)
     positions = list(range(len(sizes)))
     spread = 0.08 * (len(arms) - 1)
+    limits = _axis_range([g["finish_ratio"] for g in groups if g["finish_ratio"]["mean"]])
+    lonely: list[tuple[float, Summary]] = []
     for index, (arm, by_size) in enumerate(arms.items()):
         offset = (index * 0.08 - spread / 2) if len(arms) > 1 else 0.0
-        xs = [p + offset for p, s in zip(positions, sizes, strict=True) if s in by_size]
-        present = [by_size[s] for s in sizes if s in by_size]
+        placed = [
+            (p + offset, by_size[s])
+            for p, s in zip(positions, sizes, strict=True)
+            if s in by_size and by_size[s]["success_rate"] is not None
+        ]
+        xs = [x for x, _ in placed]
+        present = [g for _, g in placed]
         rates = [g["success_rate"] for g in present]
         rate_ax.errorbar(
             xs,
@@ -77,20 +131,25 @@ def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
             capsize=3,
             label=arm,
         )
-        ratios = [g["finish_ratio"]["mean"] for g in present]
-        keep = [i for i, r in enumerate(ratios) if r is not None]
-        if keep:
-            kept = [present[i]["finish_ratio"] for i in keep]
+        ratios = [(x, g["finish_ratio"]) for x, g in placed if g["finish_ratio"]["mean"]]
+        kept = [(x, e) for x, e in ratios if _with_interval(e)]
+        lonely += [(x, e) for x, e in ratios if not _with_interval(e)]
+        if kept:
             ratio_ax.errorbar(
-                [xs[i] for i in keep],
-                [ratios[i] for i in keep],
+                [x for x, _ in kept],
+                [e["mean"] for _, e in kept],
                 yerr=_errors(
-                    [k["mean"] for k in kept], [k["low"] for k in kept], [k["high"] for k in kept]
+                    [e["mean"] for _, e in kept],
+                    [e["low"] for _, e in kept],
+                    [e["high"] for _, e in kept],
                 ),
                 marker="o",
                 capsize=3,
                 label=arm,
             )
+    if limits is not None:
+        ratio_ax.set_ylim(*limits)
+    _lonely_points(ratio_ax, lonely, limits)
     for axis in (rate_ax, ratio_ax):
         axis.set_xticks(positions, sizes)
         axis.set_xlabel("maze size")
@@ -101,8 +160,7 @@ def escape_plot(groups: Sequence[Summary], path: Path) -> Path | None:
     ratio_ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
     rate_ax.legend(fontsize="small")
     figure.suptitle("Maze Escape: team success and finish ratio by maze size")
-    figure.savefig(path, dpi=110)
-    return path
+    return figure
 
 
 def agimaze_plot(stages: Sequence[Summary], path: Path) -> Path | None:
@@ -120,17 +178,22 @@ def agimaze_plot(stages: Sequence[Summary], path: Path) -> Path | None:
     axis = figure.subplots()
     width = 0.8 / max(1, len(arms))
     for index, (arm, by_stage) in enumerate(arms.items()):
-        xs, means, lows, highs = [], [], [], []
+        xs, means, lows, highs, hatches = [], [], [], [], []
         for position, label in enumerate(labels):
-            if label in by_stage:
+            if label in by_stage and by_stage[label]["rhae70"]["mean"] is not None:
                 estimate = by_stage[label]["rhae70"]
                 xs.append(position + (index - (len(arms) - 1) / 2) * width)
-                means.append(estimate["mean"] or 0.0)
+                means.append(estimate["mean"])
                 lows.append(estimate["low"])
                 highs.append(estimate["high"])
-        axis.bar(xs, means, width=width, yerr=_errors(means, lows, highs), capsize=2, label=arm)
+                hatches.append("" if _with_interval(estimate) else "//")
+        bars = axis.bar(
+            xs, means, width=width, yerr=_errors(means, lows, highs), capsize=2, label=arm
+        )
+        for bar, hatch in zip(bars, hatches, strict=True):
+            bar.set_hatch(hatch)  # hatched: no interval (one episode, or all equal)
     axis.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize="small")
-    axis.set_ylabel("mean RHAE70 (95% bootstrap CI)")
+    axis.set_ylabel("mean RHAE70 (95% bootstrap CI; hatched: no CI)")
     axis.set_ylim(0, 1.05)
     axis.grid(axis="y", alpha=0.3)
     axis.legend(fontsize="small")

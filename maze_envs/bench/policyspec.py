@@ -139,7 +139,10 @@ def _split_team(text: str) -> list[str]:
 class PolicyEntry(BaseModel):
     """One arm of an experiment: the same policy for every agent, or a team (one per agent).
 
-    ``label`` names the arm in tables and plots (default: :attr:`name`).
+    ``label`` names the arm in tables and plots (default: :attr:`name`). ``policy_seed``, when
+    given, hands the policies the same seeds in every game of the arm (common random numbers);
+    by default each game's policy seeds derive from its game seed and environment
+    (:mod:`maze_envs.bench.seeds`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -147,6 +150,7 @@ class PolicyEntry(BaseModel):
     policy: PolicySpec | None = None
     team: tuple[PolicySpec, ...] | None = None
     label: str | None = None
+    policy_seed: int | None = Field(default=None, ge=0, le=2**63 - 1)
 
     @model_validator(mode="before")
     @classmethod
@@ -207,5 +211,9 @@ class PolicyEntry(BaseModel):
         return team
 
     def key_data(self, agents: Sequence[str]) -> list[dict[str, Any]]:
-        """What identifies the arm in a run key: the member specs per agent (not the label)."""
-        return [member.model_dump(mode="json") for member in self.members(agents)]
+        """What identifies the arm in a run key: the member specs per agent (not the label), and
+        a fixed policy seed when one is asked for (it changes the games)."""
+        data = [member.model_dump(mode="json") for member in self.members(agents)]
+        if self.policy_seed is not None:
+            data.append({"policy_seed": self.policy_seed})
+        return data

@@ -23,10 +23,12 @@ from typing import Any
 
 import orjson
 
+from maze_envs.bench.stats import describe_estimate
+
 Row = dict[str, Any]
 
 #: Row columns that hold nested data written as JSON text in the CSV.
-_JSON_COLUMNS = ("policy_specs", "quirks", "labyrinths")
+_JSON_COLUMNS = ("policy_specs", "quirks", "outage", "labyrinths")
 #: Row columns left out of the CSV (in the JSON only).
 _JSON_ONLY = ("usage_by_agent", "exit_turns")
 
@@ -87,10 +89,24 @@ def _percent(value: float | None) -> str:
 
 
 def _interval(estimate: dict[str, Any] | None, digits: int = 2) -> str:
-    if not estimate or estimate.get("mean") is None:
-        return "–"
-    mean, low, high = estimate["mean"], estimate["low"], estimate["high"]
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+    return describe_estimate(estimate, digits)
+
+
+def _excluded(group: dict[str, Any]) -> str:
+    """The games counted apart: ``0``, or ``2 (1 outage, 1 stopped)``."""
+    total = int(group.get("excluded") or 0)
+    if not total:
+        return "0"
+    parts = [
+        f"{group[key]} {name}"
+        for key, name in (("outage_games", "outage"), ("stopped_games", "stopped"))
+        if group.get(key)
+    ]
+    return f"{total} ({', '.join(parts)})"
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
 
 
 def _rate(successes: int, trials: int, low: float | None, high: float | None) -> str:
@@ -118,14 +134,40 @@ def _policy(summary: dict[str, Any]) -> str:
     return summary["policy"] + (" (privileged)" if summary.get("privileged") else "")
 
 
+#: The columns of model usage, the same in every table (when a policy reports usage).
+USAGE_HEADER = ("tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks")
+
+
+def _with_usage(groups: Sequence[dict[str, Any]]) -> bool:
+    return any(g.get("input_tokens") is not None for g in groups)
+
+
+def _usage_cells(g: dict[str, Any]) -> list[str]:
+    """A group's usage: tokens, cost, cost per success (per solved episode in AGI Maze),
+    fallbacks, outages, quirks."""
+    tokens = (
+        "–" if g.get("input_tokens") is None else f"{g['input_tokens']:,}/{g['output_tokens']:,}"
+    )
+    quirks = ", ".join(f"{k} {v}" for k, v in (g.get("quirks") or {}).items()) or "–"
+    return [
+        tokens,
+        _money(g.get("cost_usd"), g.get("cost_status")),
+        _money(g.get("cost_per_success"), g.get("cost_status")),
+        str(g.get("fallbacks") or 0),
+        str(g.get("outages") or 0),
+        quirks,
+    ]
+
+
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
     """The Maze Escape table: one line per setup, size and policy."""
-    with_usage = any(g.get("input_tokens") is not None for g in groups)
+    with_usage = _with_usage(groups)
     header = [
         "setup",
         "size",
         "policy",
         "team success (95% CI)",
+        "excluded",
         "finish turn",
         "finish / fastest (95% CI)",
         "censored ratio",
@@ -136,7 +178,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "notebook B",
     ]
     if with_usage:
-        header += ["tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks"]
+        header += USAGE_HEADER
     lines = []
     for g in groups:
         cells = [
@@ -144,6 +186,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             g["size"],
             _policy(g),
             _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
+            _excluded(g),
             _num(g["finish_turn"]["mean"], 1),
             _interval(g["finish_ratio"]),
             _num(g["finish_ratio_censored"]["mean"]),
@@ -154,20 +197,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _num(g["notebook_bytes"]["mean"], 0),
         ]
         if with_usage:
-            tokens = (
-                "–"
-                if g["input_tokens"] is None
-                else f"{g['input_tokens']:,}/{g['output_tokens']:,}"
-            )
-            quirks = ", ".join(f"{k} {v}" for k, v in g["quirks"].items()) or "–"
-            cells += [
-                tokens,
-                _money(g["cost_usd"], g["cost_status"]),
-                _money(g["cost_per_success"], g["cost_status"]),
-                str(g["fallbacks"]),
-                str(g.get("outages") or 0),
-                quirks,
-            ]
+            cells += _usage_cells(g)
         lines.append(cells)
     return table(header, lines)
 
@@ -191,6 +221,10 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
         "step fraction",
         "random, real",
     ]
+    with_usage = _with_usage(stages)
+    if with_usage:  # "cost / success": per solved episode, as the level tables say
+        header += [c.replace("success", "solved") for c in USAGE_HEADER]
+    header.append("excluded")
     lines = []
     for s in stages:
         real = s.get("real_random_success_pct")
@@ -207,15 +241,17 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
                 f"{s.get('soft_good_steps')}/{s.get('max_steps')}",
                 _policy(s),
                 str(s["episodes"]),
-                f"{s['success_pct']:.1f}",
-                f"{s['good_pct']:.1f}",
-                f"{s['late_pct']:.1f}",
+                _share(s["success_pct"]),
+                _share(s["good_pct"]),
+                _share(s["late_pct"]),
                 _rate(s["solved"], s["episodes"], s["solved_low"], s["solved_high"]),
                 _interval(s["rhae70"], 3),
                 _num(s["rhae60"], 3),
                 _num(s["rhae80"], 3),
                 _num(s["step_fraction"]["mean"]),
                 "–" if real is None else f"{real:.1f}",
+                *(_usage_cells(s) if with_usage else []),
+                _excluded(s),
             ]
         )
     return table(header, lines)
@@ -237,8 +273,12 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
         "RHAE60",
         "RHAE80",
         "step fraction (95% CI)",
-        "cost / solved",
     ]
+    with_usage = _with_usage(groups)
+    header += (
+        [c.replace("success", "solved") for c in USAGE_HEADER] if with_usage else ["cost / solved"]
+    )
+    header.append("excluded")
     lines = []
     for g in groups:
         where = (
@@ -253,16 +293,21 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
                 *where,
                 _policy(g),
                 str(g["episodes"]),
-                f"{g['success_pct']:.1f}",
-                f"{g['good_pct']:.1f}",
-                f"{g['late_pct']:.1f}",
+                _share(g["success_pct"]),
+                _share(g["good_pct"]),
+                _share(g["late_pct"]),
                 str(g["x1_solved"]),
                 _rate(g["solved"], g["episodes"], g["solved_low"], g["solved_high"]),
                 _interval(g["rhae70"], 3),
                 _num(g["rhae60"], 3),
                 _num(g["rhae80"], 3),
                 _interval(g["step_fraction"]),
-                _money(g["cost_per_success"], g["cost_status"]),
+                *(
+                    _usage_cells(g)
+                    if with_usage
+                    else [_money(g["cost_per_success"], g["cost_status"])]
+                ),
+                _excluded(g),
             ]
         )
     return table(header, lines)
@@ -280,14 +325,21 @@ NOTES = {
         "Team success: every agent visited the exit. Finish / fastest: the team's finish turn "
         "over the fastest possible finish (the longest of the agents' shortest paths), over the "
         "successful games; the censored ratio counts a failure as max_turns / fastest (a lower "
-        "bound). Intervals: Wilson (rates) and seeded bootstrap (means), 95 %."
+        "bound). Wall-move rate: moves into a wall / moves tried; it, STAY and radio count the "
+        "policies' own decisions only (fallback and outage decisions excluded). Rates and means "
+        "are over the games played: 'excluded' games (an outage touched them, or a cap stopped "
+        "them) are counted apart, not as failures; tokens and cost include them. Intervals: "
+        "Wilson (rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
+        "values, has no interval (n shown)."
     ),
     "agimaze": (
         "success / good / late (%, the AGI Maze benchmark's convention): solved within "
         "hard_max_steps (= max_steps) / within soft_good_steps (half of it) / after soft but "
         "within hard. Solved (budget): within the evaluation budget (budget factor x "
         "max_steps). RHAE70 = min(1, (0.7 max_steps / steps)^2) when solved, else 0. "
-        "'random, real': the real benchmark's random-agent success on that TRAINING stage."
+        "'random, real': the real benchmark's random-agent success on that TRAINING stage. "
+        "Rates and means are over the episodes played: 'excluded' episodes (an outage touched "
+        "them, or a cap stopped them) are counted apart, not as failures."
     ),
 }
 

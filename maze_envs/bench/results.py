@@ -2,8 +2,14 @@
 
 Rows are grouped into **arms** (a setup and a policy entry) and, within an arm, by maze size
 (Maze Escape) or by AGI Maze stage, pack family and pack group. Every rate comes with its Wilson
-interval and every mean with a seeded bootstrap interval (:mod:`maze_envs.bench.stats`), so a
-single game is never presented as an effect.
+interval and every mean with a seeded bootstrap interval (:mod:`maze_envs.bench.stats`; none for
+a single value or values that are all equal), so a single game is never presented as an effect.
+
+**Games played.** Rates and means of outcomes and behaviour are over the games the policies
+actually played (status ``ok`` or ``error``, :func:`maze_envs.metrics.is_played`): a game that an
+outage touched (``outage``) or a cap stopped (``stopped``) is not a failure of the policy, so it
+is counted apart (``excluded``, with ``outage_games`` and ``stopped_games``). Tokens and cost are
+over every game (they were spent); cost per success divides them by the successes.
 
 Maze Escape, per (setup, size, policy): games, successes and the success rate, the team finish
 turn and finish / fastest possible finish over the successful games, the censored finish ratio
@@ -27,6 +33,10 @@ Example:
     (3, 2, 0.667)
     >>> group["finish_ratio"]["mean"], group["finish_ratio_censored"]["mean"]
     (2.0, 3.0)
+    >>> rows.append({**rows[2], "status": "outage"})
+    >>> (group,) = escape_summary(rows)
+    >>> group["games"], group["excluded"], group["outage_games"]
+    (3, 1, 1)
 """
 
 from __future__ import annotations
@@ -34,7 +44,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from maze_envs.bench.stats import Estimate, bootstrap_mean, wilson_interval
+from maze_envs.bench.stats import Estimate, bootstrap_mean, bootstrap_ratio, wilson_interval
+from maze_envs.metrics import is_played
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
@@ -67,6 +78,20 @@ def _groups(
     for row in rows:
         groups.setdefault(key(row), []).append(row)
     return groups
+
+
+def played(rows: Iterable[Row]) -> list[Row]:
+    """The rows of games the policies played (:func:`maze_envs.metrics.is_played`; a row
+    without a status counts as played)."""
+    return [row for row in rows if is_played(row.get("status", "ok"))]
+
+
+def excluded_counts(rows: Sequence[Row]) -> dict[str, int]:
+    """How many games of a group are counted apart: ``excluded`` in all, ``outage_games``
+    (an outage touched them) and ``stopped_games`` (a cap stopped them)."""
+    outage = sum(1 for r in rows if r.get("status") == "outage")
+    stopped = sum(1 for r in rows if r.get("status") == "stopped")
+    return {"excluded": outage + stopped, "outage_games": outage, "stopped_games": stopped}
 
 
 def _estimate(rows: Sequence[Row], column: str) -> Estimate:
@@ -116,21 +141,23 @@ def escape_summary(rows: Iterable[Row]) -> list[Summary]:
     """One summary per (setup, size, policy) of the Maze Escape rows, in first-seen order."""
     escape = [r for r in rows if r.get("env") == "escape"]
     out: list[Summary] = []
-    for (setup, size, policy), group in _groups(
+    for (setup, size, policy), everything in _groups(
         escape, lambda r: (r["setup"], r["size"], r["policy"])
     ).items():
+        group = played(everything)
         games = len(group)
         successes = sum(1 for r in group if r.get("success"))
         rate = _rate(successes, games)
-        usage = usage_summary(group)
+        usage = usage_summary(everything)
         cost = usage["cost_usd"]
         summary: Summary = {
             "env": "escape",
             "setup": setup,
             "size": size,
             "policy": policy,
-            "privileged": any(r.get("privileged") for r in group),
+            "privileged": any(r.get("privileged") for r in everything),
             "games": games,
+            **excluded_counts(everything),
             "errors": sum(1 for r in group if r.get("status") == "error"),
             "successes": successes,
             "success_rate": rate["rate"],
@@ -167,8 +194,9 @@ def agimaze_summary(rows: Iterable[Row], level: str = "stage") -> list[Summary]:
     grouped = _groups(
         agimaze, lambda r: (r["setup"], r["policy"], *(r.get(c, "") for c in columns))
     )
-    for key, group in grouped.items():
+    for key, everything in grouped.items():
         setup, policy, *where = key
+        group = played(everything)
         episodes = len(group)
         solved = sum(1 for r in group if r.get("solved"))
         success = sum(1 for r in group if r.get("success"))
@@ -180,17 +208,18 @@ def agimaze_summary(rows: Iterable[Row], level: str = "stage") -> list[Summary]:
             "setup": setup,
             "policy": policy,
             **dict(zip(columns, where, strict=True)),
-            "privileged": any(r.get("privileged") for r in group),
+            "privileged": any(r.get("privileged") for r in everything),
             "episodes": episodes,
+            **excluded_counts(everything),
             "errors": sum(1 for r in group if r.get("status") == "error"),
             "solved": solved,
             "solved_rate": rate["rate"],
             "solved_low": rate["low"],
             "solved_high": rate["high"],
             "x1_solved": sum(1 for r in group if r.get("x1_solved")),
-            "success_pct": 100 * success / episodes,
-            "good_pct": 100 * good / episodes,
-            "late_pct": 100 * (success - good) / episodes,
+            "success_pct": 100 * success / episodes if episodes else None,
+            "good_pct": 100 * good / episodes if episodes else None,
+            "late_pct": 100 * (success - good) / episodes if episodes else None,
             "rhae70": _estimate(group, "rhae70").to_json(),
             "rhae60": _estimate(group, "rhae60").mean,
             "rhae80": _estimate(group, "rhae80").mean,
@@ -198,12 +227,12 @@ def agimaze_summary(rows: Iterable[Row], level: str = "stage") -> list[Summary]:
             "steps": _estimate(group, "steps").mean,
         }
         if level == "stage":
-            first = group[0]
+            first = everything[0]
             summary["size"] = first.get("size")
             summary["soft_good_steps"] = first.get("soft_good_steps")
             summary["max_steps"] = first.get("max_steps")
             summary["real_random_success_pct"] = _training_reference(*where)
-        usage = usage_summary(group)
+        usage = usage_summary(everything)
         summary.update(usage)
         cost = usage["cost_usd"]
         summary["cost_per_success"] = cost / solved if cost is not None and solved else None
@@ -223,19 +252,48 @@ def paired_difference(
     Arms are ``(setup, policy)``. Two games pair up when they share ``by`` and the seed (the
     same maze when the setups differ only in what the agents may do, such as the radio), so
     the maze's own difficulty cancels out; the interval is the bootstrap one of the paired
-    differences. Pairs where either value is missing are left out.
+    differences. Pairs where either value is missing, or either game was not played (an outage
+    or a cap ended it), are left out.
     """
+    differences = {
+        group: [float(a) - float(b) for a, b in pairs]
+        for group, pairs in _pairs(rows, first, second, column, by).items()
+    }
+    return {group: bootstrap_mean(diffs) for group, diffs in differences.items()}
+
+
+def paired_ratio(
+    rows: Iterable[Row],
+    first: tuple[str, str],
+    second: tuple[str, str],
+    column: str = "finish_turn",
+    by: str = "size",
+) -> dict[str, Estimate]:
+    """Per ``by`` value, how many times larger ``column`` is in arm ``second`` than in arm
+    ``first``: the ratio of its means over the same pairs as :func:`paired_difference`
+    (``mean(second) / mean(first)``; with ``finish_turn``, how many times faster ``first``
+    finishes), with a bootstrap interval over pairs."""
+    return {
+        group: bootstrap_ratio([b for _, b in pairs], [a for a, _ in pairs])
+        for group, pairs in _pairs(rows, first, second, column, by).items()
+    }
+
+
+def _pairs(
+    rows: Iterable[Row], first: tuple[str, str], second: tuple[str, str], column: str, by: str
+) -> dict[Any, list[tuple[float, float]]]:
+    """Per ``by`` value, the (first, second) values of ``column`` of games paired by seed."""
     values: dict[tuple[str, str], dict[tuple[Any, int], Any]] = {first: {}, second: {}}
-    for row in rows:
+    for row in played(rows):
         arm = (str(row.get("setup")), str(row.get("policy")))
         if arm in values:
             values[arm][(row.get(by), int(row.get("seed") or 0))] = row.get(column)
-    differences: dict[Any, list[float]] = {}
+    pairs: dict[Any, list[tuple[float, float]]] = {}
     for (group, seed), a in values[first].items():
         b = values[second].get((group, seed))
         if a is not None and b is not None:
-            differences.setdefault(group, []).append(float(a) - float(b))
-    return {group: bootstrap_mean(diffs) for group, diffs in differences.items()}
+            pairs.setdefault(group, []).append((float(a), float(b)))
+    return pairs
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:

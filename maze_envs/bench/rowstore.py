@@ -23,7 +23,16 @@ from typing import Any
 
 import orjson
 
-from maze_envs.bench.metrics import EscapeTally, UsageTally, agimaze_scores
+from maze_envs.bench.metrics import (
+    AgiMazeTally,
+    EscapeTally,
+    Status,
+    UsageTally,
+    agimaze_scores,
+    decision_status,
+    harness_endpoint,
+    status_from_outcome,
+)
 from maze_envs.bench.rollout import Row, budget_of, task_columns
 from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
@@ -90,15 +99,27 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
     outcome = game.outcome
     row = task_columns(task)
     row["game_id"] = game.id
-    usage = UsageTally()
-    for turn in turns[1:]:
-        for agent, record in (getattr(turn, "decisions", None) or {}).items():
-            usage.add(agent, Decision(None, record=record, usage=_usage_from_record(record)))
+    harness = meta.get("harness")
+    reports = harness.items() if isinstance(harness, dict) else ()
+    usage = UsageTally({agent: harness_endpoint(report) for agent, report in reports})
+    agents = task.agents
+    # every agent acted each turn; one without a record made the policy's own choice
+    statuses: list[dict[str, Status]] = [{} for _ in turns]
+    for index, turn in enumerate(turns[1:], start=1):
+        records = getattr(turn, "decisions", None) or {}
+        for agent in agents:
+            record = records.get(agent)
+            status = decision_status(record)
+            statuses[index][agent] = status
+            usage.add(
+                agent,
+                Decision(None, record=record, usage=_usage_from_record(record), status=status),
+            )
     case = task.case
     if isinstance(case, EscapeCase):
         tally = EscapeTally(case.game_config.agents)
-        for turn in turns[1:]:
-            tally.add_turn(turn.events)
+        for index, turn in enumerate(turns[1:], start=1):
+            tally.add_turn(turn.events, statuses[index])
         notebooks = {a: str(o.get("notebook", "")) for a, o in turns[-1].observations.items()}
         metrics = tally.finish(outcome, notebooks, case.game_config.max_turns)
     elif isinstance(case, AgiMazeSetCase):
@@ -106,8 +127,22 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
 
         results = outcome.get("results") or []
         metrics = agimaze_set_scores(results, len(case.paths), case.soft_good_steps)
+        moves = AgiMazeTally()
+        for index, turn in enumerate(turns[1:], start=1):
+            event = turn.events.get("player", {})
+            played = "steps" in event  # the set ignored actions without a labyrinth step
+            status = statuses[index].get("player", "ok")
+            moves.add_step(str(event.get("action")), event.get("events") or [], played, status)
+        metrics.update(moves.metrics())
     else:
         assert isinstance(case, AgiMazeCase)
+        moves = AgiMazeTally()
+        for index, turn in enumerate(turns[1:], start=1):
+            event = turn.events.get("player", {})
+            formal = event.get("formal") if isinstance(event.get("formal"), dict) else {}
+            played = event.get("error") is None
+            status = statuses[index].get("player", "ok")
+            moves.add_step(str(event.get("action")), formal.get("events") or [], played, status)
         last = turns[-1].events.get("player", {}) if len(turns) > 1 else {}
         max_steps = case.max_steps or case.hard_max_steps or 200
         metrics = agimaze_scores(
@@ -117,10 +152,10 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
             soft_good_steps=case.soft_good_steps if case.max_steps is None else None,
             budget=budget_of(case.budget_factor, max_steps),
         )
-    stopped = outcome.get("stopped") if outcome.get("aborted") else None
+        metrics.update(moves.metrics())
     row.update(
         privileged=bool(meta.get("privileged")),
-        status="error" if stopped == "error" else "stopped" if stopped else "ok",
+        status=status_from_outcome(outcome, usage.outages),
         error=outcome.get("error"),
         stop_reason=outcome.get("stop_reason"),
     )

@@ -18,13 +18,29 @@ not already done and writes, in the output folder:
     again, so resuming a finished run stays fast.
 
 Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
-journal, a row) are skipped; games that ended with an error are played again. Without ``resume``
-a folder that already holds a run is refused, unless ``fresh=True`` deletes the run's files
-(only those) first.
+journal, a row) are skipped; games that ended with an error, that an outage touched (status
+``outage``: the model could not be reached), and games a run cap stopped or kept from starting
+are played again.
+
+A folder that already holds a run (a row, or a game in the journal) is never overwritten
+silently. Without ``resume`` it is refused (:class:`RunError`), unless ``fresh=True`` deletes
+the run's files (only those; it prints what it deletes). The main job (``main_job=True``, what
+``maze-envs bench`` runs with no setup options) marks its folder (``main-job.txt``) and starts
+over a folder holding an earlier main-job run (saying what it deletes); any other run there is
+refused.
+
+Stopping: SIGINT or SIGTERM during the run raises
+:class:`~maze_envs.bench.stopping.RunStopped` (with the games done and in all) once the
+executor's workers have ended; every finished game is in the journal once and ``resume=True``
+completes the run (:mod:`maze_envs.bench.stopping`).
+
+Run caps: ``max_tokens_per_run`` / ``max_cost_per_run`` and the policies' own per-run caps are
+one budget for the whole run, across every worker (:mod:`maze_envs.bench.ledger`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +50,19 @@ from typing import Any
 
 import orjson
 
-from maze_envs.bench.executors import Finished, make_executor
+from maze_envs.bench.executors import Executor, Finished, make_executor
+from maze_envs.bench.folder import (
+    JOURNAL_NAME,
+    MAIN_JOB_MARK,
+    PAGES_NAME,
+    ROWS_NAME,
+    RUN_FILES,
+    SHARDS_NAME,
+    STAMP_NAME,
+    RunError,
+    prepare_folder,
+)
+from maze_envs.bench.ledger import RUN_CAP_PREFIX, CapTable
 from maze_envs.bench.plots import write_plots
 from maze_envs.bench.progress import make_progress
 from maze_envs.bench.report import write_results
@@ -42,38 +70,32 @@ from maze_envs.bench.results import summarize
 from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
+from maze_envs.bench.stopping import RunStopped, StopSignals
+from maze_envs.journal import Journal, JournalError
 
-JOURNAL_NAME = "games.sqlite"
-ROWS_NAME = "rows.jsonl"
-SHARDS_NAME = "shards"
-PAGES_NAME = "pages"
-STAMP_NAME = "results.stamp.json"
-#: Files a run writes (deleted by ``fresh``; nothing else in the folder is touched).
-RUN_FILES = (
-    JOURNAL_NAME,
-    JOURNAL_NAME + "-wal",
-    JOURNAL_NAME + "-shm",
-    ROWS_NAME,
-    "results.csv",
-    "results.json",
-    "summary.md",
-    "experiment.json",
-    "escape_by_size.png",
-    "agimaze_rhae70.png",
-    "cost_per_success.png",
-    STAMP_NAME,
-)
-
-
-class RunError(ValueError):
-    """A run that cannot start: a bad output folder, an unknown policy, a bad option."""
+__all__ = [
+    "JOURNAL_NAME",
+    "MAIN_JOB_MARK",
+    "PAGES_NAME",
+    "ROWS_NAME",
+    "RUN_FILES",
+    "SHARDS_NAME",
+    "STAMP_NAME",
+    "RunError",
+    "RunOptions",
+    "RunResult",
+    "RunStopped",
+    "check_tasks",
+    "run_experiment",
+]
 
 
 @dataclass
 class RunOptions:
     """How a run is executed and what it writes."""
 
-    executor: str = "inline"
+    #: ``inline``, ``process``, ``ray``, or an executor object (its own workers and concurrency).
+    executor: str | Executor = "inline"
     workers: int | None = None
     concurrency: int | None = None
     resume: bool = False
@@ -83,6 +105,11 @@ class RunOptions:
     plots: bool = True
     quiet: bool = False
     ray_address: str | None = None
+    #: Caps of the whole run, across every worker (:mod:`maze_envs.bench.ledger`).
+    max_tokens_per_run: int | None = None
+    max_cost_per_run: float | None = None
+    #: The main job's run: marks its folder, and may start over its own earlier run there.
+    main_job: bool = False
 
 
 @dataclass
@@ -152,34 +179,16 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
     return any_async
 
 
-def _prepare(out: Path, options: RunOptions) -> None:
-    if out.exists() and not out.is_dir():
-        raise RunError(f"cannot use {out} as the output folder: it is a file")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunError(f"cannot use {out} as the output folder: {exc}") from None
-    holds_run = (out / JOURNAL_NAME).exists() or (out / ROWS_NAME).exists()
-    if options.fresh:
-        for name in RUN_FILES:
-            (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / PAGES_NAME, ignore_errors=True)
-    elif holds_run and not options.resume:
-        raise RunError(
-            f"{out} already holds a run; pass --resume to continue it, --fresh to start over, "
-            "or choose another --out"
-        )
-    # shards of an interrupted run: their games never counted, so they are simply dropped
-    shutil.rmtree(out / SHARDS_NAME, ignore_errors=True)
-
-
 class _Merger:
     """Copies finished games from shards into the run's journal, each run key at most once."""
 
-    def __init__(self, journal: Any, store: RowStore, done: set[str]) -> None:
+    def __init__(
+        self, journal: Any, store: RowStore, done: set[str], before: dict[str, Row]
+    ) -> None:
         self.journal = journal
         self.store = store
         self.merged = set(done)
+        self.before = before
         self._shards: dict[str, Any] = {}
 
     def add(self, finished: Finished) -> Row | None:
@@ -187,6 +196,8 @@ class _Merger:
         key = row["run_key"]
         if key in self.merged:
             return None  # a retried task that finished twice: the first copy stands
+        if row.get("game_id") is None and key in self.before and _capped(row):
+            return None  # not started again (the cap): the row of what it played stands
         shard_game = row.get("game_id")
         row["game_id"] = None
         if self.journal is not None and finished.shard is not None and shard_game is not None:
@@ -197,8 +208,6 @@ class _Merger:
 
     def _shard(self, path: str) -> Any:
         if path not in self._shards:
-            from maze_envs.journal import Journal
-
             self._shards[path] = Journal(path, readonly=True)
         return self._shards[path]
 
@@ -206,6 +215,21 @@ class _Merger:
         for shard in self._shards.values():
             shard.close()
         self._shards.clear()
+
+
+def _capped(row: Row) -> bool:
+    """Whether a run cap stopped the row's game (or kept it from starting)."""
+    return str(row.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)
+
+
+#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play).
+REPLAYED = frozenset({"error", "outage"})
+
+
+def _counts(row: Row) -> bool:
+    """Whether a row is a result a resume keeps: not an error, not touched by an outage (the
+    model could not be reached), not stopped by a run cap."""
+    return row.get("status") not in REPLAYED and not _capped(row)
 
 
 def _resume_state(
@@ -216,13 +240,16 @@ def _resume_state(
     keys = {task.run_key for task in tasks}
     notes: list[str] = []
     if journal is None:
-        done = {k for k in keys if k in rows and rows[k].get("status") != "error"}
+        done = {k for k in keys if k in rows and _counts(rows[k])}
         return rows, done, notes
     completed = set(journal.completed_keys("run_key")) & keys
     stopped = {
         k
         for k in keys
-        if k in rows and rows[k].get("status") == "stopped" and rows[k].get("game_id") is not None
+        if k in rows
+        and rows[k].get("status") == "stopped"
+        and rows[k].get("game_id") is not None
+        and _counts(rows[k])
     }
     missing = {k for k in completed if k not in rows or rows[k].get("status") == "error"}
     if missing:  # the runner stopped between copying a game and writing its row
@@ -239,7 +266,9 @@ def _resume_state(
                     rows[key] = row
                     store.append(row)
         notes.append(f"{len(missing)} game(s) scored again from the journal (no saved row)")
-    return rows, completed | stopped, notes
+    # games an outage touched are not the model's play: a resume plays them again
+    outage = {k for k in completed | stopped if rows.get(k, {}).get("status") == "outage"}
+    return rows, (completed | stopped) - outage, notes
 
 
 def _stamp(experiment: dict[str, Any], rows: Sequence[Row], plots: bool) -> str:
@@ -283,10 +312,29 @@ def run_experiment(
     *,
     on_row: Callable[[Row], None] | None = None,
 ) -> RunResult:
-    """Play the experiment's games that are not done yet and write the results (module doc)."""
+    """Play the experiment's games that are not done yet and write the results (module doc).
+
+    Raises :class:`RunError` (nothing played: a bad option or output folder) and
+    :class:`~maze_envs.bench.stopping.RunStopped` (SIGINT or SIGTERM: the run is resumable).
+    """
     options = options or RunOptions()
+    with StopSignals() as stop:
+        try:
+            return _run(experiment, Path(out), options, on_row, stop)
+        except KeyboardInterrupt as interrupt:
+            stopped = stop.stopped(interrupt)
+            stopped.out = str(out)
+            raise stopped from None
+
+
+def _run(
+    experiment: Experiment,
+    folder: Path,
+    options: RunOptions,
+    on_row: Callable[[Row], None] | None,
+    stop: StopSignals,
+) -> RunResult:
     started = time.perf_counter()
-    folder = Path(out)
     tasks = experiment.tasks()
     any_async = check_tasks(tasks)
     # games at once in one event loop: in this process (inline) or in each worker (process, ray);
@@ -294,37 +342,61 @@ def run_experiment(
     concurrency = options.concurrency or (8 if any_async else 1)
     if not any_async and options.executor != "inline":
         concurrency = 1
-    executor = make_executor(options.executor, options.workers, concurrency, options.ray_address)
-    _prepare(folder, options)
+    try:
+        executor = (
+            make_executor(options.executor, options.workers, concurrency, options.ray_address)
+            if isinstance(options.executor, str)
+            else options.executor
+        )
+        caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
+    except ImportError as exc:  # an optional executor that is not installed
+        raise RunError(str(exc)) from None
+    prepare_folder(folder, options)
     (folder / "experiment.json").write_bytes(
         orjson.dumps(experiment.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
     )
     journal: Any = None
-    if options.journal:
-        from maze_envs.journal import Journal
-
-        journal = Journal(folder / JOURNAL_NAME)
     store = RowStore(folder / ROWS_NAME)
     merger: _Merger | None = None
     try:
-        rows, done, notes = _resume_state(tasks, journal, store)
+        try:
+            if options.journal:
+                journal = Journal(folder / JOURNAL_NAME)
+                if options.resume:
+                    journal.check_integrity()  # a damaged journal: a clear error, before a game
+            rows, done, notes = _resume_state(tasks, journal, store)
+        except JournalError as exc:
+            raise RunError(
+                f"{exc}; the run in {folder} cannot be continued; --fresh starts it over "
+                f"(check the journal with `maze-envs verify {folder / JOURNAL_NAME}`)"
+            ) from None
         todo = [task for task in tasks if task.run_key not in done]
+        spent = None if caps is None else caps.spent(rows.values(), tasks)
         shard_dir = None
         if journal is not None and todo:
             shard_dir = folder / SHARDS_NAME
             shard_dir.mkdir()
-        merger = _Merger(journal, store, done)
+        merger = _Merger(journal, store, done, dict(rows))
         progress = make_progress(len(tasks), len(tasks) - len(todo), quiet=options.quiet)
+        games = executor.run(todo, shard_dir, caps, spent)
         try:
-            for finished in executor.run(todo, shard_dir):
-                row = merger.add(finished)
-                if row is None:
-                    continue
-                rows[row["run_key"]] = row
-                progress.update(row)
+            for finished in games:
+                with stop.shielded():  # a finished game is stored whole, with its row
+                    row = merger.add(finished)
+                    if row is None:
+                        continue
+                    rows[row["run_key"]] = row
+                    progress.update(row)
                 if on_row is not None:
                     on_row(row)
+        except KeyboardInterrupt as interrupt:
+            stopped = stop.stopped(interrupt)
+            stopped.done = sum(1 for task in tasks if task.run_key in rows)
+            stopped.total = len(tasks)
+            raise stopped from None
         finally:
+            with contextlib.suppress(Exception):
+                games.close()  # type: ignore[attr-defined]  # ends the workers first
             progress.close()
             merger.close()
             if shard_dir is not None:
@@ -340,6 +412,12 @@ def run_experiment(
             elapsed_s=0.0,
             notes=notes,
         )
+        capped = [r for r in ordered if _capped(r)]
+        if capped:
+            result.notes.append(
+                f"{capped[0]['stop_reason']}: {len(capped)} game(s) stopped or not started "
+                "(status stopped; --resume with a higher cap plays them)"
+            )
         resolved = experiment.model_dump(mode="json")
         digest = _stamp(resolved, ordered, options.plots)
         before = _written_before(folder, digest) if not todo else None
@@ -377,8 +455,6 @@ def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
 def _verify(path: Path, workers: int = 1) -> list[Any]:
     """Replay and check every game of the journal (``maze-envs verify``'s own check), in
     ``workers`` processes when there are several (each replays a share of the games)."""
-    from maze_envs.journal import Journal
-
     with Journal(path, readonly=True) as journal:
         ids = journal.game_ids()
     if workers <= 1 or len(ids) < 2 * workers:
@@ -386,9 +462,17 @@ def _verify(path: Path, workers: int = 1) -> list[Any]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from maze_envs.bench.executors import end_pool
+    from maze_envs.bench.stopping import worker_signals
+
     shares = [ids[start::workers] for start in range(workers)]
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals)
+    completed = False
+    try:
         parts = list(pool.map(_verify_ids, [str(path)] * workers, shares))
+        completed = True
+    finally:
+        end_pool(pool, abandon=not completed)  # a stop ends the replaying workers at once
     reports = [report for part in parts for report in part]
     return sorted(reports, key=lambda report: report.game_id)

@@ -7,7 +7,8 @@ from one labyrinth to the next is whatever it keeps across resets, as an agent i
 EnvTraverse curriculum keeps its conversation.
 
 Scores (:func:`agimaze_set_scores`) follow the EnvTraverse evaluation: only the target, the
-set's last labyrinth, counts for the score and the completion count.
+set's last labyrinth, counts for the score and the completion count. The wall moves
+(``wall_moves``, ``wall_move_rate``) count every labyrinth's moves, as the policy's behaviour.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from maze_envs.bench.envs import _Base
-from maze_envs.bench.metrics import RHAE_FACTORS, agimaze_scores
-from maze_envs.bench.seeds import agent_seed
+from maze_envs.bench.metrics import RHAE_FACTORS, AgiMazeTally, Status, agimaze_scores
 from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import GameTask
 
@@ -101,15 +101,13 @@ class AgiMazeSetAdapter(_Base):
         self._typed: Any = None
         self._info: dict[str, Any] = {}
         self._over = False
-
-    def _policy_seed(self) -> int:
-        return agent_seed(self.task.seed, 0, self.case.salt)
+        self.tally = AgiMazeTally()
 
     def _reset_policy(self, info: Mapping[str, Any]) -> None:
         from maze_envs.policies.episodes import agimaze_episode
 
         episode = agimaze_episode(self.env, info, privileged="player" in self.privileged)
-        self.policies["player"].reset("player", self._policy_seed(), episode)
+        self.policies["player"].reset("player", self.policy_seeds["player"], episode)
 
     def reset(self) -> None:
         from maze_envs.agimaze.observation import AgiMazeObservation
@@ -121,17 +119,20 @@ class AgiMazeSetAdapter(_Base):
         self._typed = AgiMazeObservation.from_env(obs, info, env=self.env)
         # while the set waits nothing of a labyrinth is known, privileged or not
         episode = agimaze_episode(self.env, info)
-        self.policies["player"].reset("player", self._policy_seed(), episode)
+        self.policies["player"].reset("player", self.policy_seeds["player"], episode)
 
     def observations(self) -> dict[str, Any]:
         return {"player": self._typed}
 
-    def step(self, actions: dict[str, Any]) -> None:
+    def step(self, actions: dict[str, Any], statuses: dict[str, Status] | None = None) -> None:
         from maze_envs.agimaze.observation import AgiMazeObservation
 
         action = str(actions["player"])
         was_waiting = bool(self._info.get("waiting", True))
         obs, _, terminated, truncated, info = self.env.step_name(action)
+        status = (statuses or {}).get("player", "ok")
+        # an action the set ignored (a move while it waits, one the labyrinth lacks) has no steps
+        self.tally.add_step(action, info.get("events") or [], "steps" in info, status)
         self._info = info
         self._over = bool(terminated or truncated)
         typed = AgiMazeObservation.from_env(obs, info, env=self.env, last_action=action)
@@ -147,9 +148,10 @@ class AgiMazeSetAdapter(_Base):
     def metrics(self) -> dict[str, Any]:
         if not self.started:
             return {}
-        return agimaze_set_scores(
+        scores = agimaze_set_scores(
             self._info.get("results") or [], len(self.case.paths), self.case.soft_good_steps
         )
+        return {**scores, **self.tally.metrics()}
 
     def abort(self, extra: dict[str, Any]) -> None:
         if self.recorder is not None:

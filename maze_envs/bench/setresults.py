@@ -4,7 +4,9 @@ Per arm (setup, policy): the number of sets; the set's score, which is its targe
 a bootstrap interval, RHAE60 and RHAE80, target solved within the budget with a Wilson interval,
 x1-solved); and the resource use of the whole set (steps, tutorials included). Per labyrinth of
 the set, in order: how often it was solved, its mean RHAE70 and steps, so a curriculum's effect
-on each tutorial and on the target can be read off.
+on each tutorial and on the target can be read off. As for single labyrinths, rates and means are
+over the sets the policy played (:func:`maze_envs.bench.results.played`): sets an outage touched
+or a cap stopped are counted apart (``excluded``).
 
 Example:
     >>> rows = [{"env": "agimaze-set", "setup": "s", "policy": "p", "status": "ok", "solved": s,
@@ -14,8 +16,8 @@ Example:
     ...                         {"name": "X", "steps": 30, "solved": s, "rhae70": float(s)}]}
     ...         for s in (True, False)]
     >>> (summary,) = agimaze_set_summary(rows)
-    >>> summary["sets"], summary["solved"], summary["rhae70"]["mean"]
-    (2, 1, 0.5)
+    >>> summary["sets"], summary["solved"], summary["rhae70"]["mean"], summary["excluded"]
+    (2, 1, 0.5, 0)
     >>> [(lab["name"], lab["solved"]) for lab in summary["labyrinths"]]
     [('T', 2), ('X', 1)]
 """
@@ -25,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from maze_envs.bench.stats import bootstrap_mean, wilson_interval
+from maze_envs.bench.results import excluded_counts, played
+from maze_envs.bench.stats import bootstrap_mean, describe_estimate, wilson_interval
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
@@ -63,7 +66,8 @@ def agimaze_set_summary(rows: Iterable[Row]) -> list[Summary]:
         if row.get("env") == SET_ENV:
             groups.setdefault((row["setup"], row["policy"]), []).append(row)
     out: list[Summary] = []
-    for (setup, policy), group in groups.items():
+    for (setup, policy), everything in groups.items():
+        group = played(everything)
         sets = len(group)
         solved = sum(1 for r in group if r.get("solved"))
         low, high = wilson_interval(solved, sets)
@@ -72,11 +76,12 @@ def agimaze_set_summary(rows: Iterable[Row]) -> list[Summary]:
                 "env": SET_ENV,
                 "setup": setup,
                 "policy": policy,
-                "privileged": any(r.get("privileged") for r in group),
+                "privileged": any(r.get("privileged") for r in everything),
                 "sets": sets,
+                **excluded_counts(everything),
                 "errors": sum(1 for r in group if r.get("status") == "error"),
                 "solved": solved,
-                "solved_rate": solved / sets,
+                "solved_rate": solved / sets if sets else None,
                 "solved_low": low,
                 "solved_high": high,
                 "x1_solved": sum(1 for r in group if r.get("x1_solved")),
@@ -100,10 +105,22 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
     """Markdown: the sets' scores per arm, then every labyrinth of each arm's sets."""
     from maze_envs.bench.report import table
 
-    def interval(estimate: dict[str, Any]) -> str:
-        if estimate.get("mean") is None:
+    def solved(s: Summary) -> str:
+        if not s["sets"]:
             return "–"
-        return f"{estimate['mean']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+        low, high = s["solved_low"], s["solved_high"]
+        return (
+            f"{s['solved']}/{s['sets']} = {100 * s['solved_rate']:.0f}% "
+            f"[{100 * low:.1f}, {100 * high:.1f}]"
+        )
+
+    def excluded(s: Summary) -> str:
+        parts = [
+            f"{s[key]} {name}"
+            for key, name in (("outage_games", "outage"), ("stopped_games", "stopped"))
+            if s.get(key)
+        ]
+        return f"{s['excluded']} ({', '.join(parts)})" if s.get("excluded") else "0"
 
     def policy(s: Summary) -> str:
         return s["policy"] + (" (privileged)" if s.get("privileged") else "")
@@ -119,19 +136,20 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
             "target solved (budget, 95% CI)",
             "target x1-solved",
             "steps of the set",
+            "excluded",
         ],
         [
             [
                 s["setup"],
                 policy(s),
                 str(s["sets"]),
-                interval(s["rhae70"]),
+                describe_estimate(s["rhae70"], 3),
                 _num(s["rhae60"], 3),
                 _num(s["rhae80"], 3),
-                f"{s['solved']}/{s['sets']} = {100 * s['solved_rate']:.0f}% "
-                f"[{100 * s['solved_low']:.1f}, {100 * s['solved_high']:.1f}]",
+                solved(s),
                 str(s["x1_solved"]),
                 _num(s["set_steps"], 1),
+                excluded(s),
             ]
             for s in summaries
         ],
@@ -160,7 +178,9 @@ SET_NOTE = (
     "A set is the tutorials and then one target labyrinth, played in one episode "
     "(AgiMazeSet-v0). As in the EnvTraverse evaluation only the target counts for the score: "
     "RHAE70 = min(1, (0.7 max_steps / steps)^2) of the target when solved within the budget, "
-    "else 0; steps of the set include the tutorials (resource use)."
+    "else 0; steps of the set include the tutorials (resource use). Rates and means are over the "
+    "sets played: 'excluded' sets (an outage touched them, or a cap stopped them) are counted "
+    "apart."
 )
 
 __all__ = ["SET_ENV", "SET_NOTE", "agimaze_set_summary", "agimaze_set_tables"]

@@ -88,8 +88,12 @@ class AgiMazeSetCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """A number that identifies the environment (for policy seeds)."""
-        return int(stable_key(self.key_data())[:15], 16)
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        the set (its paths, pack root and pack version), as an AGI Maze case's bundle. Not the
+        budget: the same set under another budget gets the same seeds."""
+        bundles = {"paths": list(self.paths), "pack_root": self.pack_root}
+        key = stable_key({"env": self.env_id, **bundles, "version": self.pack_version})
+        return int(key[:15], 16)
 
 
 class AgiMazeSetSetup(SetupBase):

@@ -125,8 +125,11 @@ class EscapeCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """A number that identifies the environment (for policy seeds)."""
-        return int(stable_key(self.key_data())[:15], 16)
+        """What tells this case's games apart from the other cases of its setup, for policy
+        seeds (:mod:`maze_envs.bench.seeds`): the environment and the maze size. Not the rules:
+        setups that differ only in what agents may do (the radio, the meeting alert) hand their
+        policies the same seeds on the same maze, so paired arms differ in that rule alone."""
+        return int(stable_key({"env": self.env_id, "size": self.size})[:15], 16)
 
 
 class AgiMazeCase(BaseModel):
@@ -138,7 +141,6 @@ class AgiMazeCase(BaseModel):
     pack: str = Field(description="pack-relative bundle path")
     budget_factor: float
     max_steps: int | None = None
-    reward_shaping: bool = False
     pack_root: str | None = None
     group: str = ""
     family: str = ""
@@ -171,13 +173,18 @@ class AgiMazeCase(BaseModel):
             "pack_version": self.pack_version,
             "budget_factor": self.budget_factor,
             "max_steps": self.max_steps,
-            "reward_shaping": self.reward_shaping,
+            # the env has no reward shaping any more (a wrapper adds it); the constant keeps
+            # the keys, and so the policy seeds, of earlier runs unchanged
+            "reward_shaping": False,
         }
 
     @property
     def salt(self) -> int:
-        """A number that identifies the environment (for policy seeds)."""
-        return int(stable_key(self.key_data())[:15], 16)
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        the bundle (its path, pack root and pack version), so no two bundles hand a policy the
+        same seed. Not the budget: the same bundle under another budget gets the same seeds."""
+        bundle = {"pack": self.pack, "pack_root": self.pack_root, "version": self.pack_version}
+        return int(stable_key({"env": self.env_id, **bundle})[:15], 16)
 
 
 Case = Annotated[EscapeCase | AgiMazeCase | AgiMazeSetCase, Field(discriminator="kind")]
@@ -292,7 +299,6 @@ class AgiMazeSetup(SetupBase):
     packs: tuple[str, ...] = Field(min_length=1)
     budget_factor: float = Field(DEFAULT_BUDGET_FACTOR, gt=0, allow_inf_nan=False)
     max_steps: int | None = Field(None, ge=1)
-    reward_shaping: bool = False
     pack_root: str | None = None
     pack_version: str | None = Field(
         default=None, description="a shipped pack version by name (default: the current one)"
@@ -329,7 +335,6 @@ class AgiMazeSetup(SetupBase):
                     pack=name,
                     budget_factor=self.budget_factor,
                     max_steps=self.max_steps,
-                    reward_shaping=self.reward_shaping,
                     pack_root=self.pack_root,
                     group=meta.group or name.split("/")[0],
                     family=meta.family,

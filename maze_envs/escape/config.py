@@ -21,10 +21,28 @@ ACTION_TEXT_MAX_BYTES: Final = 65536
 #: Largest rejection/refusal reason in the observation.
 REASON_MAX_BYTES: Final = 256
 MAX_AGENTS: Final = 26
+#: Marks a :class:`Config` field as the switch of an optional observation feature (each has a
+#: declaration in :mod:`maze_envs.escape.features`; a test checks both agree).
+FEATURE_SWITCH: Final[dict[str, Any]] = {"observation_feature": True}
 
 Frame = Literal["own", "shared", "absolute"]
 NotebookMode = Literal["splice", "rolling_log"]
 RewardMode = Literal["exit_and_team", "team_sparse"]
+
+
+def feature_switches() -> list[str]:
+    """The :class:`Config` fields that switch an optional observation feature on.
+
+    Example:
+        >>> feature_switches()
+        ['distance_sensor', 'coordinates', 'trail_length', 'meeting_alert', 'used_exits']
+    """
+    return [
+        name
+        for name, field in Config.model_fields.items()
+        if isinstance(field.json_schema_extra, dict)
+        and field.json_schema_extra.get("observation_feature")
+    ]
 
 
 @cache
@@ -87,10 +105,15 @@ class Config(BaseModel):
     radio: bool = True
     radio_max_bytes: int = Field(280, ge=1, le=ACTION_TEXT_MAX_BYTES)
     radio_cooldown: int = Field(5, ge=0, le=10_000)
-    # Optional observation features
-    distance_sensor: bool = True
+    # Optional observation features (each declared in maze_envs.escape.features)
+    distance_sensor: bool = Field(
+        True,
+        description="straight-line distances to the exit and to each teammate",
+        json_schema_extra=FEATURE_SWITCH,
+    )
     coordinates: Frame | None = Field(
         None,
+        json_schema_extra=FEATURE_SWITCH,
         description="None: no coordinates; else the frame of position and trail, [x, y] with x "
         "east and y north: 'absolute' origin (0, 0) at the south-west corner cell, 'own' at the "
         "agent's own start cell, 'shared' at agent A's start cell",
@@ -101,9 +124,18 @@ class Config(BaseModel):
         le=1000,
         description="cells where the agent ended each of the last K turns (0: off); the last "
         "entry is last turn's cell, which equals the current cell after a bump or STAY",
+        json_schema_extra=FEATURE_SWITCH,
     )
-    meeting_alert: bool = False
-    used_exits: bool = False
+    meeting_alert: bool = Field(
+        False,
+        description="the teammates on the agent's cell",
+        json_schema_extra=FEATURE_SWITCH,
+    )
+    used_exits: bool = Field(
+        False,
+        description="the edges of the agent's cell it has crossed",
+        json_schema_extra=FEATURE_SWITCH,
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Config:

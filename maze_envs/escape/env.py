@@ -118,7 +118,7 @@ from maze_envs.escape.engine import (
     resolve_turn,
 )
 from maze_envs.escape.generator import Generator, Layout, describe_generator, make_generator
-from maze_envs.escape.observe import Observer
+from maze_envs.escape.observe import ObservationArrays, Observer
 from maze_envs.escape.spaces import action_space, observation_space
 from maze_envs.escape.types import (
     ENV_IDS,
@@ -313,6 +313,16 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         plain = accept(agent, action, self._splice)[3]
         # a new object even when the action was plain already: the caller may change its own
         return {**plain, "notebook": dict(plain["notebook"])}
+
+    def observation_arrays(self) -> ObservationArrays:
+        """The latest observations of every agent as integer arrays, a row per agent (what the
+        numeric wrappers read instead of the dicts; see
+        :class:`~maze_envs.escape.observe.ObservationArrays`). Read them before the next step.
+        """
+        observer, state = self._observer, self._state
+        if observer is None or state is None:
+            raise RuntimeError("no game yet: call reset() first")
+        return observer.arrays(state)
 
     def _observations(self) -> dict[str, dict[str, Any]]:
         assert self._observer is not None and self._state is not None

@@ -4,8 +4,11 @@ The JSON form of an observation is exactly ``Observation.model_dump(mode="json")
 an action ``Action.model_dump(mode="json")`` (see :mod:`maze_envs.escape.types`): names instead
 of codes, optional features ``None`` when switched off, only the radio senders and the notebooks
 actually shown, and per-teammate fields listing *teammates only*, whatever the layout version of
-the observation dict. This module is the one mapping in each direction; the typed models and
-:mod:`maze_envs.escape.convert` go through it. It needs no models, so it sits below them.
+the observation dict. This module is the one mapping in each direction (the optional features'
+parts are theirs, :mod:`maze_envs.escape.features`); the typed models and
+:mod:`maze_envs.escape.convert` go through it. It needs no models, so it sits below them:
+:func:`observation_values` gives the model's field values straight from the dict, which is what
+``Observation.from_space`` builds the model from.
 
 Observation dicts come in two layouts (see :mod:`maze_envs.escape.observe`): version 0 keys
 per-teammate fields by the other agents, version 1 by all agents with the agent's own entry
@@ -26,12 +29,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from maze_envs.escape.actions import accept_action
-from maze_envs.escape.config import Config, EnvVersion, slot_names, teammates
+from maze_envs.escape.config import Config, EnvVersion
+from maze_envs.escape.features import FEATURES, agent_slots, enabled_features
 from maze_envs.escape.vocab import (
     DIRECTIONS,
     EDGE_KINDS,
@@ -44,13 +48,86 @@ from maze_envs.escape.vocab import (
 )
 
 
-def _ints(value: Any) -> list[Any]:
-    return value.tolist() if isinstance(value, np.ndarray) else list(value)
-
-
 def layout_version(obs: Mapping[str, Any], agent: str) -> EnvVersion:
     """The layout version of ``agent``'s observation dict (1 when it has an entry for itself)."""
     return 1 if agent in obs["radio"] else 0
+
+
+#: landmark code -> name (None for no landmark)
+_LANDMARKS: Final = (None, *LANDMARK_NAMES)
+#: The typed model's optional fields, None while their feature is off.
+_OFF: Final = {field: None for feature in FEATURES for field in feature.fields}
+
+
+def observation_values(
+    obs: Mapping[str, Any], config: Config, agent: str, version: EnvVersion | None = None
+) -> dict[str, Any]:
+    """The typed :class:`~maze_envs.escape.types.Observation`'s field values of ``agent``'s
+    observation dict, as plain Python values (``position`` a tuple, ``trail`` a list of tuples;
+    ``last_action`` a dict of its fields): what the model is built from, with no JSON-shaped
+    detour. ``version`` is the dict's layout version; ``None`` reads it from the dict.
+
+    ``ValueError`` when the dict does not have the layout of ``agent``'s observation space (a
+    missing key, a code outside its vocabulary).
+    """
+    try:
+        radio = obs["radio"]
+        if version is None:
+            version = 1 if agent in radio else 0
+        slots = agent_slots(config.num_agents, agent, version)
+        last = obs["last_action"]
+        edges = obs["edges"]
+        north, east, south, west = edges.tolist() if isinstance(edges, np.ndarray) else edges
+        shown = obs["teammate_notebooks"]
+        heard = {}
+        read = {}
+        for name in slots.others:
+            message = radio[name]
+            if message:
+                heard[name] = message
+            if shown[name]["shown"]:
+                read[name] = shown[name]["text"]
+        values = {
+            "edges": {
+                "N": EDGE_KINDS[north],
+                "E": EDGE_KINDS[east],
+                "S": EDGE_KINDS[south],
+                "W": EDGE_KINDS[west],
+            },
+            "on_exit": bool(obs["on_exit"]),
+            "landmark": _LANDMARKS[obs["landmark"]],
+            "turn": int(obs["turn"]),
+            "turns_left": int(obs["turns_left"]),
+            "notebook": obs["notebook"],
+            "radio": heard,
+            "teammate_notebooks": read,
+            "last_action": {
+                "move": MOVE_RESULTS[last["move"]],
+                "notebook": NOTEBOOK_RESULTS[last["notebook"]],
+                "notebook_reason": last["notebook_reason"],
+                "radio": RADIO_RESULTS[last["radio"]],
+                "radio_reason": last["radio_reason"],
+                "radio_cooldown": int(last["radio_cooldown"]),
+            },
+            **_OFF,
+        }
+        for feature in enabled_features(config):
+            feature.to_model(obs, slots, values)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(
+            f"not an observation of agent {agent} in this game's space ({type(exc).__name__}: "
+            f"{exc})"
+        ) from None
+    return values
+
+
+def _json(value: Any) -> Any:
+    """A model value in JSON form: tuples as lists (what ``model_dump(mode="json")`` does)."""
+    if isinstance(value, tuple):
+        return [_json(item) for item in value]
+    if isinstance(value, list):
+        return [_json(item) for item in value]
+    return value
 
 
 def observation_to_json(
@@ -60,66 +137,17 @@ def observation_to_json(
 
     ``version`` is the dict's layout version; ``None`` reads it from the dict.
     """
-    if version is None:
-        version = layout_version(obs, agent)
-    others = teammates(config, agent)
-    last = obs["last_action"]
-    edges = _ints(obs["edges"])
-    landmark = int(obs["landmark"])
-    radio = obs["radio"]
-    shown = obs["teammate_notebooks"]
-    out: dict[str, Any] = {
-        "edges": {d: EDGE_KINDS[k] for d, k in zip(DIRECTIONS, edges, strict=True)},
-        "on_exit": bool(obs["on_exit"]),
-        "landmark": LANDMARK_NAMES[landmark - 1] if landmark != NO_LANDMARK else None,
-        "turn": int(obs["turn"]),
-        "turns_left": int(obs["turns_left"]),
-        "notebook": obs["notebook"],
-        "radio": {name: radio[name] for name in others if radio[name]},
-        "teammate_notebooks": {
-            name: shown[name]["text"] for name in others if shown[name]["shown"]
-        },
-        "last_action": {
-            "move": MOVE_RESULTS[int(last["move"])],
-            "notebook": NOTEBOOK_RESULTS[int(last["notebook"])],
-            "notebook_reason": last["notebook_reason"],
-            "radio": RADIO_RESULTS[int(last["radio"])],
-            "radio_reason": last["radio_reason"],
-            "radio_cooldown": int(last["radio_cooldown"]),
-        },
-        "distance_to_exit": None,
-        "distance_to_teammates": None,
-        "position": None,
-        "trail": None,
-        "colocated_with": None,
-        "used_exits": None,
+    return {
+        key: _json(value) for key, value in observation_values(obs, config, agent, version).items()
     }
-    slots = slot_names(config, agent, version)
-    if "distances" in obs:
-        distances = _ints(obs["distances"])
-        by_slot = dict(zip(slots, distances[1:], strict=True))
-        out["distance_to_exit"] = distances[0]
-        out["distance_to_teammates"] = {name: by_slot[name] for name in others}
-    if "position" in obs:
-        out["position"] = _ints(obs["position"])
-    if "trail" in obs:
-        rows = _ints(obs["trail"])
-        out["trail"] = [list(row) for row in rows[len(rows) - int(obs["trail_length"]) :]]
-    if "colocated_with" in obs:
-        together = dict(zip(slots, _ints(obs["colocated_with"]), strict=True))
-        out["colocated_with"] = [name for name in others if together[name]]
-    if "used_exits" in obs:
-        used = _ints(obs["used_exits"])
-        out["used_exits"] = [d for d, v in zip(DIRECTIONS, used, strict=True) if v]
-    return out
 
 
 def observation_from_json(
     data: Mapping[str, Any], config: Config, agent: str, version: EnvVersion = 0
 ) -> dict[str, Any]:
     """The observation dict of layout ``version`` (a member of that version's observation space
-    of ``agent``) of the JSON form."""
-    slots = slot_names(config, agent, version)
+    of ``agent``) of the JSON form (or of the typed model's field values)."""
+    slots = agent_slots(config.num_agents, agent, version)
     last = data["last_action"]
     shown = data["teammate_notebooks"]
     sent = data["radio"]
@@ -132,12 +160,12 @@ def observation_from_json(
         "turn": data["turn"],
         "turns_left": data["turns_left"],
         "notebook": data["notebook"],
-        "radio": {name: sent.get(name, "") if name != agent else "" for name in slots},
+        "radio": {name: sent.get(name, "") if name != agent else "" for name in slots.slots},
         "teammate_notebooks": {
             name: {"shown": 1, "text": shown[name]}
             if name in shown and name != agent
             else {"shown": 0, "text": ""}
-            for name in slots
+            for name in slots.slots
         },
         "last_action": {
             "move": MOVE_RESULTS.index(last["move"]),
@@ -148,25 +176,8 @@ def observation_from_json(
             "radio_cooldown": last["radio_cooldown"],
         },
     }
-    if config.distance_sensor:
-        to_teammates = data["distance_to_teammates"] or {}
-        row = [data["distance_to_exit"], *(to_teammates.get(name, 0) for name in slots)]
-        obs["distances"] = np.array(row, dtype=np.int64)
-    if config.coordinates is not None:
-        obs["position"] = np.array(data["position"], dtype=np.int64)
-    if config.trail_length:
-        trail = data["trail"] or []
-        rows = np.zeros((config.trail_length, 2), dtype=np.int64)
-        if trail:
-            rows[config.trail_length - len(trail) :] = trail
-        obs["trail"] = rows
-        obs["trail_length"] = len(trail)
-    if config.meeting_alert:
-        here = set(data["colocated_with"] or ()) - {agent}
-        obs["colocated_with"] = np.array([name in here for name in slots], dtype=np.int8)
-    if config.used_exits:
-        used = set(data["used_exits"] or ())
-        obs["used_exits"] = np.array([d in used for d in DIRECTIONS], dtype=np.int8)
+    for feature in enabled_features(config):
+        obs.update(feature.from_model(data, config, slots))
     return obs
 
 

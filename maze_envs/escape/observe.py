@@ -1,4 +1,4 @@
-"""What one agent sees: the observation dict, built straight from the state.
+"""What one agent sees: the observation dict, built once per turn straight from the engine state.
 
 Always present:
 
@@ -16,7 +16,8 @@ Always present:
   the notebook's text is rejected here with its reason), and ``radio_cooldown``, the turns left
   before the radio may send again.
 
-Optional, one switch each (``Config``):
+Optional, one switch each (``Config``), declared in :mod:`maze_envs.escape.features`, whose
+keys follow in this order:
 
 * ``distances`` (``distance_sensor``): straight-line distance between cell centres ignoring walls,
   in whole tenths of a cell: ``[exit, then one entry per agent slot]``.
@@ -41,48 +42,76 @@ Agent slots (the keys of ``radio`` and ``teammate_notebooks``, the order of ``di
   "text": ""}``, ``distances[1 + self] == 0``, ``colocated_with[self] == 0``. Every agent has the
   same observation space (what vectorising libraries such as SuperSuit need).
 
-Every returned observation is independent: its arrays are new each turn, writeable, and shared
-with no other agent's observation and nothing inside the environment, so changing one changes
-nothing else.
+Every returned observation is independent: each turn's arrays are new, writeable, and no two
+observations (of two agents or two turns) share memory. The same arrays are what
+:meth:`Observer.arrays` hands to the numeric wrappers right after a step, so they need not be
+derived again from the dicts; the environment itself never reads them again, so changing an
+observation changes nothing the environment does.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
 from maze_envs.escape.config import Config, EnvVersion
 from maze_envs.escape.engine import Board
+from maze_envs.escape.features import Computation, FeatureContext, Templates, enabled_features
 from maze_envs.escape.types import State
-from maze_envs.escape.vocab import DIRECTIONS
-from maze_envs.grid import tenths_table
 
+__all__ = ["BASE_COLUMNS", "ObservationArrays", "Observer"]
 
-def _template(values: Any, dtype: Any) -> NDArray[Any]:
-    """A read-only array kept inside the Observer; observations get copies of it."""
-    array = np.array(values, dtype=dtype)
-    array.flags.writeable = False
-    return array
-
-
-#: used-edge bit mask (0..15) -> flags N, E, S, W (templates).
-_EDGE_FLAGS = tuple(
-    _template([(m >> k) & 1 for k in range(len(DIRECTIONS))], np.int8) for m in range(16)
+#: The columns of :attr:`ObservationArrays.base`, then one ``radio_heard`` and one
+#: ``notebook_shown`` flag per agent slot.
+BASE_COLUMNS: Final = (
+    "on_exit",
+    "landmark",
+    "turn",
+    "turns_left",
+    "trail_length",
+    "last_action.move",
+    "last_action.notebook",
+    "last_action.radio",
+    "last_action.radio_cooldown",
 )
 
 
-class _Templates(dict[Any, NDArray[Any]]):
-    """Read-only template arrays by key, built by ``make(key)`` on first use."""
+class ObservationArrays:
+    """Every agent's observation of one turn as arrays, for the numeric wrappers.
 
-    def __init__(self, make: Any, dtype: Any) -> None:
-        super().__init__()
-        self._make, self._dtype = make, dtype
+    ``arrays[key]`` is the list of the agents' arrays (agents in name order) of an array field
+    of the observation dicts (``edges`` and the features' array keys): the very arrays the dicts
+    hold, not copies, so read them before the observations are handed on. :attr:`base` holds the
+    integer fields as an ``(agents, columns)`` matrix computed from the engine state on first
+    use: the :data:`BASE_COLUMNS`, then one ``radio_heard`` flag per agent slot (a message came
+    from that agent last turn) and one ``notebook_shown`` flag per agent slot (its notebook is
+    shown). Its ``trail_length`` is 0 without a trail.
+    """
 
-    def __missing__(self, key: Any) -> NDArray[Any]:
-        array = self[key] = _template(self._make(key), self._dtype)
-        return array
+    def __init__(self, observer: Observer, state: State, observations: list[dict[str, Any]]):
+        self._observer, self._state, self.observations = observer, state, observations
+        self._base: list[list[int]] | None = None
+        self.turn = state.turn
+
+    def __getitem__(self, key: str) -> list[NDArray[Any]]:
+        if key not in self.observations[0]:
+            raise KeyError(f"no observation field {key!r}; known: {list(self.observations[0])}")
+        return [obs[key] for obs in self.observations]
+
+    @property
+    def base_rows(self) -> list[list[int]]:
+        """:attr:`base` as one list of ints per agent (what the numeric wrappers gather from)."""
+        if self._base is None:
+            if self._state.turn != self.turn:
+                raise ValueError(f"these are the arrays of turn {self.turn}; read them then")
+            self._base = self._observer.base_rows(self._state)
+        return self._base
+
+    @property
+    def base(self) -> NDArray[np.int64]:
+        return np.array(self.base_rows, dtype=np.int64)
 
 
 class Observer:
@@ -92,79 +121,37 @@ class Observer:
     built from read-only templates cached by value and handed out as copies (a copy costs less
     than building the array); distances and the trails of all agents are computed once per turn
     into a new array whose rows go to the agents. So nothing handed out is shared with another
-    observation or with the environment.
+    observation or with the environment. The optional fields are the computations of
+    :mod:`maze_envs.escape.features`.
     """
 
     def __init__(self, board: Board, config: Config, version: EnvVersion = 0) -> None:
         self.board = board
         self.config = config
         self.version = version
-        n = config.num_agents
-        self.names = config.agents
-        # Per agent, the indices and names of the slots of its per-agent fields, in name order.
-        self.slot_indices = [tuple(j for j in range(n) if version == 1 or j != i) for i in range(n)]
-        self.slot_names = [tuple(self.names[j] for j in idx) for idx in self.slot_indices]
-        xy = np.array(board.xy, dtype=np.int64)
-        if config.coordinates == "own":
-            origins = xy[list(board.starts)]
-        elif config.coordinates == "shared":
-            origins = np.repeat(xy[board.starts[0]][None, :], n, axis=0)
-        else:
-            origins = np.zeros((n, 2), dtype=np.int64)
-        # frames[i, cell] = agent i's coordinates of cell; one extra zero row pads the trail.
-        frames = xy[None, :, :] - origins[:, None, :]
-        frames = np.concatenate([frames, np.zeros((n, 1, 2), dtype=np.int64)], axis=1)
-        # The same table flat: row agent * (cells + 1) + cell, which is the trail key of
-        # State.trail_ring, so one ``take`` per turn gathers every trail.
-        self._flat_frames = frames.reshape(-1, 2)
-        self._frames = frames
-        self.tenths = tenths_table(max(board.width, board.height))
-        # Templates by value, filled on first use (a dict's __missing__ keeps hits in C).
-        self._edges = _Templates(lambda cell: board.edge_kinds[cell], np.int64)
-        self._positions = [
-            _Templates(lambda cell, i=i: frames[i, cell], np.int64) for i in range(n)
+        self.context = context = FeatureContext(board, config, version)
+        self.names = context.names
+        self.slot_indices, self.slot_names = context.slot_indices, context.slot_names
+        self._computations: list[Computation] = [
+            feature.observer(context) for feature in enabled_features(config)
         ]
-        self._colocated = _Templates(lambda key: key, np.int8)
-        # Per agent, the meeting-alert key when nobody shares its cell.
-        self._nobody = [tuple(False for _ in idx) for idx in self.slot_indices]
+        self._edges = Templates(lambda cell: board.edge_kinds[cell])
+        self._last: tuple[State, int, list[dict[str, Any]]] | None = None
 
     def observe_all(self, state: State) -> list[dict[str, Any]]:
         """Observation dicts of every agent, in agent order (all of them new objects)."""
         # Written for speed (it runs every turn): locals instead of attribute lookups, plain
-        # loops instead of comprehensions (each costs a function call in Python 3.11), and
-        # cached read-only templates copied instead of arrays built from Python lists.
-        board, config = self.board, self.config
+        # loops instead of comprehensions (each costs a function call in Python 3.11).
+        board = self.board
         positions, notebooks, outbox = state.positions, state.notebooks, state.radio_outbox
         turn = state.turn
         n = len(positions)
         uniform = self.version == 1
         slot_indices, slot_names = self.slot_indices, self.slot_names
         apart = len(set(positions)) == n  # the common case: nobody shares a cell
-        trail_on = config.trail_length > 0
-        if trail_on:  # one new (agents, K, 2) array; each agent gets its own row
-            # trail keys index this table directly (see State.trail_ring)
-            trails = self._flat_frames.take(state.trail_keys, axis=0)
-            trail_length = turn if turn < config.trail_length else config.trail_length
-        sensor = config.distance_sensor
-        if sensor:  # one new (agents, 1 + slots) array, a row per agent
-            tenths, exit_tenths, xy = self.tenths, board.exit_tenths, board.xy
-            flat = []
-            for i, here in enumerate(positions):
-                x, y = xy[here]
-                flat.append(exit_tenths[here])
-                for j in slot_indices[i]:  # 0 for the agent itself (version 1)
-                    ox, oy = xy[positions[j]]
-                    flat.append(tenths[abs(ox - x)][abs(oy - y)])
-            # fromiter on a flat list is much cheaper than np.array on nested lists
-            distances = np.fromiter(flat, np.int64, len(flat)).reshape(n, -1)
-        frame = config.coordinates is not None
-        meeting, used_exits = config.meeting_alert, config.used_exits
-        edges_cache, colocated_cache, position_caches = (
-            self._edges,
-            self._colocated,
-            self._positions,
-        )
-        exit_cell, landmark, turns_left = board.exit_cell, board.landmark, config.max_turns - turn
+        edges_cache = self._edges
+        exit_cell, landmark = board.exit_cell, board.landmark
+        turns_left = self.config.max_turns - turn
         move_result, notebook_result, radio_result = (
             state.move_result,
             state.notebook_result,
@@ -189,46 +176,75 @@ class Observer:
             if apart:
                 for name in slot_names[i]:
                     seen[name] = {"shown": 0, "text": ""}
-                together = self._nobody[i]
             else:
-                flags = []
                 for j, name in zip(slot_indices[i], slot_names[i]):  # noqa: B905 (same length)
                     if positions[j] == here and j != i:
                         seen[name] = {"shown": 1, "text": notebooks[j]}
-                        flags.append(True)
                     else:
                         seen[name] = {"shown": 0, "text": ""}
-                        flags.append(False)
-                together = tuple(flags)
             ready = ready_turns[i] - turn - 1
-            obs: dict[str, Any] = {
-                "edges": edges_cache[here].copy(),
-                "on_exit": int(here == exit_cell),
-                "landmark": landmark[here],
-                "turn": turn,
-                "turns_left": turns_left,
-                "notebook": notebooks[i],
-                "radio": radio,
-                "teammate_notebooks": seen,
-                "last_action": {
-                    "move": move_result[i],
-                    "notebook": notebook_result[i],
-                    "notebook_reason": notebook_reason[i],
-                    "radio": radio_result[i],
-                    "radio_reason": radio_reason[i],
-                    "radio_cooldown": ready if ready > 0 else 0,
-                },
-            }
-            if sensor:
-                obs["distances"] = distances[i]
-            if frame:
-                obs["position"] = position_caches[i][here].copy()
-            if trail_on:
-                obs["trail"] = trails[i]
-                obs["trail_length"] = trail_length
-            if meeting:
-                obs["colocated_with"] = colocated_cache[together].copy()
-            if used_exits:
-                obs["used_exits"] = _EDGE_FLAGS[state.used_exits[i][here]].copy()
-            result.append(obs)
+            result.append(
+                {
+                    "edges": edges_cache[here].copy(),
+                    "on_exit": int(here == exit_cell),
+                    "landmark": landmark[here],
+                    "turn": turn,
+                    "turns_left": turns_left,
+                    "notebook": notebooks[i],
+                    "radio": radio,
+                    "teammate_notebooks": seen,
+                    "last_action": {
+                        "move": move_result[i],
+                        "notebook": notebook_result[i],
+                        "notebook_reason": notebook_reason[i],
+                        "radio": radio_result[i],
+                        "radio_reason": radio_reason[i],
+                        "radio_cooldown": ready if ready > 0 else 0,
+                    },
+                }
+            )
+        for compute in self._computations:  # the optional features' keys, in order
+            compute(state, result)
+        self._last = (state, turn, result)
         return result
+
+    def arrays(self, state: State) -> ObservationArrays:
+        """The arrays of the observations the last :meth:`observe_all` returned
+        (``ValueError`` when that was not of ``state`` as it is now)."""
+        last = self._last
+        if last is None or last[0] is not state or last[1] != state.turn:
+            raise ValueError("the observation arrays are those of the last observations only")
+        return ObservationArrays(self, state, last[2])
+
+    def base_rows(self, state: State) -> list[list[int]]:
+        """:attr:`ObservationArrays.base_rows` of ``state``."""
+        board = self.board
+        positions, turn, outbox = state.positions, state.turn, state.radio_outbox
+        exit_cell, landmark = board.exit_cell, board.landmark
+        turns_left, k = self.config.max_turns - turn, self.config.trail_length
+        trail_length = turn if turn < k else k
+        moves, notebooks, radios = state.move_result, state.notebook_result, state.radio_result
+        ready_turns = state.radio_ready_turn
+        sent = [1 if text else 0 for text in outbox]
+        rows = []
+        for i, here in enumerate(positions):
+            ready = ready_turns[i] - turn - 1
+            row = [
+                1 if here == exit_cell else 0,
+                landmark[here],
+                turn,
+                turns_left,
+                trail_length,
+                moves[i],
+                notebooks[i],
+                radios[i],
+                ready if ready > 0 else 0,
+            ]
+            append = row.append
+            slots = self.slot_indices[i]
+            for j in slots:  # the agent itself never counts (its own slot is blank)
+                append(sent[j] if j != i else 0)
+            for j in slots:
+                append(1 if positions[j] == here and j != i else 0)
+            rows.append(row)
+        return rows

@@ -20,17 +20,16 @@ or larger one a ``ValueError``. Anything outside the action space raises ``Value
 the agent, before any state changes (:func:`~maze_envs.escape.actions.accept_action`, which
 also turns an accepted action into plain data).
 
-Observation space: see :mod:`maze_envs.escape.observe` for the fields. ``observation_space(config,
+Observation space: see :mod:`maze_envs.escape.observe` for the fields; the optional features'
+spaces are declared in :mod:`maze_envs.escape.features`. ``observation_space(config,
 agent, version)`` builds layout version 0 (per-teammate fields keyed by the other agents, so the
 spaces differ between agents) or 1 (keyed by every agent, the same space for all).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final
 
-import numpy as np
 from gymnasium import spaces
 
 from maze_envs.escape.actions import accept_action, parse_action
@@ -42,6 +41,7 @@ from maze_envs.escape.config import (
     slot_names,
     teammates,
 )
+from maze_envs.escape.features import coordinate_bounds, enabled_features, max_distance_tenths
 from maze_envs.escape.vocab import (
     DIRECTIONS,
     EDGE_KINDS,
@@ -105,17 +105,6 @@ class Utf8Text(spaces.Text):
         return isinstance(other, Utf8Text) and other.max_bytes == self.max_bytes
 
 
-def coordinate_bounds(config: Config) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest ``[x, y]`` in the configured frame."""
-    span = np.array([config.width - 1, config.height - 1], dtype=np.int64)
-    low = np.zeros(2, dtype=np.int64) if config.coordinates == "absolute" else -span
-    return low, span
-
-
-def max_distance_tenths(config: Config) -> int:
-    return math.ceil(10 * math.hypot(config.width - 1, config.height - 1))
-
-
 def observation_space(config: Config, agent: str, version: EnvVersion = 0) -> spaces.Dict:
     """The observation space of ``agent`` in layout ``version`` (optional keys only when their
     feature is on). In version 1 it is the same space for every agent."""
@@ -143,21 +132,8 @@ def observation_space(config: Config, agent: str, version: EnvVersion = 0) -> sp
             }
         ),
     }
-    if config.distance_sensor:
-        top = max_distance_tenths(config)
-        fields["distances"] = spaces.Box(0, top, shape=(1 + len(others),), dtype=np.int64)
-    if config.coordinates is not None:
-        low, high = coordinate_bounds(config)
-        fields["position"] = spaces.Box(low, high, dtype=np.int64)
-    if config.trail_length:
-        low, high = coordinate_bounds(config)
-        k = config.trail_length
-        fields["trail"] = spaces.Box(np.tile(low, (k, 1)), np.tile(high, (k, 1)), dtype=np.int64)
-        fields["trail_length"] = spaces.Discrete(k + 1)
-    if config.meeting_alert:
-        fields["colocated_with"] = spaces.MultiBinary(len(others))
-    if config.used_exits:
-        fields["used_exits"] = spaces.MultiBinary(len(DIRECTIONS))
+    for feature in enabled_features(config):  # maze_envs.escape.features declares their spaces
+        fields.update(feature.spaces(config, len(others)))
     return spaces.Dict(fields)
 
 

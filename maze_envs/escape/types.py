@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import add
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,7 +47,7 @@ from maze_envs.escape.jsonform import (
     action_from_json,
     action_to_json,
     observation_from_json,
-    observation_to_json,
+    observation_values,
 )
 from maze_envs.escape.vocab import (
     DIRECTIONS,
@@ -236,12 +236,42 @@ class Observation(BaseModel):
 
     @classmethod
     def from_space(cls, obs: Mapping[str, Any], config: Config, agent: str) -> Observation:
-        """The model of ``agent``'s observation dict (either layout version)."""
-        return cls.model_validate(observation_to_json(obs, config, agent))
+        """The model of ``agent``'s observation dict (either layout version).
+
+        Built straight from the dict's values (:func:`~maze_envs.escape.jsonform.
+        observation_values`), without validating them again: ``obs`` is a member of
+        ``agent``'s observation space (what the environment returns, or a sample of the
+        space), which fixes every value's type and range. A dict without that layout raises
+        ``ValueError``. (``Observation.model_validate`` builds one from the JSON form, checked.)
+        """
+        values = observation_values(obs, config, agent)
+        values["last_action"] = _built(LastActionResult, values["last_action"])
+        return _built(cls, values)
 
     def to_space(self, config: Config, agent: str, version: EnvVersion = 0) -> dict[str, Any]:
         """The observation dict of layout ``version``, a member of ``agent``'s space."""
-        return observation_from_json(self.model_dump(mode="json"), config, agent, version)
+        values = dict(self)
+        values["last_action"] = dict(self.last_action)
+        return observation_from_json(values, config, agent, version)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
+    """A model of ``values`` that already have its fields' types (every field given).
+
+    What ``model_construct`` does, without its per-field Python work: the instance's fields are
+    ``values`` itself and every field counts as set, as ``model_validate`` leaves a model of the
+    same data (``tests/escape/test_spaces.py`` checks that they are equal).
+    """
+    model = cls.__new__(cls)
+    _set = object.__setattr__
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))  # model_copy(update=) adds to it
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 class Action(BaseModel):

@@ -10,8 +10,12 @@ holds the actions that led to state ``k``, the events of that step and the obser
 ``k``. Large text repeated across decisions (prompts) is stored once in ``blobs``
 (:class:`Blob`, :mod:`.blobs`).
 
-Values are stored as compact JSON (:func:`encode_json`): numpy arrays become lists of numbers,
-so an environment can rebuild its exact observation from the stored text and its spaces.
+Values are JSON (:func:`encode_json`): numpy arrays become lists of numbers, so an environment
+can rebuild its exact observation from the text and its spaces. Schema version 4 stores each
+turn's observations and events as what changed since the game's previous turn (:mod:`.changes`:
+patches, text edits, references); reading (:meth:`Journal.turns`) gives back every turn's full
+JSON text, byte for byte what version 3 stored, so everything above the journal reads whole
+observations from files of either version.
 
 ``state_hash``
     ``sha256(previous state_hash + state_digest)`` where ``state_digest`` is the environment's
@@ -20,7 +24,8 @@ so an environment can rebuild its exact observation from the stored text and its
 ``record_hash``
     ``sha256(previous record_hash + state_hash + observations + actions + events +
     decisions)`` over the stored text (NUL-separated), so an edited row is found even when it
-    does not change what a replay computes.
+    does not change what a replay computes. The stored text of turn ``k`` and the rows before
+    it determine turn ``k``'s observations exactly, so the chain covers every observation.
 
 Turns are committed (WAL mode) in the recording thread, by default in groups
 (``Journal(path, durability="batch")``: 64 turns or 0.2 s of play per commit, and always at a
@@ -29,20 +34,24 @@ game's end or abort, :meth:`Journal.flush` and close; :mod:`.batch`), or each be
 process killed mid-game leaves a readable file holding every turn committed (with group commit,
 all but at most the last batch); the game verifies as unfinished. A failed write raises
 :class:`JournalError` from the call that made it, and an environment's :class:`Recorder` then
-stores the game as aborted with only the turns the file holds (:mod:`.recorder`). An outcome's
-``turns`` is the game's last turn; ``maze-envs verify`` fails a game whose stored turns stop
-before it. The file is marked with ``PRAGMA application_id`` and its format version (3) with
-``PRAGMA user_version``; files of version 2 are refused with a message naming both versions.
+stores the game as aborted with the turns the file holds (``turns``) and the last turn the
+environment returned (``turns_played``; :mod:`.recorder`). ``maze-envs verify`` fails a game whose
+stored turns stop before its outcome's ``turns`` or ``turns_played``, naming the turns lost. The
+file is marked with ``PRAGMA application_id`` and its format version (4) with ``PRAGMA
+user_version``; version 3 files are read and verified (read-only), version 2 files refused.
 
 An outcome with ``"aborted": true`` marks a game abandoned before its end (for instance reset
 mid-game): its turns verify, but no end is expected.
 
-Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.rows` (row types and the walk
+Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.changes` and :mod:`.edits`
+(storing what changed), :mod:`.rebuild` (reading it back), :mod:`.rows` (row types and the walk
 over stored turns), :mod:`.blobs` (:class:`Blob`), :mod:`.connect` (opening, read-only or for
-writing), :mod:`.batch` (group commit), :mod:`.store` (the :class:`Journal`),
-:mod:`.recorder` (the :class:`Recorder` every environment records through), :mod:`.verify`
-(:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol), :mod:`.capture`
-(what replayers record into).
+writing), :mod:`.batch` (group commit), :mod:`.gamerows` (a game's chain tail; copying a game),
+:mod:`.store` (the :class:`Journal`), :mod:`.recorder` (the :class:`Recorder` every environment
+records through), :mod:`.verify` (:func:`scan_turns`, :func:`verify_game`, the
+:class:`Replayer` protocol), :mod:`.capture` (what replayers record into). Reading games for the
+viewer and the analysis (Maze Escape tracks, AGI Maze steps) is a floor of its own above the
+environments, :mod:`maze_envs.journal.read`, which nothing else here imports.
 
 Example:
     >>> import tempfile, pathlib

@@ -24,14 +24,21 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from maze_envs.journal.format import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, JournalError
+from maze_envs.journal.format import (
+    APPLICATION_ID,
+    READABLE_VERSIONS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    JournalError,
+)
 
 # Each commit appends the pages it changed to the WAL. With group commit (a batch of 64 rows of
 # about 4 KB each) 4 KiB pages cost the least CPU per row (fewer overflow pages and WAL frames than
 # 2 KiB pages; measured about 15% less per journaled turn), while a commit of one turn still
 # writes few bytes. Files keep the page size they were created with.
 PAGE_SIZE: Final = 4096
-_TIMEOUT: Final = 30.0  # seconds to wait for another connection's write lock
+#: Seconds a journal waits for another connection's write lock before a write fails.
+BUSY_TIMEOUT: Final = 30.0
 _TABLES: Final = frozenset({"games", "turns", "blobs"})
 
 
@@ -44,8 +51,9 @@ def _existing_file(path: Path) -> None:
         raise JournalError(f"{path} is an empty file, not a maze-envs journal")
 
 
-def _check(db: sqlite3.Connection, path: Path) -> None:
-    """Raise :class:`JournalError` unless ``db`` is a journal of this schema version."""
+def _check(db: sqlite3.Connection, path: Path, *, writing: bool) -> int:
+    """The schema version of journal ``db``; :class:`JournalError` unless this library reads
+    it (or, ``writing``, writes it)."""
     app_id = db.execute("PRAGMA application_id").fetchone()[0]
     version = db.execute("PRAGMA user_version").fetchone()[0]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -56,38 +64,47 @@ def _check(db: sqlite3.Connection, path: Path) -> None:
             f"{path} is a SQLite database but not a maze-envs journal "
             f"(application_id {app_id:#x}, expected {APPLICATION_ID:#x})"
         )
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS or (writing and version != SCHEMA_VERSION):
         written_by = ""
         with contextlib.suppress(sqlite3.Error):
             row = db.execute("SELECT library_version FROM games LIMIT 1").fetchone()
             if row is not None:
                 written_by = f", written by maze-envs {row[0]}"
+        if version in READABLE_VERSIONS:
+            raise JournalError(
+                f"{path} uses journal schema version {version}{written_by}; this library writes "
+                f"version {SCHEMA_VERSION} only, so it cannot add to it: open it with "
+                "Journal(path, readonly=True) to read it (maze-envs verify, view and analyze do), "
+                "and write new games to a new journal"
+            )
         raise JournalError(
             f"{path} uses journal schema version {version}{written_by}; this library reads "
-            f"version {SCHEMA_VERSION} only (version 3 added game meta, per-decision records and "
-            "blobs); read or verify it with the maze-envs release that wrote it"
+            f"versions {' and '.join(map(str, READABLE_VERSIONS))} and writes version "
+            f"{SCHEMA_VERSION} (version 3 added game meta, per-decision records and blobs); read "
+            "or verify it with the maze-envs release that wrote it"
         )
     if not tables >= _TABLES:
         raise JournalError(f"{path} lacks the {', '.join(sorted(_TABLES))} tables of a journal")
+    return int(version)
 
 
 def _unreadable(path: Path, exc: sqlite3.Error) -> JournalError:
     return JournalError(f"{path} is not a readable maze-envs journal (SQLite says: {exc})")
 
 
-def open_readonly(path: Path) -> sqlite3.Connection:
-    """A connection that only reads ``path`` (see the module docstring)."""
+def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> tuple[sqlite3.Connection, int]:
+    """A connection that only reads ``path`` (see the module docstring), and its version."""
     _existing_file(path)
     wal = path.with_name(path.name + "-wal")
     mode = "mode=ro" if wal.exists() else "immutable=1"
     try:
         db = sqlite3.connect(
-            f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=_TIMEOUT
+            f"{path.resolve().as_uri()}?{mode}", uri=True, isolation_level=None, timeout=timeout
         )
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path} read-only: {exc}") from None
     try:
-        _check(db, path)
+        version = _check(db, path, writing=False)
     except sqlite3.Error as exc:
         db.close()
         shm = path.with_name(path.name + "-shm")
@@ -102,7 +119,7 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     except JournalError:
         db.close()
         raise
-    return db
+    return db, version
 
 
 def _refuse_unwritable(path: Path) -> None:
@@ -143,14 +160,20 @@ def _create_schema(db: sqlite3.Connection) -> None:
         raise
 
 
-def open_writable(path: Path, *, create: bool, durable: bool) -> sqlite3.Connection:
-    """A connection that appends to ``path``, creating the journal when ``create`` allows."""
+def open_writable(
+    path: Path, *, create: bool, durable: bool, timeout: float = BUSY_TIMEOUT
+) -> sqlite3.Connection:
+    """A connection that appends to ``path``, creating the journal when ``create`` allows.
+
+    The file must be of the version this library writes (:data:`~.format.SCHEMA_VERSION`).
+    ``timeout``: seconds a write waits for another connection's write lock before it fails.
+    """
     if not create:
         _existing_file(path)
     if path.exists():
         _refuse_unwritable(path)
     try:
-        db = sqlite3.connect(path, isolation_level=None, timeout=_TIMEOUT)
+        db = sqlite3.connect(path, isolation_level=None, timeout=timeout)
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path}: {exc}") from None
     try:
@@ -160,7 +183,7 @@ def open_writable(path: Path, *, create: bool, durable: bool) -> sqlite3.Connect
         )
         if fresh and create:
             _create_schema(db)
-        _check(db, path)
+        _check(db, path, writing=True)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'NORMAL' if durable else 'OFF'}")
         db.execute("PRAGMA wal_autocheckpoint=0")  # the journal checkpoints between two turns
@@ -176,3 +199,21 @@ def open_writable(path: Path, *, create: bool, durable: bool) -> sqlite3.Connect
         db.close()
         raise
     return db
+
+
+def integrity_problems(db: sqlite3.Connection) -> str:
+    """What SQLite's ``quick_check`` finds wrong with the file, in a line ("" when nothing)."""
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"the file cannot be read through ({exc})"
+    found = [
+        line
+        for row in rows
+        for line in str(row[0]).splitlines()
+        if not line.startswith("*** in database")  # a heading, not a problem
+    ]
+    if found == ["ok"]:
+        return ""
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return "; ".join(found[:3]) + more

@@ -20,7 +20,11 @@ APPLICATION_ID: Final = 0x4D5A4A31
 #: 2: observations stored as delivered (not converted), games record an injected generator.
 #: 3: ``games.meta`` (what a runner attaches), ``turns.decisions`` (per-decision records, in the
 #: record-hash chain) and the ``blobs`` table (large repeated text stored once).
-SCHEMA_VERSION: Final = 3
+#: 4: ``turns.observations`` and ``turns.events`` hold what changed since the game's previous
+#: turn (:mod:`maze_envs.journal.changes`); the tables are those of version 3.
+SCHEMA_VERSION: Final = 4
+#: The versions this library reads (and verifies); it writes :data:`SCHEMA_VERSION` only.
+READABLE_VERSIONS: Final = (3, 4)
 #: The "previous hash" of turn 0 in both chains.
 GENESIS_HASH: Final = bytes(32)
 
@@ -39,9 +43,9 @@ CREATE TABLE games (
 CREATE TABLE turns (
     game_id INTEGER NOT NULL REFERENCES games (id),
     turn INTEGER NOT NULL,
-    observations TEXT NOT NULL,
+    observations TEXT NOT NULL,  -- JSON: {agent: observation}, what changed (version 4)
     actions TEXT NOT NULL,
-    events TEXT NOT NULL,
+    events TEXT NOT NULL,  -- JSON: {agent: events}, what changed (version 4)
     decisions TEXT NOT NULL,  -- JSON object {agent: record}, {} when none
     state_hash TEXT NOT NULL,
     record_hash TEXT NOT NULL,

@@ -22,18 +22,31 @@ and a process killed mid-game loses at most the last uncommitted batch (the game
 as unfinished). For every turn committed before ``env.step`` returns, give the environment
 ``journal=Journal(path, durability="turn")``.
 
-Honesty when the journal fails. The first failed write (the disk is full, the file was locked
-or removed...) raises :class:`~maze_envs.journal.JournalError` from the call that made it; with
-group commit that is the call that committed the batch, which may be a later
-:meth:`~Recorder.turn` (so a later ``env.step``) than the turn that was lost, or
-:meth:`~Recorder.finish`/:meth:`~Recorder.abort`/:meth:`~Recorder.flush`. The game is then no
-longer recorded: the Recorder stores it as aborted with an outcome that claims only the turns
-the file holds (``{"aborted": true, "turns": <last stored turn>, "journal_error": ...}``; when
-even that cannot be written, the game stays without an outcome and ``maze-envs verify`` reports
-it unfinished), and :meth:`~Recorder.check` (which the environments call before applying a
-step) and :meth:`~Recorder.turn` raise until the next :meth:`~Recorder.start`. Outcomes always
-get ``turns`` = the last stored turn; a different count the environment claimed is kept as
-``turns_played``.
+Honesty when the journal fails. The first failed write (the disk is full, another connection
+holds the write lock past the busy wait, the file was removed...) raises
+:class:`~maze_envs.journal.JournalError` from the call that made it; with group commit that is
+the call that committed the batch, which may be a later :meth:`~Recorder.turn` (so a later
+``env.step``) than the turns that were lost, or :meth:`~Recorder.finish`/:meth:`~Recorder.abort`
+(a step that ends the game, a ``reset``, ``close``) or :meth:`~Recorder.flush`. Turns the
+environment had already returned to its caller may then be missing from the file. The game is
+no longer recorded: the Recorder stores it as aborted with an outcome that says both what the
+file holds and what was played::
+
+    {"aborted": true, "turns": <last stored turn>, "turns_played": <last turn returned>,
+     "journal_error": "..."}
+
+``turns_played`` is the last turn the environment returned to its caller: the last turn whose
+:meth:`~Recorder.turn` (or :meth:`~Recorder.start`, for turn 0) returned, unless the
+:meth:`~Recorder.finish` that follows it in the same step failed (that step raises, so its turn
+is never returned). ``maze-envs verify`` fails a game whose ``turns_played`` is past its last
+stored turn, naming the turns played but never stored; an abandoned game verifies only when
+nothing it returned is missing. When even the outcome cannot be written (the lock is still
+held), the Recorder writes it at its next chance (:meth:`~Recorder.start`,
+:meth:`~Recorder.flush`, :meth:`~Recorder.close`); until then the game has no outcome and
+verify reports it unfinished. :meth:`~Recorder.check` (which the environments call before
+applying a step) and :meth:`~Recorder.turn` raise until the next :meth:`~Recorder.start`.
+Outcomes always get ``turns`` = the last stored turn; a different count the environment claimed
+is kept as ``turns_played`` (so a claim past the stored turns fails verification too).
 
 Example:
     >>> import tempfile, pathlib
@@ -142,6 +155,8 @@ class Recorder:
         self.last_turn: int | None = None
         #: Why the current game is no longer recorded, once a write failed.
         self.failure: str | None = None
+        # The outcome of a game a failed write stopped, when even it could not be written yet.
+        self._unwritten: tuple[int, dict[str, Any]] | None = None
         self._meta: dict[str, Any] | None = None
         self._notes: dict[str, Any] = {}
 
@@ -164,6 +179,7 @@ class Recorder:
         """
         if self.game_id is not None:
             self.abort({})
+        self._write_stopped_outcome()
         self.failure = None
         self.last_turn = None
         self._notes = {}
@@ -221,6 +237,7 @@ class Recorder:
 
     def flush(self) -> None:
         """Commit the turns the journal still holds back (a failure stops the game, raising)."""
+        self._write_stopped_outcome()
         if self.game_id is None:
             with contextlib.suppress(JournalError):  # turns of another game: its recorder's
                 self.journal.flush()
@@ -228,7 +245,7 @@ class Recorder:
         try:
             self.journal.flush()
         except JournalError as exc:
-            self._stop_recording(exc)
+            self._stop_recording(exc, self.last_turn)  # every turn recorded was returned
             raise
 
     def settle(self) -> None:
@@ -238,36 +255,51 @@ class Recorder:
     def finish(self, outcome: Mapping[str, Any]) -> None:
         """Store the game's outcome (its ``turns`` set to the last stored turn).
 
-        The turns still pending are committed first; when that fails, the game is stored as
-        aborted with only the turns in the file, and :class:`JournalError` is raised.
+        Called by the step that recorded the game's last turn. The turns still pending are
+        committed first; when that fails, the game is stored as aborted with only the turns in
+        the file (that step raises, so its turn counts as not returned), and
+        :class:`JournalError` is raised.
         """
+        self._end(outcome, ending_step=True)
+
+    def abort(self, outcome: Mapping[str, Any]) -> None:
+        """Store the outcome of a game abandoned before its end (``"aborted": true``).
+
+        Called between steps (``reset``, ``close``, a runner giving up), so every turn recorded
+        was returned to the caller; a failure stores the game as :meth:`finish` does.
+        """
+        self._end({**outcome, "aborted": True}, ending_step=False)
+
+    def _end(self, outcome: Mapping[str, Any], *, ending_step: bool) -> None:
         if self.game_id is None:
             return  # nothing is being recorded (or the failure already stored the outcome)
-        self.flush()
         game_id = self.game_id
+        last = -1 if self.last_turn is None else self.last_turn
+        returned = last - 1 if ending_step else last
+        try:
+            self.journal.flush()
+        except JournalError as exc:
+            self._stop_recording(exc, returned)
+            raise
         honest = dict(outcome)
         claimed = honest.get("turns")
-        last = -1 if self.last_turn is None else self.last_turn
         if claimed is not None and claimed != last:
             honest["turns_played"] = claimed
         honest["turns"] = last
         try:
             self.journal.finish_game(game_id, honest)
         except JournalError as exc:
-            self._stop_recording(exc)  # stored as aborted with what the file holds, if it can
+            self._stop_recording(exc, returned)  # stored as aborted with what the file holds
             self.failure = f"its outcome could not be stored: {exc}"
             raise
         self.game_id = None
-
-    def abort(self, outcome: Mapping[str, Any]) -> None:
-        """Store the outcome of a game abandoned before its end (``"aborted": true``)."""
-        self.finish({**outcome, "aborted": True})
 
     def close(self) -> None:
         """Abort a game still being recorded; close the journal if this Recorder opened it."""
         try:
             if self.game_id is not None:
                 self.abort({})
+            self._write_stopped_outcome()
         finally:
             if self._owned:
                 self.journal.close()
@@ -295,13 +327,15 @@ class Recorder:
                 decisions=decisions,
             )
         except JournalError as exc:
-            self._stop_recording(exc)
+            # this turn is not returned (the step or reset raises); the one before it was
+            self._stop_recording(exc, self.last_turn)
             raise
         self.last_turn = turn
         return state_hash
 
-    def _stop_recording(self, error: JournalError) -> None:
-        """After a failed write: store the game as aborted with only the turns stored."""
+    def _stop_recording(self, error: JournalError, returned: int | None) -> None:
+        """After a failed write: store the game as aborted, with what the file holds and what
+        was played (``returned``: the last turn the environment returned to its caller)."""
         game_id, self.game_id = self.game_id, None
         self.failure = f"the journal failed: {error}"
         assert game_id is not None
@@ -309,8 +343,22 @@ class Recorder:
         outcome = {
             "aborted": True,
             "turns": -1 if self.last_turn is None else self.last_turn,
+            "turns_played": -1 if returned is None else returned,
             "journal_error": str(error),
         }
-        # When even this fails, the game stays without an outcome: verify reports it unfinished.
+        self._unwritten = (game_id, outcome)
+        self._write_stopped_outcome()
+
+    def _write_stopped_outcome(self) -> None:
+        """Write the outcome of a game a failed write stopped, if it is still unwritten.
+
+        While it cannot be written (the lock is still held, the disk still full), the game has
+        no outcome and verifies as unfinished; this is retried at the next start, flush and
+        close.
+        """
+        if self._unwritten is None:
+            return
+        game_id, outcome = self._unwritten
         with contextlib.suppress(JournalError):
             self.journal.finish_game(game_id, outcome)
+            self._unwritten = None

@@ -3,7 +3,9 @@
 :func:`scan_rows` is the one place that decides whether stored turn rows can be trusted
 (contiguous from 0, decodable, record-hash chain intact); both reading
 (:meth:`maze_envs.journal.Journal.turns`) and verification (:mod:`maze_envs.journal.verify`)
-use it.
+use it. A :class:`RowDecoder` turns a game's stored rows, in order, into :class:`TurnRecord`
+values with every observation and event whole: as stored in version 3, rebuilt from what
+changed (:mod:`.changes`) in version 4.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from maze_envs.journal.format import GENESIS_HASH, CorruptTurnError, chain_record_hash, decode_json
+from maze_envs.journal.format import (
+    GENESIS_HASH,
+    SCHEMA_VERSION,
+    CorruptTurnError,
+    chain_record_hash,
+    decode_json,
+)
+from maze_envs.journal.rebuild import ChangeReader
 
 ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
 
@@ -55,12 +64,12 @@ class TurnRecord:
     """
 
     turn: int
-    observations: dict[str, Any]
+    observations: dict[str, Any]  # {} when the reader asked for no observations
     actions: dict[str, Any]
     events: dict[str, Any]
     state_hash: str
     record_hash: str
-    raw_observations: str  # the stored text, for exact comparison
+    raw_observations: str  # the whole JSON text as recorded (version 3 stored it so)
     raw_events: str
     decisions: dict[str, Any]
 
@@ -86,48 +95,83 @@ EDITED: Final = "the row was changed after it was recorded"
 _JSON_COLUMNS: Final = ("observations", "actions", "events", "decisions")
 
 
-def decode_row(expected: int, row: tuple[Any, ...]) -> TurnRecord | Problem:
-    """A stored ``turns`` row (as :data:`~.format.SELECT_TURNS` gives it) decoded, or why not."""
-    turn, observations, actions, events, decisions, state_hash, record_hash = row
-    if turn != expected:
-        if isinstance(turn, int) and turn > expected:
-            return Problem(expected, "missing", f"turn {expected} is missing (next is {turn})")
-        return Problem(expected, "unreadable", f"turn number {turn!r} where {expected} belongs")
-    decoded: list[dict[str, Any]] = []
-    for name, text in zip(_JSON_COLUMNS, (observations, actions, events, decisions), strict=True):
-        if not isinstance(text, str):
-            return Problem(turn, "unreadable", f"{name} are not text")
-        try:
-            value = orjson.loads(text)
-        except ValueError as exc:
-            return Problem(turn, "unreadable", f"{name} are not valid JSON ({exc})")
-        if not isinstance(value, dict):
-            return Problem(turn, "unreadable", f"{name} are not a JSON object")
-        decoded.append(value)
-    if not (isinstance(state_hash, str) and isinstance(record_hash, str)):
-        return Problem(turn, "unreadable", "hashes are not text")
-    return TurnRecord(
-        turn=turn,
-        observations=decoded[0],
-        actions=decoded[1],
-        events=decoded[2],
-        state_hash=state_hash,
-        record_hash=record_hash,
-        raw_observations=observations,
-        raw_events=events,
-        decisions=decoded[3],
-    )
+class RowDecoder:
+    """Decodes one game's stored ``turns`` rows, in order, into :class:`TurnRecord` values.
+
+    ``version``: the file's schema version (4 stores what changed, rebuilt here turn after turn,
+    so the rows of one game go through one decoder from turn 0). ``observations=False`` leaves
+    every record's observations empty (``{}``) and skips rebuilding them.
+    """
+
+    def __init__(self, version: int = SCHEMA_VERSION, *, observations: bool = True) -> None:
+        self._changes = version >= 4
+        self._with_observations = observations
+        self._observations = ChangeReader()
+        self._events = ChangeReader()
+
+    def __call__(self, expected: int, row: tuple[Any, ...]) -> TurnRecord | Problem:
+        """The row (as :data:`~.format.SELECT_TURNS` gives it) decoded, or why it cannot be."""
+        turn, observations, actions, events, decisions, state_hash, record_hash = row
+        if turn != expected:
+            if isinstance(turn, int) and turn > expected:
+                return Problem(expected, "missing", f"turn {expected} is missing (next is {turn})")
+            return Problem(expected, "unreadable", f"turn number {turn!r} where {expected} belongs")
+        texts = (observations, actions, events, decisions)
+        for name, text in zip(_JSON_COLUMNS, texts, strict=True):
+            if not isinstance(text, str):
+                return Problem(turn, "unreadable", f"{name} are not text")
+        if not (isinstance(state_hash, str) and isinstance(record_hash, str)):
+            return Problem(turn, "unreadable", "hashes are not text")
+        if self._changes:
+            stored_actions = actions.encode()
+            try:
+                events = self._events.decode(events, stored_actions).decode()
+            except ValueError as exc:
+                return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
+            if self._with_observations:
+                try:
+                    observations = self._observations.decode(observations, stored_actions).decode()
+                except ValueError as exc:
+                    return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
+        if not self._with_observations:
+            observations = "{}"
+        decoded: list[dict[str, Any]] = []
+        for name, text in zip(
+            _JSON_COLUMNS, (observations, actions, events, decisions), strict=True
+        ):
+            try:
+                value = orjson.loads(text)
+            except ValueError as exc:
+                return Problem(turn, "unreadable", f"{name} are not valid JSON ({exc})")
+            if not isinstance(value, dict):
+                return Problem(turn, "unreadable", f"{name} are not a JSON object")
+            decoded.append(value)
+        return TurnRecord(
+            turn=turn,
+            observations=decoded[0],
+            actions=decoded[1],
+            events=decoded[2],
+            state_hash=state_hash,
+            record_hash=record_hash,
+            raw_observations=observations if self._with_observations else "",
+            raw_events=events,
+            decisions=decoded[3],
+        )
 
 
 def scan_rows(
-    rows: Iterator[tuple[Any, ...]], read_error: type[Exception]
+    rows: Iterator[tuple[Any, ...]],
+    read_error: type[Exception],
+    decode: RowDecoder | None = None,
 ) -> Iterator[tuple[TurnRecord, bool] | Problem]:
     """Rows in order as (record, intact); stops after the first unreadable or missing one.
 
     ``intact`` is False when the record-hash chain does not match the stored text, i.e. the row
     (or an earlier one) was changed after it was recorded; callers stop at the first such row.
-    ``read_error`` is the exception that fetching a row raises when the file is damaged.
+    ``read_error`` is the exception that fetching a row raises when the file is damaged;
+    ``decode`` decodes the rows (a version 4 :class:`RowDecoder` by default).
     """
+    decode_row = RowDecoder() if decode is None else decode
     expected = 0
     previous = GENESIS_HASH
     while True:
@@ -178,3 +222,25 @@ def game_info(row: tuple[Any, ...]) -> GameInfo:
         generator=generator_value,
         meta=meta_value,
     )
+
+
+_SCALARS: Final = (str, int, float, bool)
+
+
+def completed_run_keys(rows: list[tuple[Any, Any]], field: str) -> set[Any]:
+    """The ``meta[field]`` scalar values of ``(meta, outcome)`` header texts whose outcome is not
+    aborted (see :meth:`maze_envs.journal.Journal.completed_keys`)."""
+    keys: set[Any] = set()
+    for meta_text, outcome_text in rows:
+        try:
+            meta, outcome = decode_json(meta_text), decode_json(outcome_text)
+        except ValueError:
+            continue  # an unreadable header is not a completed game
+        if not (isinstance(meta, dict) and isinstance(outcome, dict)):
+            continue
+        if outcome.get("aborted") is True:
+            continue
+        value = meta.get(field)
+        if isinstance(value, _SCALARS):
+            keys.add(value)
+    return keys

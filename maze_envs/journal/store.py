@@ -11,33 +11,38 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any
 
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
-from maze_envs.journal.blobs import blob_key, encode_decisions, references, resolve_blobs
-from maze_envs.journal.connect import open_readonly, open_writable
+from maze_envs.journal.blobs import blob_key, encode_decisions, resolve_blobs
+from maze_envs.journal.changes import ChangeWriter, whole
+from maze_envs.journal.connect import (
+    BUSY_TIMEOUT,
+    integrity_problems,
+    open_readonly,
+    open_writable,
+)
 from maze_envs.journal.format import (
-    GENESIS_HASH,
-    INSERT_BLOB,
+    SCHEMA_VERSION,
     SELECT_GAME,
     SELECT_HEADER,
     SELECT_TURNS,
-    TURN_COLUMNS,
     CorruptTurnError,
     JournalError,
     chain_record_hash,
     chain_state_hash,
-    decode_json,
     encode_json,
-    encode_json_bytes,
     encode_received,
 )
+from maze_envs.journal.gamerows import copy_game_rows, read_tail
 from maze_envs.journal.rows import (
     EDITED,
     GameInfo,
     GameRecord,
+    RowDecoder,
     TurnRecord,
+    completed_run_keys,
     game_info,
     scan_rows,
 )
@@ -46,7 +51,6 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # After about this many bytes of rows the journal copies the WAL into the database file (a
 # checkpoint), so that the WAL starts over from its beginning instead of growing.
 CHECKPOINT_ROW_BYTES = 16 * 2**20
-_SCALARS: Final = (str, int, float, bool)
 
 
 class Journal:
@@ -57,21 +61,29 @@ class Journal:
     ``readonly=True`` opens an existing journal strictly for reading: nothing is ever written,
     so it works on a read-only file and in a read-only directory (see
     :mod:`maze_envs.journal.connect`); the writing methods then raise :class:`JournalError`.
+    New files are of schema version 4 (:attr:`schema_version`); files of version 3 open
+    read-only and read and verify as before (their games are not extended).
 
-    ``durability`` says when turns are committed, always in the caller's thread (no writer
-    thread or process; docs/journal.md gives the details, the README the measurements):
-    ``"batch"`` (the default, group commit, :mod:`.batch`) keeps each encoded row and commits
-    the pending ones 64 at a time or 0.2 s after the last commit, and always before any other
-    write or read through this journal (a game's start or outcome, :meth:`flush`, ``close``).
-    A kill loses at most that batch (the game verifies as unfinished); a failed commit raises
-    :class:`JournalError` from the call that made it, naming the turns lost (that may be a later
-    ``record_turn`` than theirs). ``"turn"`` commits every turn before :meth:`record_turn`
-    returns. Both store byte-identical rows; :meth:`committed_turn` is what the file holds.
+    ``durability`` says when turns are committed, always in the caller's thread (docs/journal.md):
+    ``"batch"`` (the default, group commit, :mod:`.batch`) commits pending rows 64 at a time or
+    0.2 s after the last commit, and before any other write or read through this journal; a
+    failed commit raises :class:`JournalError` from the call that made it, naming the turns
+    lost. ``"turn"`` commits every turn before :meth:`record_turn` returns. Both store
+    byte-identical rows; :meth:`committed_turn` is what the file holds.
 
     ``durable=True`` (``PRAGMA synchronous=NORMAL``) also keeps the file intact through an
     operating-system crash or power loss, at the price of flushing to disk at each WAL
     checkpoint (the journal copies the WAL into the file every ~16 MiB of rows);
     ``durable=False`` (``synchronous=OFF``) skips those flushes, for runs that can be repeated.
+
+    ``busy_timeout``: seconds a write waits while another connection holds the file's write
+    lock (30 by default); past it the write fails with :class:`JournalError`.
+
+    ``changes`` (default True): store each turn's observations and events as what changed since
+    the game's previous turn (:mod:`.changes`; several times smaller, much smaller when notebooks
+    are long, but a walk of the values in Python: for environments whose steps cost a few
+    microseconds it dominates the cost of a journaled step). ``changes=False`` stores every turn
+    whole (one JSON encode in C, as version 3 did); both read back identically.
     """
 
     def __init__(
@@ -82,16 +94,24 @@ class Journal:
         durable: bool = True,
         readonly: bool = False,
         durability: str = "batch",
+        busy_timeout: float = BUSY_TIMEOUT,
+        changes: bool = True,
     ) -> None:
         self.path = Path(path)
         self.durable = durable
         self.readonly = readonly
         #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
         self.durability = check_durability(durability)
+        #: Whether turns are stored as what changed (else whole).
+        self.changes = changes
+        #: The file's schema version (:data:`~.format.READABLE_VERSIONS`).
+        self.schema_version = SCHEMA_VERSION
         if readonly:
-            self._db = open_readonly(self.path)
+            self._db, self.schema_version = open_readonly(self.path, busy_timeout)
         else:
-            self._db = open_writable(self.path, create=create, durable=durable)
+            self._db = open_writable(
+                self.path, create=create, durable=durable, timeout=busy_timeout
+            )
         # game id -> (last turn, last state hash, last record hash), for appending turns
         self._tails: dict[int, tuple[int, bytes, bytes]] = {}
         self._stored_blobs: set[str] = set()  # blob keys known to be in the file
@@ -99,6 +119,8 @@ class Journal:
         self._batch = TurnBatch()  # rows recorded but not committed yet
         self._committed: dict[int, int] = {}  # game id -> last turn committed to the file
         self._lost: dict[int, str] = {}  # game id -> which of its turns a failed commit lost
+        # game id -> the change writers of its observations and events (what the last turn was)
+        self._changes: dict[int, tuple[ChangeWriter, ChangeWriter]] = {}
         self._last_commit = time.monotonic()
         self._at_exit = weakref.finalize(self, write_at_exit, self._db, self._batch)
 
@@ -198,10 +220,18 @@ class Journal:
             self._lost.pop(game_id, None)
         actions_json = encode_received(actions)
         try:
-            observations_json = encode_json_bytes(observations)
-            events_json = encode_json_bytes(events)
+            if self.changes:
+                changes = self._changes.get(game_id)
+                if changes is None:  # a game's first turn here: it is stored whole
+                    changes = self._changes[game_id] = (ChangeWriter(), ChangeWriter())
+                observations_json = changes[0].encode(observations, actions_json)
+                events_json = changes[1].encode(events, actions_json)
+            else:
+                observations_json = whole(observations, actions_json)
+                events_json = whole(events, actions_json)
             decisions_json, texts = encode_decisions(decisions)
         except (TypeError, ValueError) as exc:  # an environment's or a policy's bug
+            self._changes.pop(game_id, None)  # the next turn is stored whole
             raise JournalError(f"cannot record turn {turn} of game {game_id}: {exc}") from None
         state_hash = chain_state_hash(tail[1], state_digest)
         state_hex = state_hash.hex()
@@ -247,6 +277,7 @@ class Journal:
             message = f"cannot write {what} to journal {self.path}: {exc}"
             for game_id in last_turns:
                 self._tails.pop(game_id, None)  # reload the chain's tail from the file next time
+                self._changes.pop(game_id, None)  # and store its next turn whole
                 self._lost[game_id] = message
             raise JournalError(message) from exc
         finally:
@@ -278,27 +309,12 @@ class Journal:
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         try:
-            tail = self._read_tail(game_id)
+            tail = read_tail(self._db, self.path, game_id)
             if tail[0] >= 0:
                 self._committed[game_id] = tail[0]
             return tail
         except sqlite3.Error as exc:
             raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
-
-    def _read_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
-        row = self._db.execute("SELECT outcome FROM games WHERE id = ?", (game_id,)).fetchone()
-        if row is None:
-            raise JournalError(f"no game {game_id} in {self.path}")
-        if row[0] is not None:
-            raise JournalError(f"game {game_id} is finished; no more turns can be recorded")
-        last = self._db.execute(
-            "SELECT turn, state_hash, record_hash FROM turns WHERE game_id = ? "
-            "ORDER BY turn DESC LIMIT 1",
-            (game_id,),
-        ).fetchone()
-        if last is None:
-            return (-1, GENESIS_HASH, GENESIS_HASH)
-        return (int(last[0]), bytes.fromhex(last[1]), bytes.fromhex(last[2]))
 
     def last_stored_turn(self, game_id: int) -> int | None:
         """The highest turn number stored for ``game_id`` (None: no turn)."""
@@ -327,6 +343,7 @@ class Journal:
             raise JournalError(f"game {game_id} does not exist or is already finished")
         self._tails.pop(game_id, None)
         self._committed.pop(game_id, None)
+        self._changes.pop(game_id, None)
 
     def copy_game(self, source: Journal, game_id: int) -> int:
         """Copy game ``game_id`` of ``source`` into this journal, verbatim; return its new id.
@@ -338,48 +355,14 @@ class Journal:
         self.flush()
         source.flush()
         db = self._writable()
-        header = source._db.execute(SELECT_HEADER, (game_id,)).fetchone()
-        if header is None:
-            raise JournalError(f"no game {game_id} in {source.path}")
-        rows = source._db.execute(
-            f"SELECT {TURN_COLUMNS} FROM turns WHERE game_id = ? ORDER BY turn", (game_id,)
-        ).fetchall()
-        keys: dict[str, None] = {}
-        for row in rows:
-            if '"$blob"' in row[4]:
-                # an unreadable row is copied verbatim all the same; verify reports it
-                with contextlib.suppress(ValueError):
-                    keys.update(dict.fromkeys(references(decode_json(row[4]))))
-        blobs = []
-        for key in keys:
-            found = source._db.execute("SELECT content FROM blobs WHERE key = ?", (key,))
-            content = found.fetchone()
-            if content is not None:
-                blobs.append((key, content[0]))
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = db.execute(
-                    "INSERT INTO games (env_id, config, generator, seed, library_version, "
-                    "created, outcome, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    header[1:],
-                )
-                new_id = cursor.lastrowid
-                assert new_id is not None
-                db.executemany(
-                    f"INSERT INTO turns (game_id, {TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(new_id, *row) for row in rows],
-                )
-                db.executemany(INSERT_BLOB, blobs)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
+        if source.schema_version != self.schema_version:
             raise JournalError(
-                f"cannot copy game {game_id} of {source.path} into {self.path}: {exc}"
-            ) from exc
-        self._stored_blobs.update(key for key, _ in blobs)
+                f"cannot copy game {game_id} of {source.path} (schema version "
+                f"{source.schema_version}) into {self.path} (version {self.schema_version}): "
+                "rows are copied verbatim, so both files must be of the same version"
+            )
+        new_id, blob_keys = copy_game_rows(source._db, source.path, db, self.path, game_id)
+        self._stored_blobs.update(blob_keys)
         return new_id
 
     # -- reading -------------------------------------------------------------------------
@@ -413,9 +396,15 @@ class Journal:
         """Every game's header, oldest first."""
         return [game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
 
-    def turns(self, game_id: int) -> Iterator[TurnRecord]:
-        """A game's turns in order; raises :class:`CorruptTurnError` at the first bad one."""
-        for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError):
+    def turns(self, game_id: int, *, observations: bool = True) -> Iterator[TurnRecord]:
+        """A game's turns in order, every observation and event whole (as recorded), whatever
+        the file's version; raises :class:`CorruptTurnError` at the first bad one.
+
+        ``observations=False`` leaves each record's observations empty (``{}``) and skips
+        rebuilding them, for readers that need only actions, events and decisions.
+        """
+        decoder = self.row_decoder(observations=observations)
+        for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError, decoder):
             if not isinstance(item, tuple):
                 raise CorruptTurnError(game_id, item.turn, item.reason)
             record, intact = item
@@ -427,8 +416,17 @@ class Journal:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
+    def row_decoder(self, *, observations: bool = True) -> RowDecoder:
+        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
+        return RowDecoder(self.schema_version, observations=observations)
+
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
-        """A game's stored rows as they are (turn, the four JSON texts, the two hashes)."""
+        """A game's stored rows as they are (turn, the four JSON texts, the two hashes): in
+        version 4, observations and events hold what changed (:meth:`turns` rebuilds them).
+
+        A damaged file raises ``sqlite3.DatabaseError`` from the row it cannot read
+        (:func:`~maze_envs.journal.rows.scan_rows` reports it as a problem).
+        """
         self.flush()
         yield from self._db.execute(SELECT_TURNS, (game_id,))
 
@@ -455,23 +453,25 @@ class Journal:
 
         What a resumable runner skips on a rerun. Values that are not JSON scalars are left out.
         """
-        keys: set[Any] = set()
         rows = self._read(
             "SELECT meta, outcome FROM games WHERE meta IS NOT NULL AND outcome IS NOT NULL"
         )
-        for meta_text, outcome_text in rows:
-            try:
-                meta, outcome = decode_json(meta_text), decode_json(outcome_text)
-            except ValueError:
-                continue  # an unreadable header is not a completed game
-            if not (isinstance(meta, dict) and isinstance(outcome, dict)):
-                continue
-            if outcome.get("aborted") is True:
-                continue
-            value = meta.get(field)
-            if isinstance(value, _SCALARS):
-                keys.add(value)
-        return keys
+        return completed_run_keys(rows, field)
+
+    def check_integrity(self) -> None:
+        """Raise :class:`JournalError` when the file is damaged (SQLite's ``quick_check``).
+
+        What a run that continues a journal (``maze-envs bench --resume``) calls first, so a
+        damaged file is refused with a message instead of failing midway. It reads the whole
+        file (about a second per 200 MB).
+        """
+        self.flush()
+        problems = integrity_problems(self._db)
+        if problems:
+            raise JournalError(
+                f"journal {self.path} is damaged (SQLite's quick_check: {problems}); "
+                f"`maze-envs verify {self.path}` shows which games are intact"
+            )
 
     # -- lifetime ------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 :func:`scan_turns` walks a game's rows and reports the first unreadable, missing or edited one
 (a changed blob included); :func:`verify_game` also drives an environment's :class:`Replayer`
 through the recorded actions and reports the first turn that disagrees with the journal, and
-checks that the game's outcome claims exactly the turns the file holds.
+checks that the game's outcome claims exactly the turns the file holds and that no turn it says
+was played (``turns_played``, written when the journal failed) is missing.
 
 Which replayer belongs to which environment is not known here (the journal never imports an
 environment): :mod:`maze_envs.verify` maps env ids to replayers.
@@ -62,7 +63,7 @@ class _BlobCheck:
 
 
 def _scan(journal: Journal, game_id: int) -> Iterator[tuple[TurnRecord, bool] | Problem]:
-    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError)
+    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError, journal.row_decoder())
 
 
 def scan_turns(journal: Journal, game_id: int) -> Iterator[TurnRecord | Problem]:
@@ -167,9 +168,21 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _claimed_turns(outcome: Mapping[str, Any]) -> int | None:
-    turns = outcome.get("turns")
+def _claimed_turns(outcome: Mapping[str, Any], key: str = "turns") -> int | None:
+    turns = outcome.get(key)
     return turns if isinstance(turns, int) and not isinstance(turns, bool) else None
+
+
+def _unstored(outcome: Mapping[str, Any], last_stored: int) -> Problem | None:
+    """The turns an outcome says were played (``turns_played``) but the file does not hold."""
+    played = _claimed_turns(outcome, "turns_played")
+    if played is None or played <= last_stored:
+        return None
+    first = last_stored + 1
+    span = f"turn {first} was" if played == first else f"turns {first}-{played} were"
+    error = outcome.get("journal_error")
+    why = f"; the journal failed: {error}" if isinstance(error, str) and error else ""
+    return Problem(first, "missing", f"{span} played but never stored{why}")
 
 
 def verify_game(
@@ -180,9 +193,11 @@ def verify_game(
     Every stored turn is compared with the replay: the chained state hash, each agent's
     observation and the events, byte for byte as stored. The outcome's ``turns`` (the game's
     last turn, when the outcome has one) must be exactly the last stored turn, so a game whose
-    turns stop before its outcome says fails at the first missing turn. The report names the
-    first turn that fails. A game without an outcome is reported unfinished once its stored
-    turns are checked.
+    turns stop before its outcome says fails at the first missing turn, and so does a game whose
+    outcome's ``turns_played`` (the last turn the environment returned to its caller, written
+    when the journal failed) is past the last stored turn: an abandoned game verifies only when
+    nothing it returned is missing. The report names the first turn that fails. A game without
+    an outcome is reported unfinished once its stored turns are checked.
     """
     replayed = replayer is not None
 
@@ -242,9 +257,14 @@ def verify_game(
         verified += 1
     if info.outcome is None:
         return report("unfinished", verified)
-    if verified == 0:
-        return failed(0, "missing", "the game has an outcome but no turns", 0)
+    unstored = _unstored(info.outcome, verified - 1)
+    if unstored is not None:  # returned to the caller, lost by the journal: never ok
+        return report("failed", verified, unstored)
     claimed = _claimed_turns(info.outcome)
+    if verified == 0:
+        if claimed == -1 and info.outcome.get("aborted") is True:
+            return report("aborted", 0)  # stopped before turn 0 was returned: nothing lost
+        return failed(0, "missing", "the game has an outcome but no turns", 0)
     if claimed is not None and claimed > verified - 1:
         return failed(
             verified,

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.mapfmt import PLAYER as PLAYER_GLYPH
 from maze_envs.agimaze.mapfmt import render_map
-from maze_envs.agimaze.protocol import API_DESCRIPTION
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.agimaze.types import Labyrinth
@@ -170,7 +170,7 @@ def agimaze_episode(
     if privileged and lab is None:
         raise ValueError(
             "a privileged AGI Maze episode needs the labyrinth: play on the embedded engine "
-            "(backend='local'), and for the labyrinth set call this after 'start'"
+            "(the default LocalBackend), and for the labyrinth set call this after 'start'"
         )
     max_steps = int(info.get("max_steps") or 0)
     factor = float(getattr(base, "budget_factor", 5.0))

@@ -8,7 +8,8 @@ Two parts, so a prompt can keep what never changes in front (provider prompt cac
   grows at its end, so the text before the new lines is the same as last turn's), then last
   turn's radio, the notebooks of teammates on the same cell, and this turn's observation.
 
-Every sentence comes from the versioned wording file (:mod:`maze_envs.text.wording`).
+Every sentence comes from the versioned wording file (:mod:`maze_envs.text.wording`); the
+optional features' lines are theirs (:mod:`maze_envs.escape.features`: ``legend`` and ``text``).
 
 Example:
     >>> from maze_envs import maze_escape_v0
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
+from maze_envs.escape.features import FEATURES, enabled_features
 from maze_envs.escape.types import DIRECTIONS, Config, Observation
 from maze_envs.text.wording import Wording, load_wording
 
@@ -79,25 +81,9 @@ def escape_legend(
     if config.num_agents > 1:
         lines.append(legend["teammate_notebooks"])
     lines.append(legend["last_action"])
-    if config.distance_sensor:
-        lines.append(legend["distances"])
-    if config.coordinates is not None:
-        lines.append(legend[f"position_{config.coordinates}"])
-    if config.trail_length:
-        lines.append(legend[f"trail_{trail}"].format(length=config.trail_length))
-    if config.meeting_alert:
-        lines.append(legend["colocated_with"])
-    if config.used_exits:
-        lines.append(legend["used_exits"])
+    for feature in enabled_features(config):  # each optional feature words its own line
+        lines.append(feature.legend(config, legend, trail))
     return "\n".join(f"- {line}" if i else line for i, line in enumerate(lines))
-
-
-def _tenths(value: int) -> str:
-    return f"{value / 10:.1f}"
-
-
-def _xy(cell: tuple[int, int] | list[int]) -> str:
-    return f"[{cell[0]}, {cell[1]}]"
 
 
 def _notebook_block(w: Wording, notebook: str, config: Config) -> list[str]:
@@ -141,31 +127,8 @@ def _observation_block(w: Wording, obs: Observation) -> list[str]:
         w.label("on_exit_yes" if obs.on_exit else "on_exit_no"),
         w.label("landmark").format(name=obs.landmark) if obs.landmark else w.label("landmark_none"),
     ]
-    if obs.distance_to_exit is not None:
-        parts = [w.label("distances").format(exit=_tenths(obs.distance_to_exit))]
-        for name, value in sorted((obs.distance_to_teammates or {}).items()):
-            parts.append(w.label("distance_item").format(name=name, value=_tenths(value)))
-        lines.append(", ".join(parts) + ".")
-    if obs.position is not None:
-        lines.append(w.label("position").format(x=obs.position[0], y=obs.position[1]))
-    if obs.trail is not None:
-        if obs.trail:
-            cells = ", ".join(_xy(cell) for cell in obs.trail)
-            lines.append(w.label("trail").format(cells=cells))
-        else:
-            lines.append(w.label("trail_empty"))
-    if obs.colocated_with is not None:
-        if obs.colocated_with:
-            names = ", ".join(sorted(obs.colocated_with))
-            lines.append(w.label("colocated").format(names=names))
-        else:
-            lines.append(w.label("colocated_none"))
-    if obs.used_exits is not None:
-        if obs.used_exits:
-            sides = ", ".join(d for d in DIRECTIONS if d in obs.used_exits)
-            lines.append(w.label("used_exits").format(sides=sides))
-        else:
-            lines.append(w.label("used_exits_none"))
+    for feature in FEATURES:  # the optional features' lines (none while a feature is off)
+        lines += feature.text(obs, w.label)
     last = obs.last_action
     lines.append(w.table("labels", "last_move")[last.move])
     notebook = w.table("labels", "last_notebook")

@@ -12,10 +12,11 @@ action, reward, flags, info and decision record as recorded, marked "recorded, n
 not verified by replay". A slider, buttons, the keyboard and ``#turn=N&agent=X`` links
 move through the game.
 
-Modules: :mod:`.tracks` (Maze Escape trajectories from journal rows, also used by the analysis),
-:mod:`.escape_data`, :mod:`.agimaze_data` and :mod:`.generic_data` (page data), :mod:`.page`
-(templates and payload), :mod:`.cli` (the command), :mod:`.browser` (headless Chromium for tests
-and benchmarks).
+The games are read through :mod:`maze_envs.journal.read` (Maze Escape trajectories, AGI Maze
+steps replayed, text changes), the floor the analysis shares; :mod:`.tracks` names its Maze Escape
+part for the viewer's readers. Modules: :mod:`.escape_data`, :mod:`.agimaze_data` and
+:mod:`.generic_data` (page data), :mod:`.page` (templates and payload), :mod:`.cli` (the
+command), :mod:`.browser` (headless Chromium for tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __all__ = [
     "main",
 ]
 
-# Loaded on first use, so that importing one part (tracks, for the analysis) stays cheap.
+# Loaded on first use, so that importing one part stays cheap.
 _HOMES = {
     "agimaze_game_data": "maze_envs.view.agimaze_data",
     "escape_game_data": "maze_envs.view.escape_data",

@@ -7,7 +7,12 @@ gets the generic page: its rows as recorded, marked as not verified by replay. W
 journal (or in ``--out`` when it names a directory); with ``--game`` (repeatable) only those.
 The journal is opened read-only and never changed.
 
-Exit status: 0 pages written, 2 not a usable journal or an unknown game id.
+Every game is verified on the way (replayed, or its rows checked for a game of another
+environment). A game that fails (or is unfinished: no outcome) still gets its page, drawn up
+to its last good turn with the verdict in red, and a warning on the console.
+
+Exit status: 0 pages written and every game verifies, 1 pages written but a game failed
+verification or is unfinished, 2 not a usable journal or an unknown game id.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from maze_envs.journal import GameInfo, Journal, JournalError
+from maze_envs.journal.read.tracks import is_escape_game
 from maze_envs.view.page import render_page
-from maze_envs.view.tracks import is_escape_game
 
 
 def is_agimaze_game(info: GameInfo) -> bool:
@@ -80,6 +85,11 @@ def agimaze_game_html(journal: Journal, game_id: int, *, compress: bool | None =
     return render_page(_title(data), "agimaze", data, compress=compress)
 
 
+def verified(data: dict[str, Any]) -> bool:
+    """Whether the game of page ``data`` verified (its rows only, for a generic game)."""
+    return bool(data["rows_intact"] if data["kind"] == "generic" else data["verified"])
+
+
 def _out_path(journal: Path, out: str | None, game_id: int, many: bool) -> Path:
     default = f"{journal.with_suffix('').name}-game{game_id}.html"
     if out is None:
@@ -97,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Write a self-contained HTML page (no network) per journaled game, for both "
         "Maze Escape and AGI Maze, and for games of any other environment recorded by "
         "wrappers.recording (shown as recorded, not verified by replay): step through the game "
-        "turn by turn and see what each agent saw and did. Exit status: 0 written, 2 not a "
+        "turn by turn and see what each agent saw and did. Exit status: 0 written, 1 written "
+        "but a game does not verify (a warning names it), 2 not a "
         "journal or unknown game.",
     )
     parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
@@ -137,15 +148,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out and len(wanted) > 1 and Path(args.out).suffix == ".html":
             print("maze-envs view: --out FILE names one page; give a directory", file=sys.stderr)
             return 2
+        failed = []
         for game_id in wanted:
             try:
-                page = game_html(journal, game_id)
+                data = game_data(journal, game_id)
             except (JournalError, ValueError) as exc:
                 print(f"maze-envs view: game {game_id}: cannot draw it: {exc}", file=sys.stderr)
                 return 2
+            page = render_page(_title(data), data["kind"], data)
             target = _out_path(path, args.out, game_id, len(wanted) > 1)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(page, encoding="utf-8")
             written.append(target)
             print(f"wrote {target} ({len(page.encode()) / 1024:.0f} KiB)")
+            if not verified(data):
+                failed.append(game_id)
+                print(
+                    f"maze-envs view: warning: game {game_id} does not verify: "
+                    f"{data['verification']}; its page draws {data['n']} turn(s) up to the "
+                    "last good one",
+                    file=sys.stderr,
+                )
+    if failed:
+        print(
+            f"maze-envs view: {len(failed)} of {len(wanted)} game(s) do not verify "
+            f"({', '.join(map(str, failed))}); see `maze-envs verify {path}`",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -9,7 +9,7 @@ prompt is stored once, not 600 times.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from maze_envs.journal import Journal, JournalError, TurnRecord
@@ -56,3 +56,34 @@ def decision_tables(
         except JournalError:  # absent or changed: the page shows the reference as missing
             continue
     return (per_agent if found else None), blobs
+
+
+def metric_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per agent (and the team) of a page's decision metrics
+    (:func:`maze_envs.metrics.decision_metrics`), e.g. ``A: 12 decisions (1 fallback),
+    wall-move rate 25.0% (2 of 8 moves tried), 3 STAY``.
+
+    >>> metric_lines({"A": {"decisions": 4, "fallbacks": 1, "outages": 0, "moves_tried": 2,
+    ...                     "wall_moves": 1, "wall_move_rate": 0.5, "stays": 1}})
+    ['A: 4 decisions (1 fallback), wall-move rate 50.0% (1 of 2 moves tried), 1 STAY']
+    """
+    lines = []
+    for name, counts in metrics.items():
+        apart = [
+            f"{counts[key]} {label}"
+            for key, label in (("fallbacks", "fallback"), ("outages", "outage"))
+            if counts.get(key)
+        ]
+        rate = counts.get("wall_move_rate")
+        text = f"{name}: {counts['decisions']} decisions"
+        text += f" ({', '.join(apart)})" if apart else ""
+        text += (
+            ", no move tried"
+            if rate is None
+            else f", wall-move rate {100 * rate:.1f}% ({counts['wall_moves']} of "
+            f"{counts['moves_tried']} moves tried)"
+        )
+        if "stays" in counts:
+            text += f", {counts['stays']} STAY"
+        lines.append(text)
+    return lines

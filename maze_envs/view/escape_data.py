@@ -1,10 +1,14 @@
 """The data of a Maze Escape viewer page, read from a journal.
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
-:mod:`maze_envs.view.tracks`); the observation in its readable JSON form (edge kinds, landmark
-names, distances, coordinates, trail...); the notebook, stored as changes so a 600-turn game stays
-small; the action as received and in readable form; the events; and the per-decision records the
-runner attached (prompts, raw replies), whose large repeated texts stay journal blobs, stored once.
+:mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
+landmark names, distances, coordinates, trail...) and the optional features' panel rows
+(``panels``, each feature's own wording of its value); the notebook, stored as changes so a
+600-turn game stays small; the action as received and in readable form; the events; and the
+per-decision records the runner attached (prompts, raw replies), whose large repeated texts stay
+journal blobs, stored once; and per agent and for the team the per-decision metrics (decisions,
+fallbacks, outages, wall-move rate, STAYs), computed by :mod:`maze_envs.metrics` like the
+benchmark results and the analysis.
 The journal is verified by replay on the way and the verdict is shown on the page; a game that
 fails is drawn only up to its first bad turn.
 
@@ -34,12 +38,14 @@ from maze_envs.escape.convert import (
     observation_from_stored,
     observation_to_json,
 )
+from maze_envs.escape.features import FEATURES
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord
-from maze_envs.view.decisions import decision_tables
+from maze_envs.journal.read.tracks import EscapeTrack, escape_track
+from maze_envs.metrics import Step, decision_metrics, escape_step
+from maze_envs.view.decisions import decision_tables, metric_lines
 from maze_envs.view.page import text_deltas
-from maze_envs.view.tracks import EscapeTrack, escape_track
 from maze_envs.view.verification import verify
 
 
@@ -49,6 +55,14 @@ def readable_observation(stored: Any, config: Config, agent: str) -> dict[str, A
         return observation_to_json(observation_from_stored(stored, config, agent), config, agent)
     except (ValueError, KeyError, TypeError, IndexError):
         return None
+
+
+def feature_panels(readable: Mapping[str, Any], config: Config) -> list[list[str]]:
+    """The optional features' rows ``[label, text]`` of an observation's panel (each feature's
+    ``panel``, :mod:`maze_envs.escape.features`), from its JSON form."""
+    return [
+        [label, text] for feature in FEATURES for label, text in feature.panel(readable, config)
+    ]
 
 
 def readable_action(stored: Any, config: Config) -> dict[str, Any] | None:
@@ -135,6 +149,25 @@ def _summary(track: EscapeTrack, n: int) -> list[str]:
     ]
 
 
+def decision_counts(track: EscapeTrack) -> dict[str, dict[str, Any]]:
+    """Per agent and for the team, the per-decision metrics of the turns read
+    (:func:`maze_envs.metrics.decision_metrics`: the benchmark's and the analysis's numbers)."""
+    steps: dict[str, list[Step]] = {
+        agent: [
+            escape_step(
+                track.results[agent][t],
+                track.turns[t].decisions.get(agent),
+                track.turns[t].events.get(agent),
+            )
+            for t in range(1, track.length)
+        ]
+        for agent in track.agents
+    }
+    out = {agent: decision_metrics(agent_steps) for agent, agent_steps in steps.items()}
+    out["team"] = decision_metrics([step for agent_steps in steps.values() for step in agent_steps])
+    return out
+
+
 def _per_agent(track: EscapeTrack, values: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
     return {a: [v.get(a) for v in values] for a in track.agents}
 
@@ -169,6 +202,7 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         a: next((t for t, cell in enumerate(track.cells[a]) if cell == track.board.exit_cell), None)
         for a in track.agents
     }
+    metrics = decision_counts(track)
     return {
         "kind": "escape",
         "game": game_id,
@@ -181,6 +215,8 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "verification": report.describe(),
         "verified": report.ok,
         "problem": problem,
+        "metrics": metrics,
+        "metrics_text": metric_lines(metrics),
         "width": layout.width,
         "height": layout.height,
         "maze": layout.maze.ravel().tolist(),
@@ -199,6 +235,10 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "reward": {a: track.rewards(a) for a in track.agents},
         "first_exit": first_exit,
         "obs": observations,
+        "panels": {
+            a: [None if o is None else feature_panels(o, config) for o in obs]
+            for a, obs in observations.items()
+        },
         "notebook": {a: text_deltas(texts) for a, texts in notebooks.items()},
         "action": {
             a: [None] + [readable_action(t.actions.get(a), config) for t in turns[1:]]

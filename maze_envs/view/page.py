@@ -30,6 +30,8 @@ from typing import Any, Final, Literal
 
 import orjson
 
+from maze_envs.journal.read.text import common_affixes
+
 #: Payloads larger than this (bytes of JSON) are gzip-compressed in the page.
 COMPRESS_ABOVE: Final = 256 * 1024
 Kind = Literal["escape", "agimaze", "generic"]
@@ -139,34 +141,6 @@ def text_delta(previous: str, current: str) -> list[Any] | None:
         if len(rolled[2]) < len(plain[2]):
             return [*rolled, _utf16(previous[:cut])]
     return plain
-
-
-def common_affixes(a: str, b: str) -> tuple[int, int]:
-    """Lengths of the longest common prefix and, after it, the longest common suffix.
-
-    Found by halving on slice comparisons (done in C), not character by character: notebooks
-    and prompts of thousands of characters change by a line at a time.
-
-    >>> common_affixes("abXYc", "abc"), common_affixes("aaa", "aa"), common_affixes("", "x")
-    ((2, 1), (2, 0), (0, 0))
-    """
-    limit = min(len(a), len(b))
-    low, high = 0, limit
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    prefix = low
-    low, high = 0, limit - prefix
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            low = mid
-        else:
-            high = mid - 1
-    return prefix, low
 
 
 def _splice(previous: str, current: str) -> list[Any]:

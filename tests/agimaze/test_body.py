@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
-from maze_envs.agimaze.body import BodyError, BodyReader, ClientGone
+from maze_envs.agimaze.api.body import BodyError, BodyReader, ClientGone
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -81,7 +81,7 @@ def test_a_body_that_does_not_arrive_times_out_and_the_task_goes_on() -> None:
         return code, elapsed, detail
 
     code, elapsed, detail = asyncio.run(main())
-    assert code == "body_timeout" and 0.2 <= elapsed < 1.0
+    assert code == "body_timeout" and elapsed >= 0.2  # never early; late only on a busy machine
     assert detail == "the request body did not arrive within 0.2 s (1 of 10 bytes received)"
 
 
@@ -89,7 +89,8 @@ def test_a_cancellation_that_is_not_a_timeout_propagates() -> None:
     async def main() -> None:
         reader = BodyReader(64, 10.0)
         task = asyncio.create_task(reader.read(request(forever)))
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # one turn of the loop: the reader is now waiting for the body
+        assert reader._deadlines != {}
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -20,18 +20,19 @@ import pytest
 import uvicorn
 from gymnasium.utils.env_checker import check_env
 
-from maze_envs.agimaze.backends import ordered_actions
-from maze_envs.agimaze.client import (
+from maze_envs.agimaze.api import (
     AgiMazeAPIError,
     AgiMazeClient,
     AgiMazeConnectionError,
     AgiMazeProtocolError,
     AgiMazeTimeoutError,
+    HttpBackend,
     expected_actions,
 )
+from maze_envs.agimaze.api.server import create_app
+from maze_envs.agimaze.backends import ordered_actions
 from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
-from maze_envs.agimaze.server import create_app
 from tests.agimaze.test_env import needs_packs, random_rollout
 from tests.agimaze.test_server import (
     CORRIDOR,
@@ -271,7 +272,7 @@ def test_a_hostile_server_cannot_push_observations_out_of_their_spaces(
         (200, json.dumps(started).encode()),  # the episode (nothing is sent at construction)
         (400, json.dumps(refused).encode()),
     ]
-    env = AgiMazeEnv(path="X", backend="http", base_url=url)
+    env = AgiMazeEnv(path="X", backend=HttpBackend(url))
     assert handler.hits == []
     with pytest.warns(UserWarning, match="offers actions \\['\u00fcber'\\]"):
         obs, _ = env.reset(seed=0)
@@ -286,13 +287,13 @@ def test_a_server_without_actions_is_a_protocol_error(
 ) -> None:
     url, handler = scripted
     handler.replies = [(200, b'{"id": "s", "actions": [], "text": "Game has started."}')]
-    env = AgiMazeEnv(path="X", backend="http", base_url=url)
+    env = AgiMazeEnv(path="X", backend=HttpBackend(url))
     with pytest.raises(AgiMazeProtocolError, match="no action names"):
         env.reset(seed=0)
 
 
 def test_max_steps_overrides_the_servers_budget(base_url: str) -> None:
-    remote = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url, max_steps=7)
+    remote = AgiMazeEnv(path=CORRIDOR, backend=HttpBackend(base_url), max_steps=7)
     local = AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], max_steps=7)
     for env in (remote, local):
         assert env.reset(seed=0)[1]["max_steps"] == 7
@@ -308,7 +309,7 @@ def test_max_steps_overrides_the_servers_budget(base_url: str) -> None:
 
 def test_http_backend_plays_like_the_local_engine(base_url: str) -> None:
     lab = offline_labyrinths()[MAZE]
-    remote = AgiMazeEnv(path=MAZE, backend="http", base_url=base_url, agent="env-test")
+    remote = AgiMazeEnv(path=MAZE, backend=HttpBackend(base_url, agent="env-test"))
     local = AgiMazeEnv(labyrinth=lab)
     assert remote.action_names == local.action_names
     assert remote.observation_space == local.observation_space
@@ -319,7 +320,7 @@ def test_http_backend_plays_like_the_local_engine(base_url: str) -> None:
 
 
 def test_http_backend_win_and_info(base_url: str) -> None:
-    env = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url)
+    env = AgiMazeEnv(path=CORRIDOR, backend=HttpBackend(base_url))
     obs, info = env.reset(seed=0)
     assert obs["text"] == "Game has started." and info["max_steps"] == 4
     for _ in range(3):
@@ -331,7 +332,7 @@ def test_http_backend_win_and_info(base_url: str) -> None:
 
 
 def test_http_bad_action_becomes_an_observation(base_url: str) -> None:
-    env = AgiMazeEnv(path=CORRIDOR, backend="http", base_url=base_url)
+    env = AgiMazeEnv(path=CORRIDOR, backend=HttpBackend(base_url))
     env.reset(seed=0)
     outcome = env.backend.step("look_up")  # a name the server does not offer here
     assert outcome.error == {
@@ -346,11 +347,11 @@ def test_http_bad_action_becomes_an_observation(base_url: str) -> None:
 
 def test_http_backend_directory_draw_matches_local(base_url: str) -> None:
     names = {
-        AgiMazeEnv(path="TEST", backend="http", base_url=base_url).reset(seed=s)[1]["name"]
+        AgiMazeEnv(path="TEST", backend=HttpBackend(base_url)).reset(seed=s)[1]["name"]
         for s in range(12)
     }
     assert names == set(offline_labyrinths())
-    env = AgiMazeEnv(path="TEST", backend="http", base_url=base_url)
+    env = AgiMazeEnv(path="TEST", backend=HttpBackend(base_url))
     assert [env.reset(seed=s)[1]["name"] for s in range(6)] == [
         env.reset(seed=s)[1]["name"] for s in range(6)
     ]
@@ -386,7 +387,7 @@ def test_the_serve_command_in_a_subprocess(tmp_path: Path) -> None:
 
 
 def test_check_env_over_http(base_url: str) -> None:
-    check_env(AgiMazeEnv(path=MAZE, backend="http", base_url=base_url))
+    check_env(AgiMazeEnv(path=MAZE, backend=HttpBackend(base_url)))
 
 
 @pytest.mark.parametrize(
@@ -406,7 +407,7 @@ def test_start_replies_without_the_documented_fields_are_protocol_errors(
     handler.replies = [(200, reply)]
     with pytest.raises(AgiMazeProtocolError, match=re.escape(fragment)):
         AgiMazeClient(url).start(CORRIDOR)
-    env = AgiMazeEnv(path="X", backend="http", base_url=url)
+    env = AgiMazeEnv(path="X", backend=HttpBackend(url))
     with pytest.raises(AgiMazeProtocolError):
         env.reset(seed=0)
 
@@ -417,7 +418,7 @@ def test_a_step_reply_of_an_empty_object_is_never_an_observation(
     url, handler = scripted
     started = {"id": "s", "actions": ["up", "down", "left", "right"], "text": "Game has started."}
     handler.replies = [(200, json.dumps(started).encode()), (200, b"{}")]
-    env = AgiMazeEnv(path="X", backend="http", base_url=url, retries=0)
+    env = AgiMazeEnv(path="X", backend=HttpBackend(url, retries=0))
     env.reset(seed=0)
     with pytest.raises(AgiMazeProtocolError, match="lacks the documented field 'text'"):
         env.step_name("up")

@@ -2,18 +2,18 @@
 
 Against :mod:`tests.agimaze.faults` (dropped connections, delays past the deadline, 5xx pages
 from a proxy, truncated, non-object, empty and dripped replies), before and after the server
-applies a step.
+applies a step. Time is the fault server's fake clock: no test waits on, or depends on, the
+wall clock (deadlines are generous, and a late server moves the fake clock past them).
 """
 
 from __future__ import annotations
 
 import random
-import time
 
 import numpy as np
 import pytest
 
-from maze_envs.agimaze.client import (
+from maze_envs.agimaze.api import (
     AgiMazeAPIError,
     AgiMazeClient,
     AgiMazeProtocolError,
@@ -23,6 +23,8 @@ from maze_envs.agimaze.client import (
 from maze_envs.agimaze.env import AgiMazeEnv
 from tests.agimaze.faults import (
     FAULTS,
+    GENEROUS,
+    FakeClock,
     RecordingService,
     fault_server,
     scripted,
@@ -35,23 +37,38 @@ def service() -> RecordingService:
     return RecordingService(resolver=resolver)
 
 
-def remote(url: str, path: str = CORRIDOR, **kwargs: object) -> AgiMazeEnv:
-    options: dict = {"timeout": 0.3, "retries": 0} | kwargs
-    env = AgiMazeEnv(path=path, backend="http", base_url=url, **options)
-    backend = env.backend
-    assert isinstance(backend, HttpBackend)
-    # the same client with short waits between retries (the default backoff is 0.25 s)
-    backend.client = AgiMazeClient(
-        url, timeout=backend.client.timeout, retries=backend.client.retries, backoff=0.02
+def remote(
+    url: str,
+    clock: FakeClock,
+    path: str = CORRIDOR,
+    *,
+    retries: int = 0,
+    max_steps: int | None = None,
+    actions: list[str] | str | None = None,
+) -> AgiMazeEnv:
+    # the backend's client runs on the fault server's clock (its waits between retries too)
+    client = client_on(url, clock, retries=retries)
+    env = AgiMazeEnv(
+        path=path,
+        backend=HttpBackend(url, actions=actions, client=client),
+        max_steps=max_steps,
     )
+    assert isinstance(env.backend, HttpBackend) and env.backend.client is client
     return env
+
+
+def client_on(
+    url: str, clock: FakeClock, timeout: float = GENEROUS, retries: int = 3
+) -> AgiMazeClient:
+    return AgiMazeClient(url, timeout=timeout, retries=retries, sleep=clock.advance, clock=clock)
 
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_a_failed_step_retried_by_the_user_is_applied_once(fault: str) -> None:
     svc = service()
-    with fault_server(svc, scripted([fault])) as (url, injected):
-        env = remote(url)
+    clock = FakeClock()
+    with fault_server(svc, scripted([fault]), clock) as (url, injected):
+        env = remote(url, clock)
         env.reset(seed=0)
         with pytest.raises(AgiMazeAPIError):
             env.step_name("right")  # retries=0: the fault reaches the env
@@ -70,8 +87,9 @@ def test_a_failed_step_retried_by_the_user_is_applied_once(fault: str) -> None:
 def test_another_action_after_a_failure_first_settles_the_failed_step(fault: str) -> None:
     """The lost step is resent with its seq, counted, then the new action goes with the next."""
     svc = service()
-    with fault_server(svc, scripted([fault])) as (url, _):
-        env = remote(url)
+    clock = FakeClock()
+    with fault_server(svc, scripted([fault]), clock) as (url, _):
+        env = remote(url, clock)
         env.reset(seed=0)
         with pytest.raises(AgiMazeAPIError):
             env.step_name("right")
@@ -83,8 +101,9 @@ def test_another_action_after_a_failure_first_settles_the_failed_step(fault: str
 
 def test_a_lost_winning_step_ends_the_episode() -> None:
     svc = service()
-    with fault_server(svc, scripted([None, None, "drop_after"])) as (url, _):
-        env = remote(url)
+    clock = FakeClock()
+    with fault_server(svc, scripted([None, None, "drop_after"]), clock) as (url, _):
+        env = remote(url, clock)
         env.reset(seed=0)
         env.step_name("right")
         env.step_name("right")
@@ -98,8 +117,9 @@ def test_a_lost_winning_step_ends_the_episode() -> None:
 
 def test_a_definite_error_answer_is_not_resent() -> None:
     svc = service()
-    with fault_server(svc, scripted([])) as (url, _):
-        env = remote(url)
+    clock = FakeClock()
+    with fault_server(svc, scripted([]), clock) as (url, _):
+        env = remote(url, clock)
         env.reset(seed=0)
         svc.sessions = type(svc.sessions)(clock=lambda: 1e9)  # every session is now unknown
         with pytest.raises(AgiMazeAPIError, match="unknown_session") as info:
@@ -111,15 +131,16 @@ def test_a_definite_error_answer_is_not_resent() -> None:
 def test_gateway_pages_are_retried_by_status_before_decoding() -> None:
     svc = service()
     plan = scripted(["html_503_before", "html_502_after", "html_504_after"])
-    with fault_server(svc, plan) as (url, injected):
-        env = remote(url, retries=3, timeout=5.0)
+    clock = FakeClock()
+    with fault_server(svc, plan, clock) as (url, injected):
+        env = remote(url, clock, retries=3)
         env.reset(seed=0)
         obs, _, _, _, info = env.step_name("right")  # three HTML pages, then the stored reply
         assert injected == ["html_503_before", "html_502_after", "html_504_after"]
         assert "pick up the key" in obs["text"] and info["steps"] == 1
         assert [seq for _, seq, _ in svc.applied] == [1]
-    with fault_server(service(), scripted(["html_503_before"] * 3)) as (url, _):
-        client = AgiMazeClient(url, retries=1, sleep=lambda s: None)
+    with fault_server(service(), scripted(["html_503_before"] * 3), clock) as (url, _):
+        client = client_on(url, clock, retries=1)
         sid = client.start(CORRIDOR, seed=0)["id"]
         with pytest.raises(AgiMazeAPIError) as failure:
             client.step(sid, "right", 1)
@@ -129,8 +150,9 @@ def test_gateway_pages_are_retried_by_status_before_decoding() -> None:
 
 @pytest.mark.parametrize("fault", ["empty_after", "non_object_after", "garbage_after"])
 def test_replies_without_the_documented_fields_are_protocol_errors(fault: str) -> None:
-    with fault_server(service(), scripted([fault])) as (url, _):
-        client = AgiMazeClient(url, retries=3, sleep=lambda s: None)
+    clock = FakeClock()
+    with fault_server(service(), scripted([fault]), clock) as (url, _):
+        client = client_on(url, clock)
         sid = client.start(CORRIDOR, seed=0)["id"]
         with pytest.raises(AgiMazeProtocolError):
             client.step(sid, "right", 1)
@@ -138,20 +160,24 @@ def test_replies_without_the_documented_fields_are_protocol_errors(fault: str) -
 
 
 def test_the_timeout_is_a_deadline_for_the_whole_call() -> None:
-    """A reply dripped byte by byte (each read well inside the timeout) still times out."""
-    with fault_server(service(), scripted(["drip_after"] * 4)) as (url, _):
-        client = AgiMazeClient(url, timeout=0.5, retries=3, backoff=0.05)
+    """A reply dripped byte by byte (each byte a second apart on the fake clock, well inside
+    the 60 s timeout) still times out when the whole call passes 60 s, with no retry left."""
+    clock = FakeClock()
+    with fault_server(service(), scripted(["drip_after"] * 4), clock) as (url, injected):
+        client = client_on(url, clock, retries=3)
         sid = client.start(CORRIDOR, seed=0)["id"]
-        began = time.monotonic()
-        with pytest.raises(AgiMazeTimeoutError, match=r"within 0\.5 s"):
+        began = clock()
+        with pytest.raises(AgiMazeTimeoutError, match=r"within 60 s \(1 attempt"):
             client.step(sid, "right", 1)
-        assert time.monotonic() - began < 0.5 + 0.3  # not 4 attempts x 25 s of dripping
+        assert injected == ["drip_after"]  # one attempt: the deadline left no time to retry
+        assert clock() - began >= GENEROUS  # no socket read waited: the call's clock ran out
 
 
 def test_gym_make_starts_no_session() -> None:
     svc = service()
-    with fault_server(svc, scripted([])) as (url, _):
-        env = remote(url)
+    clock = FakeClock()
+    with fault_server(svc, scripted([]), clock) as (url, _):
+        env = remote(url, clock)
         assert len(svc.sessions) == 0 and env.action_names == ["up", "down", "left", "right"]
         env.reset(seed=0)
         assert len(svc.sessions) == 1
@@ -159,17 +185,18 @@ def test_gym_make_starts_no_session() -> None:
 
 def test_actions_come_from_the_path_or_the_argument() -> None:
     svc = service()
-    with fault_server(svc, scripted([])) as (url, _):
-        grenades = remote(url, path="EXTENDED/grenades/STAGE-01-4x4")
+    clock = FakeClock()
+    with fault_server(svc, scripted([]), clock) as (url, _):
+        grenades = remote(url, clock, path="EXTENDED/grenades/STAGE-01-4x4")
         assert grenades.action_names[4:] == ["bomb_up", "bomb_down", "bomb_left", "bomb_right"]
-        assert remote(url, path="EXTENDED").action_space.n == 12
-        chosen = remote(url, actions=["right", "up"])
+        assert remote(url, clock, path="EXTENDED").action_space.n == 12
+        chosen = remote(url, clock, actions=["right", "up"])
         assert chosen.action_names == ["up", "right"] and chosen.action_space.n == 2
         assert len(svc.sessions) == 0
         with pytest.raises(ValueError, match="list of action names"):
-            remote(url, actions="up")
-        with pytest.raises(ValueError, match='is for backend="http"'):
-            AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], actions=["up"])
+            remote(url, clock, actions="up")
+        with pytest.raises(ValueError, match="plays pack paths"):
+            AgiMazeEnv(labyrinth=offline_labyrinths()[CORRIDOR], backend=HttpBackend(url))
 
 
 def test_random_faults_never_apply_a_step_twice_nor_let_counts_drift() -> None:
@@ -181,8 +208,9 @@ def test_random_faults_never_apply_a_step_twice_nor_let_counts_drift() -> None:
         return rng.choice(FAULTS) if faulty[0] and rng.random() < 0.3 else None
 
     svc = service()
-    with fault_server(svc, plan) as (url, injected):
-        env = remote(url, path=MAZE, timeout=0.3, retries=2, max_steps=30)
+    clock = FakeClock()
+    with fault_server(svc, plan, clock) as (url, injected):
+        env = remote(url, clock, path=MAZE, retries=2, max_steps=30)
         env.reset(seed=3)
         session = env.backend.session_id  # type: ignore[attr-defined]
         actions = np.random.default_rng(5).integers(env.action_space.n, size=130)

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from maze_envs.agimaze.api.server import main as serve_main
 from maze_envs.agimaze.packs.build import main as build_main
-from maze_envs.agimaze.server import main as serve_main
 from maze_envs.cli import main as cli_main
 
 
@@ -40,7 +40,8 @@ def test_the_agimaze_group_answers_help(capsys: pytest.CaptureFixture[str]) -> N
 def test_the_client_and_the_backends_never_import_the_env() -> None:
     """client.py <-> env.py was an import cycle: both now meet in backends.py."""
     code = (
-        "import sys; import maze_envs.agimaze.client, maze_envs.agimaze.backends; "
+        "import sys; import maze_envs.agimaze.api.client, maze_envs.agimaze.api.http_backend, "
+        "maze_envs.agimaze.backends; "
         "bad = [m for m in ('maze_envs.agimaze.env', 'maze_envs.agimaze.set_env') "
         "if m in sys.modules]; print(bad)"
     )

@@ -10,6 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import maze_envs  # noqa: F401  (registers the environments)
+from maze_envs.agimaze.api import HttpBackend
 from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.env import AgiMazeEnv, action_name
 from maze_envs.agimaze.generator import GeneratorConfig, LabyrinthGenerator, PitSpec, RiverSpec
@@ -145,13 +146,6 @@ def test_win_terminates_with_reward_and_rhae() -> None:
         env.step(0)
 
 
-def test_reward_shaping_is_optional() -> None:
-    env = AgiMazeEnv(labyrinth=corridor(), reward_shaping=True)
-    env.reset(seed=0)
-    rewards = [env.step_name("right")[1] for _ in range(3)]
-    assert rewards == pytest.approx([0.1, 0.1, 1.0])
-
-
 def test_truncation_at_five_times_max_steps() -> None:
     env = AgiMazeEnv(labyrinth=corridor(max_steps=4))
     env.reset(seed=0)
@@ -250,7 +244,8 @@ def test_tutorial_observation_has_the_open_map() -> None:
         ({"labyrinth": corridor(), "max_steps": 0}, "max_steps"),
         ({"labyrinth": corridor(), "render_mode": "rgb"}, "render_mode"),
         ({"labyrinth": corridor(), "backend": "ftp"}, "backend"),
-        ({"labyrinth": corridor(), "backend": "http"}, "needs path"),
+        ({"labyrinth": corridor(), "backend": "http"}, "backend= is a backend object"),
+        ({"labyrinth": corridor(), "backend": HttpBackend("http://x")}, "plays pack paths"),
     ],
 )
 def test_constructor_validates_arguments(kwargs: dict, fragment: str) -> None:
@@ -284,8 +279,8 @@ def test_pack_root_serves_a_bundle_tree_of_ones_own(tmp_path: Path) -> None:
         AgiMazeEnv(path="MINE/STAGE-01", pack_root=tmp_path / "missing")
     with pytest.raises(ValueError, match="pack root goes with a pack path"):
         AgiMazeEnv(labyrinth=corridor(), pack_root=tmp_path)
-    with pytest.raises(ValueError, match='pack_root= is for backend="local"'):
-        AgiMazeEnv(path="MINE", backend="http", base_url="http://x", pack_root=tmp_path)
+    with pytest.raises(ValueError, match="pack_root= is for the local backend"):
+        AgiMazeEnv(path="MINE", backend=HttpBackend("http://x"), pack_root=tmp_path)
 
 
 @needs_packs

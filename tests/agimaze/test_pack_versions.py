@@ -12,6 +12,7 @@ import pytest
 
 import maze_envs  # noqa: F401  (registers the environments)
 from maze_envs.agimaze import recording
+from maze_envs.agimaze.api import HttpBackend
 from maze_envs.agimaze.packs import (
     DEFAULT_PACK_VERSION,
     PackPathError,
@@ -45,13 +46,12 @@ def test_a_pack_version_is_checked() -> None:
         gym.make("maze_envs/AgiMaze-v0", path=TRAP, pack_version="agimaze-packs-0")
     with pytest.raises(ValueError, match="pack_root= or pack_version="):
         gym.make("maze_envs/AgiMaze-v0", path=TRAP, pack_version="agimaze-packs-2", pack_root=".")
-    with pytest.raises(ValueError, match='pack_version= is for backend="local"'):
+    with pytest.raises(ValueError, match="pack_version= is for the local backend"):
         gym.make(
             "maze_envs/AgiMaze-v0",
             path=TRAP,
             pack_version="agimaze-packs-2",
-            backend="http",
-            base_url="http://127.0.0.1:9",
+            backend=HttpBackend("http://127.0.0.1:9"),
         )
 
 

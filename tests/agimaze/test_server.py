@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
+from maze_envs.agimaze.api.protocol import API_DESCRIPTION
+from maze_envs.agimaze.api.server import AgiMazeService, create_app, openapi_schema, root_resolver
+from maze_envs.agimaze.api.server import main as serve_main
 from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.packs import PackPathError, resolve_pack_path
-from maze_envs.agimaze.protocol import API_DESCRIPTION
-from maze_envs.agimaze.server import AgiMazeService, create_app, openapi_schema, root_resolver
-from maze_envs.agimaze.server import main as serve_main
 from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 from tests.agimaze.test_env import corridor, generated, needs_packs
 
@@ -309,20 +309,21 @@ def test_sessions_expire_after_the_ttl() -> None:
         assert step(client, old, "up", 3)[0] == 200
 
 
-def test_a_full_server_refuses_new_starts_and_never_evicts_active_sessions() -> None:
+def test_a_server_full_of_unfinished_sessions_refuses_new_starts_and_evicts_none() -> None:
     clock = Clock()
     with make_client(max_sessions=2, ttl_seconds=60.0, clock=clock) as client:
         a = start(client)["id"]
         clock.now = 10.0
         b = start(client)["id"]
         clock.now = 20.0
-        for _ in range(5):  # anyone may try: the active sessions stay
+        for _ in range(5):  # anyone may try: the unfinished sessions stay
             reply = client.post("/api/start", json={"path": CORRIDOR, "agent": "greedy"})
             assert reply.status_code == 503
             body = reply.json()
             assert body["error"] == "server_full" and body["retry_after"] == 40
             assert reply.headers["retry-after"] == "40"
-            assert "2 active sessions" in body["detail"] and "40 s" in body["detail"]
+            assert "2 unfinished sessions" in body["detail"] and "40 s" in body["detail"]
+            assert body["unfinished"] == 2
         assert step(client, a, "up", 1)[0] == 200 and step(client, b, "up", 1)[0] == 200
         clock.now = 80.0  # a and b last used at t=20: both expire at t=80
         c = start(client)["id"]

@@ -1,9 +1,15 @@
-"""Request bodies over real sockets: size limits, slow and missing bodies, clients that leave."""
+"""Request bodies over real sockets: size limits, slow and missing bodies, clients that leave.
+
+No assertion depends on the machine's speed: the body timeout only has to pass (a slow machine
+makes a dripped body slower still), and every wait for the server is bounded by
+:data:`GENEROUS` seconds, which only a hang reaches.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import threading
 import time
@@ -13,10 +19,12 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from maze_envs.agimaze.server import create_app
+from maze_envs.agimaze.api.server import create_app
 from tests.agimaze.test_server import CORRIDOR, make_service
 
 BODY_TIMEOUT = 0.5
+#: seconds to wait for the server before calling it hung
+GENEROUS = 60.0
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +35,7 @@ def address() -> Iterator[tuple[str, int]]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + GENEROUS
     while not server.started:
         assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
         time.sleep(0.01)
@@ -36,11 +44,11 @@ def address() -> Iterator[tuple[str, int]]:
         yield "127.0.0.1", port
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=GENEROUS)
 
 
 def connect(address: tuple[str, int]) -> socket.socket:
-    sock = socket.create_connection(address, timeout=10)
+    sock = socket.create_connection(address, timeout=GENEROUS)
     return sock
 
 
@@ -69,7 +77,7 @@ def read_reply(sock: socket.socket) -> tuple[int, dict[str, str], dict]:
 
 
 def closed_by_peer(sock: socket.socket) -> bool:
-    sock.settimeout(5)
+    sock.settimeout(GENEROUS)
     try:
         return sock.recv(1) == b""
     except (ConnectionResetError, TimeoutError):
@@ -81,9 +89,8 @@ def test_a_declared_50_mb_body_is_refused_before_anything_is_read(
 ) -> None:
     with connect(address) as sock:
         sock.sendall(head("/api/start", {"Content-Length": str(50 * 1024 * 1024)}))
-        began = time.monotonic()
         status, headers, body = read_reply(sock)  # no body was sent at all
-        assert time.monotonic() - began < BODY_TIMEOUT  # answered at once, not timed out
+        # 413 for the declared size, not 408: refused before waiting for any byte
         assert status == 413 and body["error"] == "body_too_large"
         assert body["detail"] == (
             "request body of 52428800 bytes declared; at most 16384 bytes are accepted"
@@ -112,7 +119,7 @@ def test_a_streamed_50_mb_body_is_cut_at_the_limit(address: tuple[str, int]) -> 
                     reply = sock.recv(65536, socket.MSG_PEEK)
                 except TimeoutError:
                     continue
-            sock.settimeout(10)
+            sock.settimeout(GENEROUS)
             status, _, body = read_reply(sock)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -141,12 +148,12 @@ def test_a_dripped_body_times_out_with_408(address: tuple[str, int]) -> None:
                 break
             if reply:
                 break
-        sock.settimeout(10)
+        sock.settimeout(GENEROUS)
         status, headers, body = read_reply(sock)
         elapsed = time.monotonic() - began
     assert status == 408 and body["error"] == "body_timeout"
     assert body["detail"].startswith(f"the request body did not arrive within {BODY_TIMEOUT:g} s")
-    assert BODY_TIMEOUT <= elapsed < BODY_TIMEOUT + 2.0
+    assert elapsed >= BODY_TIMEOUT  # never before its time
     assert headers["connection"] == "close"
 
 
@@ -166,24 +173,31 @@ def test_a_client_leaving_mid_upload_logs_one_line(
     caplog.set_level(logging.INFO)
     with connect(address) as sock:
         sock.sendall(head("/api/start", {"Content-Length": "1000"}) + b'{"path": "TRA')
-        time.sleep(0.1)
-    deadline = time.monotonic() + 5
-    ours = "maze_envs.agimaze.server"
-    while not any(r.name == ours for r in caplog.records) and time.monotonic() < deadline:
+    deadline = time.monotonic() + GENEROUS
+    ours = "maze_envs.agimaze.api.server"
+    while not any(r.name == ours for r in caplog.records):  # the server's own pace
+        assert time.monotonic() < deadline, "the server logged nothing"
         time.sleep(0.02)
-    time.sleep(0.2)  # anything else the server would log about it
+    assert start_once(address)[0] == 200  # answered after it: the server went on
     lines = [r for r in caplog.records if r.name == ours]
     assert len(lines) == 1 and lines[0].levelno == logging.WARNING
-    assert "disconnected during the body of POST /api/start (13 of 1000 bytes received)" in (
-        lines[0].getMessage()
+    # the 13 bytes may or may not have been handed over before the server saw the hang-up
+    assert re.search(
+        r"disconnected during the body of POST /api/start \((0|13) of 1000 bytes received\)",
+        lines[0].getMessage(),
     )
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert all(r.exc_info is None for r in caplog.records)
 
 
-def test_the_server_still_serves_after_all_that(address: tuple[str, int]) -> None:
+def start_once(address: tuple[str, int]) -> tuple[int, dict]:
     payload = json.dumps({"path": CORRIDOR, "agent": "ok"}).encode()
     with connect(address) as sock:
         sock.sendall(head("/api/start", {"Content-Length": str(len(payload))}) + payload)
         status, _, body = read_reply(sock)
+    return status, body
+
+
+def test_the_server_still_serves_after_all_that(address: tuple[str, int]) -> None:
+    status, body = start_once(address)
     assert status == 200 and body["text"] == "Game has started."

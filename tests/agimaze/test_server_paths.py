@@ -11,7 +11,6 @@ import json
 import os
 import random
 import threading
-import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -21,9 +20,9 @@ from starlette.testclient import TestClient
 
 import maze_envs  # noqa: F401  (registers the environments)
 import maze_envs.agimaze.packs as packs
+from maze_envs.agimaze.api.server import AgiMazeService, create_app, root_resolver
 from maze_envs.agimaze.bundle import save_bundle
 from maze_envs.agimaze.packs import PACK_ROOT, PackPathError, list_bundles, resolve_pack_path
-from maze_envs.agimaze.server import AgiMazeService, create_app, root_resolver
 from maze_envs.agimaze.types import Bundle
 from tests.agimaze.test_env import corridor, generated
 
@@ -166,10 +165,11 @@ def test_a_damaged_bundle_names_only_its_pack_path(tree: Path) -> None:
 
 def test_pack_reads_stay_off_the_event_loop() -> None:
     """A start whose pack read hangs must not hold up other clients."""
-    release = threading.Event()
+    entered, release = threading.Event(), threading.Event()
 
     def slow(path: str, rng: np.random.Generator | None) -> tuple[str, Bundle]:
-        release.wait(timeout=10)
+        entered.set()
+        release.wait(timeout=60)  # generous: only reached if the description hangs
         return "SLOW/0000.json", Bundle(labyrinth=corridor())
 
     order: list[str] = []
@@ -181,11 +181,11 @@ def test_pack_reads_stay_off_the_event_loop() -> None:
 
         worker = threading.Thread(target=slow_start)
         worker.start()
-        time.sleep(0.3)  # the start is now inside the resolver
+        assert entered.wait(timeout=60), "the start never reached the resolver"
         assert client.get("/api/description").status_code == 200
         order.append("description")
         release.set()
-        worker.join(timeout=10)
+        worker.join(timeout=60)
     assert order == ["description", "start"]
 
 

@@ -8,8 +8,8 @@ import tracemalloc
 
 import pytest
 
-from maze_envs.agimaze.service import AgiMazeService
-from maze_envs.agimaze.sessions import (
+from maze_envs.agimaze.api.service import AgiMazeService
+from maze_envs.agimaze.api.sessions import (
     SeqConflictError,
     SeqReplay,
     SessionLimitError,
@@ -41,7 +41,7 @@ def test_expiry_happens_at_exactly_the_ttl() -> None:
     assert len(store) == 0
 
 
-def test_a_full_store_refuses_and_never_evicts_an_active_session() -> None:
+def test_a_store_full_of_unfinished_sessions_refuses_and_never_evicts_one() -> None:
     clock = Clock()
     store: SessionStore[int] = SessionStore(max_sessions=2, ttl_seconds=10.0, clock=clock)
     first = store.add(1)
@@ -51,7 +51,8 @@ def test_a_full_store_refuses_and_never_evicts_an_active_session() -> None:
     with pytest.raises(SessionLimitError) as info:
         store.add(3)
     assert info.value.limit == 2 and info.value.retry_after == pytest.approx(4.0)
-    assert "2 active sessions" in str(info.value) and "try again in 4 s" in str(info.value)
+    assert info.value.unfinished == 2
+    assert "2 unfinished sessions" in str(info.value) and "try again in 4 s" in str(info.value)
     assert store.get(first) == 1 and store.get(second) == 2  # both untouched (and now used)
     clock.now = 15.5  # used at t=6: the window runs to t=16
     with pytest.raises(SessionLimitError) as info:
@@ -62,11 +63,52 @@ def test_a_full_store_refuses_and_never_evicts_an_active_session() -> None:
     assert store.get(third) == 3 and len(store) == 1
 
 
+def test_finished_sessions_make_room_least_recently_used_first() -> None:
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(max_sessions=3, ttl_seconds=100.0, clock=clock)
+    playing = store.add("playing")
+    old, recent = store.add("old"), store.add("recent")
+    store.finish(recent)
+    store.finish(old)
+    store.finish(old)  # idempotent
+    clock.now = 1.0
+    store.get(old)  # used after recent: recent is now the least recently used finished one
+    clock.now = 2.0
+    new = store.add("new")
+    assert (store.unfinished, len(store), store.retired) == (2, 3, 1)
+    assert store.get(recent) == "recent"  # retired, but its stand-in still answers
+    newer = store.add("newer")  # evicts old, the only finished live session
+    assert {store.get(i) for i in (playing, new, newer, old)} == {"playing", "new", "newer", "old"}
+    with pytest.raises(SessionLimitError) as info:  # three unfinished: nothing to evict
+        store.add("one too many")
+    assert info.value.unfinished == 3
+    assert store.get(playing) == "playing"
+
+
+def test_retired_stand_ins_are_bounded_and_expire() -> None:
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(
+        max_sessions=1, ttl_seconds=10.0, clock=clock, retire=str.upper, max_retired=2
+    )
+    ids = []
+    for name in ("a", "b", "c", "d"):
+        ids.append(store.add(name))
+        store.finish(ids[-1])
+    assert store.retired == 2 and len(store) == 1
+    with pytest.raises(UnknownSessionError):
+        store.get(ids[0])  # the oldest stand-in made room for newer ones
+    assert [store.get(i) for i in ids[1:]] == ["B", "C", "d"]  # stand-ins from retire
+    clock.now = 10.0
+    assert store.retired == 0 and len(store) == 0  # everything expires after the TTL
+
+
 def test_store_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="max_sessions"):
         SessionStore(max_sessions=0)
     with pytest.raises(ValueError, match="ttl_seconds"):
         SessionStore(ttl_seconds=0)
+    with pytest.raises(ValueError, match="max_retired"):
+        SessionStore(max_retired=-1)
     with pytest.raises(ValueError, match="window"):
         SeqReplay(window=0)
 

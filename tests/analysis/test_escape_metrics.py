@@ -55,7 +55,8 @@ def test_moves_reversals_stays_camping_coverage(tmp_path: Path) -> None:
     play(path, MOVES_SCRIPT)
     rows = rows_by_agent(path)
     a, b, c, team = rows["A"], rows["B"], rows["C"], rows["team"]
-    assert (a.decisions, a.wall_moves, a.wall_move_rate) == (9, 1, 1 / 9)
+    # wall-move rate = wall moves / moves tried (STAYs excluded), as in the benchmark results
+    assert (a.decisions, a.moves_tried, a.wall_moves, a.wall_move_rate) == (9, 5, 1, 1 / 5)
     assert (a.reversals, a.reversals_after_rise, a.stays) == (2, 1, 4)
     assert (a.cells_visited, a.revisits, a.first_exit_turn) == (3, 2, None)
     assert (b.wall_moves, b.reversals, b.reversals_after_rise, b.stays) == (1, 1, 1, 6)
@@ -64,7 +65,8 @@ def test_moves_reversals_stays_camping_coverage(tmp_path: Path) -> None:
     assert (c.cells_visited, c.revisits, c.coverage) == (5, 4, 5 / 25)
     assert (c.first_exit_turn, c.exit_turns_after_reaching) == (6, 2)
     assert c.turns_to_team_success is None and not c.team_success
-    assert (team.decisions, team.wall_moves, team.wall_move_rate) == (27, 2, 2 / 27)
+    assert (team.decisions, team.moves_tried, team.wall_moves) == (27, 16, 2)
+    assert team.wall_move_rate == 2 / 16 and (team.fallbacks, team.outages) == (0, 0)
     assert (team.reversals, team.reversals_after_rise, team.stays) == (7, 4, 11)
     assert (team.cells_visited, team.coverage, team.first_exit_turn) == (10, 10 / 25, 6)
 
@@ -139,7 +141,7 @@ def test_table_csv_and_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ]
     assert analysis.escape == analyze_journal(path, workers=1).escape
     text = render(analysis)
-    assert "wall%" in text and "11.1%" in text  # A's one wall move in nine decisions
+    assert "wall%" in text and "20.0%" in text  # A's one wall move in five moves tried
     out = tmp_path / "metrics.csv"
     assert write_csv(analysis, out) == 8
     with out.open(encoding="utf-8") as handle:

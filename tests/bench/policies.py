@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -138,3 +139,93 @@ class KillLater(KillOnce):
         if KillLater.played < self.game:
             return super().act(observation.model_copy(update={"turn": -1}))
         return super().act(observation)
+
+
+class BlockAfter(PolicyBase[Any, Observation, Action]):
+    """Plays STAY; the first ``games`` games of the whole run (all processes) play normally, the
+    others hang while ``folder/block`` exists (a game still running when the run is stopped).
+
+    Each game claims a run-wide index by creating ``folder/slot-<i>`` exclusively (so exactly
+    ``games`` games end however the workers interleave); each process writes ``folder/pid-<pid>``
+    (whose processes played, for the tests that check none survives).
+    """
+
+    index: ClassVar[int] = 0
+
+    def __init__(self, folder: str, games: int = 2) -> None:
+        self.folder = Path(folder)
+        self.games = games
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        super().reset(agent, seed, episode)
+        (self.folder / f"pid-{os.getpid()}").touch()
+        if agent != "A":
+            return
+        slot = 0
+        while True:
+            try:
+                (self.folder / f"slot-{slot}").open("x").close()
+                break
+            except FileExistsError:
+                slot += 1
+        BlockAfter.index = slot
+
+    def act(self, observation: Observation) -> Action:
+        if BlockAfter.index >= self.games:
+            while (self.folder / "block").exists():
+                time.sleep(0.01)  # a hung game: the test stops the run meanwhile
+        return Action(move="STAY")
+
+
+class Metered(PolicyBase[Any, Observation, Action]):
+    """Plays the first open direction; every decision reports ``tokens`` input tokens and
+    ``cost`` dollars. Takes the per-run cap options LLM policies take and, like them, keeps a
+    budget of its own *per process* (stopping the game when it is spent): only the runner's
+    shared ledger makes the cap hold across workers."""
+
+    spent: ClassVar[dict[str, int]] = {}
+
+    def __init__(
+        self,
+        tokens: int = 100,
+        cost: float = 0.001,
+        max_tokens_per_run: int | None = None,
+        max_cost_per_run: float | None = None,
+        run: str = "default",
+    ) -> None:
+        self.tokens = tokens
+        self.cost = cost
+        self.cap = max_tokens_per_run
+        self.run = run
+
+    def act(self, observation: Observation) -> Decision[Action]:
+        usage = Usage(
+            input_tokens=self.tokens, requests=1, cost_usd=self.cost, cost_status="priced"
+        )
+        used = Metered.spent[self.run] = Metered.spent.get(self.run, 0) + self.tokens
+        stop = None
+        if self.cap is not None and used >= self.cap:
+            stop = f"token cap of this process reached: {used} tokens"
+        record = {"usage": usage.to_json()}
+        move = next((d for d, kind in observation.edges.items() if kind == "open"), "STAY")
+        return Decision(Action(move=move), record=record, usage=usage, stop=stop)
+
+
+class WaitForFiles(PolicyBase[Any, Observation, Action]):
+    """Stays; its first decision waits until ``count`` files ``folder/done-*`` exist (a test
+    creates one per other game it has received), or 120 s (a hang: the test then fails)."""
+
+    def __init__(self, folder: str, count: int = 1) -> None:
+        self.folder = Path(folder)
+        self.count = count
+        self.waited = False
+
+    def act(self, observation: Observation) -> Action:
+        if not self.waited:
+            self.waited = True
+            deadline = time.monotonic() + 120
+            while len(list(self.folder.glob("done-*"))) < self.count:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        return Action(move="STAY")

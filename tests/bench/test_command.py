@@ -170,9 +170,19 @@ def test_the_main_job_runs_verifies_and_says_where_everything_is(
     assert "| S0-keys | STAGE-01 | 3x3 | 35/70 |" in summary
     pages = sorted((out / "pages").glob("*.html"))
     assert len(pages) == len({(g["env"], g["setup"], g["policy"]) for g in games})
-    # running it again starts over (the main job is idempotent)
+    assert (out / "main-job.txt").is_file()
+    # running it again starts over its own earlier run, saying what it deletes
     assert cli_main(["bench", "--seeds", "1", "--out", str(out), "--quiet", "--no-pages"]) == 0
     assert {g["seed"] for g in rows(out) if g["env"] == "escape"} == {1}
+    error = capsys.readouterr().err
+    assert f"the main job starts over its earlier run: deleting the run in {out}" in error
+    assert "games.sqlite" in error and "pages/" in error
+    # another experiment's run is never deleted by it
+    other = ["--env", "escape", "--size", "5", "--max-turns", "20", "--quiet"]
+    assert cli_main(["bench", *other, "--out", str(out)]) == 2  # a run is there
+    assert cli_main(["bench", *other, "--out", str(tmp_path / "mine")]) == 0
+    assert cli_main(["bench", "--out", str(tmp_path / "mine"), "--quiet"]) == 2
+    assert "not the main job's" in capsys.readouterr().err
 
 
 def test_the_cooperation_study_example_in_short(
@@ -189,7 +199,9 @@ def test_the_cooperation_study_example_in_short(
     code = module.main(
         [
             "--seeds",
-            "0-3",
+            "0-2",
+            "--seeds",
+            "1000-1001",
             "--sizes",
             "7",
             "9",
@@ -203,13 +215,101 @@ def test_the_cooperation_study_example_in_short(
     )
     assert code == 0
     printed = capsys.readouterr().out
+    # the arms say what differs: the radio; the meeting alert is a control no baseline reads
     for arm in (
-        "cooperative team, radio+alert on",
-        "cooperative team, radio+alert off",
-        "independent explorers, radio+alert on",
+        "cooperative team, radio on",
+        "cooperative team, radio off",
+        "independent explorers, radio on",
+        "cooperative team, radio on, alert off",
     ):
-        assert printed.count(arm) == 2  # one line per size
-    assert "cooperative team (radio+alert on) − independent explorers (radio+alert on)" in printed
-    games = rows(tmp_path / "run")
-    assert len(games) == 3 * 2 * 4
-    assert (docs / "cooperation_study.md").read_text().startswith("| size | arm |")
+        assert printed.count(f"| {arm} |") == 2 * 2  # one line per size and seed range
+    assert "alert" not in printed.replace("alert off", "").replace("Meeting alert control", "")
+    assert "cooperative team (radio on) vs independent explorers (radio on)" in printed
+    assert printed.count("played 0 of 6 games differently") == 1  # seeds 0-2: 2 sizes x 3
+    assert printed.count("played 0 of 4 games differently") == 1  # seeds 1000-1001
+    assert "## Findings (replicated on every seed range)" in printed
+    assert "times faster" in printed and "x |" in printed  # speed-ups as ratios
+    assert len(rows(tmp_path / "run" / "seeds-0-2")) == 4 * 2 * 3
+    assert len(rows(tmp_path / "run" / "seeds-1000-1001")) == 4 * 2 * 2
+    report = (docs / "cooperation_study.md").read_text()
+    assert report.startswith("# The cooperation study") and "--docs DIR" in report
+    assert "## Seeds 0-2" in report and "## Seeds 1000-1001" in report
+
+
+SMALL = ["--env", "escape", "--escape-version", str(ESCAPE_VERSION), "--size", "5"]
+SMALL += ["--max-turns", "20", "--seeds", "0-1", "--no-plots", "--quiet"]
+
+
+def game_count(out: Path) -> int:
+    with Journal(out / "games.sqlite", readonly=True) as journal:
+        return len(journal.game_ids())
+
+
+def test_the_main_job_never_deletes_another_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's run in ``out/`` (every run's default folder): ``maze-envs bench`` with no
+    options refuses it with status 2, naming --out and --fresh, and leaves it as it was."""
+    monkeypatch.chdir(tmp_path)
+    assert main(SMALL) == 0  # the user's own experiment, in the default folder
+    before = (tmp_path / "out" / "rows.jsonl").read_bytes()
+    capsys.readouterr()
+    assert main([]) == 2
+    error = capsys.readouterr().err
+    assert "not the main job's" in error and "--out" in error and "--fresh" in error
+    assert "Traceback" not in error
+    assert (tmp_path / "out" / "rows.jsonl").read_bytes() == before
+    assert game_count(tmp_path / "out") == 2
+    assert not (tmp_path / "out" / "main-job.txt").exists()
+
+
+def test_fresh_says_what_it_deletes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    (out / "mine").mkdir(parents=True)
+    (out / "mine" / "notes.txt").write_text("kept")
+    assert main([*SMALL, "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*SMALL, "--out", str(out), "--fresh", "--seeds", "3"]) == 0
+    error = capsys.readouterr().err
+    assert f"--fresh: deleting the run in {out}" in error
+    assert "2 game(s) in games.sqlite" in error and "rows.jsonl" in error
+    assert game_count(out) == 1  # the new run only
+    assert (out / "mine" / "notes.txt").read_text() == "kept"  # nothing else is touched
+
+
+def test_ray_not_installed_exits_2_with_the_hint_and_blocks_no_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    out = tmp_path / "run"
+    assert main([*SMALL, "--executor", "ray", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert "pip install 'maze-envs[ray]'" in error and "Traceback" not in error
+    assert main([*SMALL, "--out", str(out)]) == 0  # a plain rerun is not refused
+    assert game_count(out) == 2
+
+
+def test_files_left_before_a_first_game_are_not_a_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    Journal(out / "games.sqlite").close()  # an empty journal, as a run stopped at once leaves
+    (out / "experiment.json").write_text("{}")
+    assert main([*SMALL, "--out", str(out)]) == 0
+    assert game_count(out) == 2
+
+
+def test_resume_of_an_unreadable_journal_exits_2_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert main([*SMALL, "--out", str(out)]) == 0
+    (out / "games.sqlite").write_bytes(b"this is not a journal" * 100)
+    for name in ("games.sqlite-wal", "games.sqlite-shm"):
+        (out / name).unlink(missing_ok=True)
+    capsys.readouterr()
+    assert main([*SMALL, "--out", str(out)]) == 2  # a run is there: never deleted unasked
+    assert "cannot be read" in capsys.readouterr().err
+    assert main([*SMALL, "--out", str(out), "--resume"]) == 2
+    error = capsys.readouterr().err
+    assert "cannot be continued" in error and "maze-envs verify" in error and "--fresh" in error
+    assert "Traceback" not in error

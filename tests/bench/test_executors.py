@@ -176,23 +176,28 @@ def test_batches_grow_for_short_games_and_stay_single_for_long_ones() -> None:
     assert batcher.size(remaining=1000) == 1
 
 
-def test_results_come_in_completion_order() -> None:
+def test_results_come_in_completion_order(tmp_path: Path) -> None:
+    """The first game submitted cannot end before the test has received the four others, each
+    of which ends a file; an executor that reported in submission order would wait for it."""
     slow = Experiment.model_validate(
         {
             "seeds": "0",
             "escape": [
                 {
                     "version": ESCAPE_VERSION,
-                    "preset": "navigator",
-                    "sizes": [17],
-                    "policies": ["random"],
+                    "sizes": [7],
+                    "max_turns": 5,
+                    "policies": [f"{HERE}:WaitForFiles:folder={tmp_path},count=4"],
                 }
             ],
         }
     ).tasks()
     fast = [t for t in experiment(["oracle"], seeds="0-3").tasks() if t.case.kind == "escape"]
-    order = [f.task.run_key for f in ProcessExecutor(workers=2).run([*slow, *fast], None)]
-    assert order[-1] == slow[0].run_key  # 600 turns of random walk finish last
+    order = []
+    for finished in ProcessExecutor(workers=2).run([*slow, *fast], None):
+        order.append(finished.task.run_key)
+        (tmp_path / f"done-{len(order)}").touch()
+    assert order[-1] == slow[0].run_key
     assert sorted(order) == sorted(t.run_key for t in [*slow, *fast])
 
 

@@ -14,6 +14,7 @@ from maze_envs.bench.command import main
 from maze_envs.bench.rollout import play
 from maze_envs.bench.runner import RunOptions, run_experiment
 from maze_envs.bench.setgames import agimaze_set_scores
+from maze_envs.bench.setresults import agimaze_set_summary, agimaze_set_tables
 from maze_envs.bench.spec import Experiment
 from maze_envs.journal import Journal
 
@@ -94,6 +95,30 @@ def test_an_unfinished_set_scores_nothing_for_its_target() -> None:
     assert scores["set_steps"] == 9 and scores["set_solved"] == 1 and scores["set_labyrinths"] == 2
 
 
+def test_set_summaries_count_outage_and_stopped_sets_apart() -> None:
+    def row(solved: bool, status: str) -> dict[str, object]:
+        lab = {"name": TARGET, "steps": 10, "solved": solved, "rhae70": float(solved)}
+        return {
+            "env": "agimaze-set",
+            "setup": "s",
+            "policy": "p",
+            "status": status,
+            "solved": solved,
+            "x1_solved": solved,
+            "rhae70": float(solved),
+            "set_steps": 10,
+            "labyrinths": [lab],
+        }
+
+    rows = [row(True, "ok"), row(False, "outage"), row(False, "stopped")]
+    (summary,) = agimaze_set_summary(rows)
+    assert summary["sets"] == 1 and summary["solved"] == 1 and summary["solved_rate"] == 1.0
+    assert (summary["excluded"], summary["outage_games"], summary["stopped_games"]) == (2, 1, 1)
+    assert summary["labyrinths"][0]["played"] == 1
+    table = agimaze_set_tables([summary])[0]
+    assert "2 (1 outage, 1 stopped)" in table and "n=1, no interval" in table
+
+
 def test_sets_run_journal_verify_resume_and_report(tmp_path: Path) -> None:
     exp = Experiment.model_validate(
         {
@@ -121,7 +146,8 @@ def test_sets_run_journal_verify_resume_and_report(tmp_path: Path) -> None:
     again = run_experiment(exp, out, RunOptions(resume=True, verify=False, quiet=True))
     assert again.played == 0
     for before, after in zip(rows, again.rows, strict=True):
-        for column in ("solved", "steps", "rhae70", "set_steps", "labyrinths"):
+        columns = ("solved", "steps", "rhae70", "set_steps", "labyrinths", "wall_moves")
+        for column in (*columns, "wall_move_rate"):
             assert before[column] == after[column], column
     with Journal(out / "games.sqlite", readonly=True) as journal:
         assert {g.env_id for g in journal.games()} == {"maze_envs/AgiMazeSet-v0"}

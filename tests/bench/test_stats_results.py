@@ -44,8 +44,11 @@ def test_bootstrap_is_seeded_and_covers_the_mean() -> None:
     # close to the normal-theory interval of the mean: +-1.96 s / sqrt(n)
     half = 1.96 * float(np.std(values, ddof=1)) / math.sqrt(len(values))
     assert abs((first.high - first.low) / 2 - half) < 0.15 * half
+    # no zero-width interval from a sample without spread (issue 13): the mean and its n only
     constant = bootstrap_mean([3.0, 3.0, 3.0])
-    assert (constant.mean, constant.low, constant.high) == (3.0, 3.0, 3.0)
+    assert (constant.mean, constant.low, constant.high, constant.n) == (3.0, None, None, 3)
+    single = bootstrap_mean([73.71])
+    assert (single.mean, single.low, single.high, single.n) == (73.71, None, None, 1)
 
 
 # --- per-game metrics ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv, VectorEnv
 
 import maze_envs  # noqa: F401  (registers the environments)
 from wrappers.agimaze_numeric import AgiMazeNumericObservation
-from wrappers.agimaze_options import HiddenMap, RewardShaping, StepBudget
+from wrappers.agimaze_options import HiddenMap, RewardShaping
 
 SEEDS = [3, 8, 21]
 STEPS = 70
@@ -36,8 +36,10 @@ def unwrapped(env: Any) -> Any:
     return env.unwrapped
 
 
-def raw_tutorial() -> gym.Env:
-    return gym.make("maze_envs/AgiMaze-v0", path="TUTORIAL/STAGE-07/0000.json", budget_factor=0.5)
+def raw_tutorial(budget_factor: float = 0.5) -> gym.Env:
+    return gym.make(
+        "maze_envs/AgiMaze-v0", path="TUTORIAL/STAGE-07/0000.json", budget_factor=budget_factor
+    )
 
 
 def raw_pack() -> gym.Env:  # a directory: each reset draws a labyrinth from its seed
@@ -54,7 +56,7 @@ def numeric_dict() -> gym.Env:
 
 
 def numeric_flat() -> gym.Env:
-    env = RewardShaping(StepBudget(raw_tutorial(), factor=0.4), step_penalty=0.01, item_bonus=0.1)
+    env = RewardShaping(raw_tutorial(budget_factor=0.4), step_penalty=0.01, item_bonus=0.1)
     return AgiMazeNumericObservation(env, local_map=3, flatten=True)
 
 

@@ -225,12 +225,15 @@ def test_with_group_commit_a_failure_raises_from_a_later_step_and_stops_the_game
         (game,) = reader.games()
     assert game.outcome is not None and game.turn_count == 4
     assert (game.outcome["aborted"], game.outcome["turns"]) == (True, 3)  # what the file holds
+    assert game.outcome["turns_played"] == 6  # what env.step returned before it raised
     (report,) = verify_journal(path)
-    assert (report.status, report.turns_verified) == ("aborted", 4)
+    assert (report.status, report.turns_verified) == ("failed", 4)
+    assert report.problem is not None and report.problem.turn == 4
+    assert report.problem.reason.startswith("turns 4-6 were played but never stored")
     env.reset(seed=4)  # a new game is recorded again, every turn of it once it ends
     while env.agents:
         env.step({a: act() for a in env.agents})
     reports = verify_journal(path)  # read by another connection while the journal is open
-    assert [(r.status, r.turns_verified) for r in reports] == [("aborted", 4), ("ok", 51)]
+    assert [(r.status, r.turns_verified) for r in reports] == [("failed", 4), ("ok", 51)]
     env.close()
     journal.close()

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from maze_envs import maze_escape_v0
+from maze_envs import maze_escape_v0, maze_escape_v1
 from maze_envs.escape.convert import (
     action_from_model,
     action_to_model,
@@ -215,3 +215,33 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
     return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("preset", ["sparse", "navigator", "shared_frame", "full"])
+@pytest.mark.parametrize("module", [maze_escape_v0, maze_escape_v1])
+def test_from_space_of_space_samples_equals_the_validated_model(preset: str, module: Any) -> None:
+    """Observation.from_space builds the model without validating again; it must be the very
+    model that validating the JSON form gives, for any member of the space."""
+    env = module.parallel_env(preset=preset, width=7, height=6, num_agents=3)
+    for agent in env.possible_agents:
+        space = env.observation_space(agent)
+        space.seed(11)
+        for _ in range(40):
+            sample = space.sample()
+            built = Observation.from_space(sample, env.config, agent)
+            checked = Observation.model_validate(observation_to_json(sample, env.config, agent))
+            assert built == checked
+            assert built.model_dump_json() == checked.model_dump_json()
+            assert built.model_fields_set == checked.model_fields_set
+            copy = built.model_copy(update={"turn": 7})  # a built model behaves like any other
+            assert copy.turn == 7 and built.turn == checked.turn
+
+
+def test_from_space_refuses_a_dict_outside_the_layout() -> None:
+    env = maze_escape_v1.parallel_env(preset="full", width=7, height=6)
+    obs, _ = env.reset(seed=1)
+    broken = {**obs["A"], "last_action": {}}
+    with pytest.raises(ValueError, match="not an observation of agent A"):
+        Observation.from_space(broken, env.config, "A")
+    with pytest.raises(ValueError, match="not an observation of agent A"):
+        Observation.from_space({k: v for k, v in obs["A"].items() if k != "trail"}, env.config, "A")

@@ -118,7 +118,8 @@ def test_the_modules_of_the_broken_cycles_import_only_downwards() -> None:
         ("maze_envs.escape.types", "maze_envs.escape.convert"),
         ("maze_envs.escape.types", "maze_envs.escape.spaces"),
         ("maze_envs.escape.types", "maze_envs.escape.engine"),
-        ("maze_envs.agimaze.client", "maze_envs.agimaze.env"),
+        ("maze_envs.agimaze.api.http_backend", "maze_envs.agimaze.env"),
+        ("maze_envs.agimaze.api.client", "maze_envs.agimaze.env"),
         ("maze_envs.journal.store", "maze_envs.journal.verify"),
     ]:
         assert high not in graph[low], f"{low} imports {high}"
@@ -150,15 +151,25 @@ FLOORS: dict[str, int] = {
     "maze_envs.text": 3,
     "maze_envs.policies": 3,
     "maze_envs.verify": 3,
-    "maze_envs": 4,  # the package itself: registration and the lazy entry modules
-    "maze_envs.view": 4,
-    "maze_envs.bench": 5,
-    "maze_envs.cli": 6,
-    "maze_envs.__main__": 7,
+    "maze_envs.metrics": 3,  # every metric's definition: reading, the viewer and bench call it
+    # reading journaled games (tracks, replayed steps, the steps as the metrics count them)
+    "maze_envs.journal.read": 4,
+    "maze_envs": 5,  # the package itself: registration and the lazy entry modules
+    "maze_envs.view": 5,
+    "maze_envs.bench": 6,
+    "maze_envs.cli": 7,
+    "maze_envs.__main__": 8,
 }
 
 
+#: Packages that are a floor of their own inside another floor's folder.
+SUB_FLOORS = ("maze_envs.journal.read",)
+
+
 def _floor(module: str) -> str:
+    for floor in SUB_FLOORS:
+        if module == floor or module.startswith(floor + "."):
+            return floor
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
@@ -197,3 +208,42 @@ def test_each_floor_imports_only_floors_below_it() -> None:
         if above:
             upward[module] = above
     assert upward == {}, f"modules importing a floor that is not below theirs: {upward}"
+
+
+def test_the_agimaze_game_never_imports_its_http_api() -> None:
+    """``maze_envs.agimaze.api`` (client, server, protocol...) sits on the game, never under it:
+    the env meets the HTTP backend only through the ``backends.Backend`` protocol."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    api = "maze_envs.agimaze.api"
+    game = [m for m in files if m.startswith("maze_envs.agimaze") and not m.startswith(api)]
+    assert "maze_envs.agimaze.env" in game and f"{api}.server" in files
+    offenders = {
+        module: sorted(
+            m for m in _all_imports(files[module], module, set(files)) if m.startswith(api)
+        )
+        for module in game
+    }
+    assert {m: found for m, found in offenders.items() if found} == {}
+
+
+def test_the_analysis_and_the_viewer_share_the_reading_floor_and_not_each_other() -> None:
+    """Journal reading (tracks, replayed steps, text changes) is a floor of its own that the
+    viewer and the analysis both use; the analysis imports nothing of the viewer (issue 17)."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    imports = {module: _all_imports(path, module, set(files)) for module, path in files.items()}
+    analysis = {m: i for m, i in imports.items() if m.startswith("maze_envs.bench.analysis")}
+    into_view = {
+        m: sorted(i for i in found if i.startswith("maze_envs.view"))
+        for m, found in analysis.items()
+    }
+    assert {m: i for m, i in into_view.items() if i} == {}
+    reading = "maze_envs.journal.read"
+    assert any(i.startswith(reading) for found in analysis.values() for i in found)
+    viewer = [found for m, found in imports.items() if m.startswith("maze_envs.view")]
+    assert any(i.startswith(reading) for found in viewer for i in found)
+    # the journal proper knows nothing of the environments nor of its reading floor
+    journal = {m: i for m, i in imports.items() if _floor(m) == "maze_envs.journal"}
+    above = {
+        m: sorted(x for x in i if _floor(x) != "maze_envs.journal") for m, i in journal.items()
+    }
+    assert {m: i for m, i in above.items() if i} == {}

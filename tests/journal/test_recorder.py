@@ -162,9 +162,14 @@ def test_with_group_commit_a_failure_raises_from_the_call_that_commits(tmp_path:
             recorder.turn(6, {}, {}, {}, b"")
         (info,) = journal.games()
         assert info.outcome is not None and info.turn_count == 4
+        # turn 4 was returned (its step came back); turn 5's step raised at the game's end
         assert (info.outcome["aborted"], info.outcome["turns"]) == (True, 3)
+        assert info.outcome["turns_played"] == 4
         report = verify_game(journal, 1, ToyReplayer)
-        assert (report.status, report.turns_verified) == ("aborted", 4)
+        assert (report.status, report.ok, report.turns_verified) == ("failed", False, 4)
+        assert report.problem is not None and report.problem.turn == 4
+        assert "turn 4 was played but never stored" in report.problem.reason
+        assert "disk I/O error" in report.problem.reason
 
 
 def test_a_full_batch_commits_and_its_failure_raises_from_that_turn(
@@ -193,6 +198,11 @@ def test_a_full_batch_commits_and_its_failure_raises_from_that_turn(
         info = journal.game(1)
         assert info.outcome is not None and info.turn_count == 3
         assert (info.outcome["aborted"], info.outcome["turns"]) == (True, 2)
+        assert info.outcome["turns_played"] == 4  # turns 3 and 4 were returned, then lost
+        report = verify_game(journal, 1, ToyReplayer)
+        assert (report.status, report.turns_verified) == ("failed", 3)
+        assert report.problem is not None and report.problem.kind == "missing"
+        assert report.problem.reason.startswith("turns 3-4 were played but never stored")
 
 
 def test_the_clock_commits_a_batch_when_a_turn_comes_late(

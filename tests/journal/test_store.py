@@ -273,7 +273,9 @@ def test_not_a_journal_gives_clear_errors(tmp_path: Path) -> None:
     db = sqlite3.connect(newer)
     db.execute("PRAGMA user_version=99")
     db.close()
-    with pytest.raises(JournalError, match="schema version 99; this library reads version 3"):
+    with pytest.raises(
+        JournalError, match="schema version 99; this library reads versions 3 and 4"
+    ):
         Journal(newer)
     with pytest.raises(JournalError, match="no journal"):
         Journal(tmp_path / "absent.sqlite", create=False)
@@ -332,7 +334,7 @@ def test_version_2_files_are_refused_with_both_versions_named(tmp_path: Path) ->
             Journal(path, **kwargs)  # type: ignore[arg-type]
         message = str(raised.value)
         assert "schema version 2, written by maze-envs 0.0.9" in message
-        assert f"reads version {SCHEMA_VERSION} only" in message
+        assert f"reads versions 3 and 4 and writes version {SCHEMA_VERSION}" in message
     assert path.read_bytes() == before
 
 
@@ -340,7 +342,7 @@ def test_file_format_markers(journal_path: Path) -> None:
     Journal(journal_path).close()
     db = sqlite3.connect(journal_path)
     assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     columns = {
         table: [r[1] for r in db.execute(f"PRAGMA table_info({table})")]

@@ -121,6 +121,28 @@ def escape_model(
     return respond
 
 
+def with_probes(respond: Callable[[RecordedRequest], Reply]) -> Callable[[RecordedRequest], Reply]:
+    """``respond``, answering the harness's capability probes ("Say hello.") with ``{"ok": true}``
+    as a model that honours the mode would."""
+
+    def answer(request: RecordedRequest) -> Reply:
+        messages = request.body.get("messages") if isinstance(request.body, dict) else None
+        if messages and messages[-1].get("content") == "Say hello.":
+            return Reply(text='{"ok": true}', input_tokens=40, output_tokens=5)
+        return respond(request)
+
+    return answer
+
+
+def stay_model(request: RecordedRequest) -> Reply:
+    """A responder whose agents always STAY (a game that never ends by itself)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    values: dict[str, Any] = {f: None for f in _schema_fields(body) or ["notebook", "radio"]}
+    values["move"] = "STAY"
+    payload = json.dumps(values)
+    return Reply(tool_arguments=payload) if body.get("tools") else Reply(text=payload)
+
+
 def agimaze_plan(pack: str) -> list[str]:
     """The oracle's actions on ``pack`` (the model the AGI Maze tests script)."""
     from maze_envs.agimaze.env import AgiMazeEnv

@@ -31,7 +31,8 @@ class FakeBackend:
     """Replies from a list (or a function of the request); a str goes where the mode expects it.
 
     In tool mode a str becomes the tool-call arguments, otherwise the text; a dict is sent as
-    JSON the same way; a :class:`Raw` is sent as is; an exception is raised.
+    JSON the same way; a :class:`Raw` is sent as is; an exception is raised. ``tokens`` is the
+    usage of each reply (input ``None``: the prompt's UTF-8 bytes / 4, as real tokenizers count).
     """
 
     def __init__(
@@ -40,7 +41,7 @@ class FakeBackend:
         *,
         spec: str = "scripted:fake",
         local: bool = True,
-        tokens: tuple[int, int] = (100, 10),
+        tokens: tuple[int | None, int] = (100, 10),
     ) -> None:
         self.spec = spec
         self.local = local
@@ -75,8 +76,10 @@ class FakeBackend:
             item = json.dumps(item)
         if isinstance(item, str):
             item = Raw(tool_arguments=item) if request.output_mode == "tool" else Raw(text=item)
+        size = len(request.system.encode()) + sum(len(m.content.encode()) for m in request.messages)
         usage = Usage(
-            input_tokens=self.tokens[0],
+            # None: as many as a tokenizer would count (about a token per 4 bytes of prompt)
+            input_tokens=size // 4 if self.tokens[0] is None else self.tokens[0],
             output_tokens=self.tokens[1],
             requests=1,
             latency_s=0.001,

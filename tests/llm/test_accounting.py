@@ -138,3 +138,42 @@ def test_no_caps_never_stop_and_none_usage_is_ignored() -> None:
 def test_bad_caps_are_refused(kwargs: dict[str, object], error: type[Exception]) -> None:
     with pytest.raises(error):
         BudgetLimits(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_game_budget_holds_through_any_run_budget_node() -> None:
+    from llm_policies.accounting import BudgetNode
+
+    class Shared:
+        """A run budget as another process might keep it: the BudgetNode interface only."""
+
+        parent = None
+
+        def __init__(self) -> None:
+            self.held = 0
+            self.charged = 0
+
+        def hold(self, tokens: int, cost_usd: float | None) -> str | None:
+            if self.charged + self.held + tokens > 1000:
+                return "token cap of the run reached"
+            self.held += tokens
+            return None
+
+        def unhold(self, tokens: int, cost_usd: float) -> None:
+            self.held -= tokens
+
+        def charge(self, usage: Usage | None) -> None:
+            self.charged += 0 if usage is None else usage.input_tokens + usage.output_tokens
+
+        def exceeded(self) -> str | None:
+            return "token cap of the run reached" if self.charged >= 1000 else None
+
+    run = Shared()
+    assert isinstance(run, BudgetNode)
+    game = Budget(max_tokens=5000, name="game", parent=run)
+    held = game.reserve(600, 0.0)
+    assert not isinstance(held, str) and run.held == 600
+    assert game.reserve(600, 0.0) == "token cap of the run reached"
+    assert run.held == 600  # the refused request held nothing anywhere
+    game.charge(Usage(input_tokens=500, output_tokens=100))
+    held.release()
+    assert (run.held, run.charged) == (0, 600)

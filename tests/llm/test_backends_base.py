@@ -12,6 +12,7 @@ import pytest
 from llm_policies.backends import (
     Attempt,
     ChatMessage,
+    ContextLengthExceeded,
     ModelError,
     ModelRequest,
     ModelTimeout,
@@ -19,6 +20,7 @@ from llm_policies.backends import (
     RetryPolicy,
     ScriptedBackend,
     ScriptedReply,
+    context_error,
     make_backend,
     parse_spec,
 )
@@ -62,15 +64,24 @@ def test_settings_reject_bad_values_with_the_field_named(
 
 
 def test_transport_settings_are_not_part_of_the_cache_fields() -> None:
-    fields = ModelSettings(timeout_s=5, retries=1, keep_alive="1m", temperature=0.5).cache_fields()
-    assert "timeout_s" not in fields and "retries" not in fields and "keep_alive" not in fields
+    fields = ModelSettings(
+        timeout_s=5,
+        retries=1,
+        keep_alive="1m",
+        temperature=0.5,
+        base_url="http://127.0.0.1:9/v1",
+        context_window=2048,
+    ).cache_fields()
+    for transport in ("timeout_s", "retries", "keep_alive", "base_url", "context_window"):
+        assert transport not in fields
     assert fields["temperature"] == 0.5 and fields["num_ctx"] == 8192
 
 
 def test_requests_are_validated() -> None:
     settings = ModelSettings()
     user = (ChatMessage("user", "hi"),)
-    with pytest.raises(ValueError, match="output_mode must be one of tool, native, prompted"):
+    modes = "output_mode must be one of tool, native, grammar, json_object, prompted"
+    with pytest.raises(ValueError, match=modes):
         ModelRequest("s", user, "xml", {}, "a", settings)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one message"):
         ModelRequest("s", (), "tool", {}, "a", settings)
@@ -161,13 +172,51 @@ def test_the_deadline_covers_the_whole_attempt() -> None:
 
 def test_the_budget_is_bounded() -> None:
     sleeps = Sleeps()
-    error = ModelError("boom", kind="server", retryable=True, status=500)
+    error = ModelError("busy", kind="server", retryable=True, status=503)
     with pytest.raises(ModelUnavailable) as caught:
         run_retries([error] * 3, ModelSettings(retries=2), sleeps)
     assert len(sleeps.waits) == 2 and len(caught.value.attempts) == 3
-    assert caught.value.attempts[-1] == Attempt("server", "boom", 500, 0.0)
+    assert caught.value.attempts[-1] == Attempt("server", "busy", 503, 0.0)
+    assert not caught.value.permanent
     with pytest.raises(ModelTimeout):
         run_retries([5.0, 5.0], ModelSettings(retries=1, timeout_s=0.05), Sleeps())
+
+
+def test_a_500_with_the_same_body_twice_is_permanent_not_retried_to_the_budget() -> None:
+    sleeps = Sleeps()
+    error = ModelError("boom", kind="server", retryable=True, status=500)
+    with pytest.raises(ModelUnavailable) as caught:
+        run_retries([error] * 5, ModelSettings(retries=4), sleeps)
+    assert len(caught.value.attempts) == 2 and len(sleeps.waits) == 1
+    assert caught.value.permanent and caught.value.kind == "refused"
+    assert "the same body twice" in caught.value.message
+    # another body the second time: still retried
+    other = ModelError("boom 2", kind="server", retryable=True, status=500)
+    result, failures = run_retries([error, other, "reply"], ModelSettings(retries=4), Sleeps())
+    assert result == "reply" and len(failures) == 2
+
+
+def test_a_validation_error_body_is_permanent_at_once() -> None:
+    body = (
+        "status_code: 500, body: 1 validation error: {'type': 'literal_error', 'msg': "
+        "\"Input should be 'text' or 'json_object'\"}"
+    )
+    error = ModelError(body, kind="server", retryable=True, status=500)
+    with pytest.raises(ModelUnavailable) as caught:
+        run_retries([error] * 5, ModelSettings(retries=4), Sleeps())
+    assert len(caught.value.attempts) == 1 and caught.value.permanent
+    assert "a request validation error" in caught.value.message
+
+
+def test_a_context_length_refusal_is_never_retried() -> None:
+    error = context_error(
+        400, "This model's maximum context length is 2048 tokens (context_length_exceeded)"
+    )
+    assert error is not None
+    with pytest.raises(ContextLengthExceeded) as caught:
+        run_retries([error] * 3, ModelSettings(retries=2), Sleeps())
+    assert caught.value.window == 2048 and len(caught.value.attempts) == 1
+    assert caught.value.kind == "context"
 
 
 def test_non_model_errors_propagate_unchanged() -> None:
@@ -191,6 +240,7 @@ def test_model_errors_name_their_kind() -> None:
         "kind": "server",
         "message": "down",
         "status": 503,
+        "permanent": False,
         "attempts": [{"kind": "server", "message": "x", "status": None, "waited_s": 0.0}],
     }
     assert issubclass(ModelTimeout, ModelUnavailable) and issubclass(ModelUnavailable, ModelError)

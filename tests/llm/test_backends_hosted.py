@@ -115,7 +115,8 @@ def test_tool_mode_sends_a_forced_tool_and_returns_the_raw_arguments(
     if protocol == "openai-chat":
         assert body["tool_choice"] == "required"
         assert body["tools"][0]["function"]["name"] == "maze_action"
-        assert body["max_completion_tokens"] == 300
+        # a server that is not OpenAI gets the cap in the field llama.cpp & co. read
+        assert body["max_tokens"] == 300 and "max_completion_tokens" not in body
     elif protocol == "openai-responses":
         assert body["tool_choice"] == "required"
         assert body["max_output_tokens"] == 300
@@ -297,7 +298,8 @@ def test_server_errors_are_retried_with_growing_jittered_waits(
     server: LoopbackServer, status: int
 ) -> None:
     spec = "openai-chat:gpt-4o-mini"
-    server.push(HttpError(status), HttpError(status), Reply(text="ok"))
+    # two different bodies: a 500 with the same body twice is a permanent rejection
+    server.push(HttpError(status, message="a"), HttpError(status, message="b"), Reply(text="ok"))
     sleeps = Sleeps()
     settings = settings_for(server, spec)
     reply = complete(make_backend(spec, settings, retry=sleeps.policy()), request(settings))
@@ -312,7 +314,7 @@ def test_the_jitter_is_seeded(server: LoopbackServer) -> None:
     spec = "openai-chat:gpt-4o-mini"
     waits = []
     for _ in range(2):
-        server.push(HttpError(500), HttpError(500), Reply(text="ok"))
+        server.push(HttpError(503), HttpError(503), Reply(text="ok"))
         sleeps = Sleeps()
         settings = settings_for(server, spec)
         complete(make_backend(spec, settings, retry=sleeps.policy(seed=3)), request(settings))

@@ -37,6 +37,7 @@ from tests.llm.bench_support import (
     request_text,
     run,
     server,
+    stay_model,
 )
 from tests.llm.servers import HttpError, LoopbackServer, RecordedRequest, Reply
 
@@ -64,9 +65,12 @@ def test_an_outage_mid_game_plays_stay_and_is_recorded_as_an_outage(
     server.respond_with(respond)
     result = run(experiment, tmp_path / "run")
     (row,) = result.rows
-    assert row["status"] == "ok" and row["turns"] == 6  # the game went on to its end
+    assert row["turns"] == 6  # the game went on to its end
+    # an outage touched it: not the model's play, reported apart (issue 13)
+    assert row["status"] == "outage"
     assert (row["outages"], row["fallbacks"], row["decisions"]) == (12, 0, 18)
-    assert row["stays"] == 12 and row["requests"] == 6  # only the answered calls count
+    assert row["stays"] == 0  # the fallback STAYs are no STAYs of the model
+    assert row["requests"] == 6  # only the answered calls count
     assert result.verified_ok
     summary = (tmp_path / "run" / "summary.md").read_text()
     assert "outages" in summary
@@ -95,7 +99,7 @@ def test_a_lasting_outage_stops_the_game_with_the_reason(
     server.respond_with(lambda request: HttpError(503))
     result = run(escape_experiment(spec, turns=20), tmp_path / "run")
     (row,) = result.rows
-    assert row["status"] == "stopped" and row["turns"] == 3
+    assert row["status"] == "outage" and row["turns"] == 3
     assert "model unavailable in 3 decisions in a row" in row["stop_reason"]
     assert row["outages"] == 9 and row["error"] is None
     assert result.verified_ok  # the game is stored as stopped (aborted) and verifies
@@ -118,7 +122,7 @@ def test_an_agimaze_outage_falls_back_without_crashing(
     )
     result = run(agimaze_experiment(spec), tmp_path / "run")
     (row,) = result.rows
-    assert row["status"] == "stopped" and row["outages"] == 4 and row["decisions"] == 6
+    assert row["status"] == "outage" and row["outages"] == 4 and row["decisions"] == 6
     assert "model unavailable" in row["stop_reason"]
     with Journal(result.journal, readonly=True) as journal:  # type: ignore[arg-type]
         records = decisions_of(journal, journal.game_ids()[0])
@@ -135,46 +139,55 @@ def test_an_agimaze_outage_falls_back_without_crashing(
 # --- 4. caps through the runner ---------------------------------------------------------------
 
 
-def test_a_token_cap_stops_the_game_cleanly(server: LoopbackServer, tmp_path: Path) -> None:
+def test_a_token_cap_holds_for_the_whole_game_of_three_agents(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    # before: each agent had its own budget, so a 3-agent game used three times the cap
     spec = (
         f"openai-chat:gpt-4o-mini:base_url={server.openai_base_url},retries=0,"
-        "max_tokens_per_game=500"
+        "max_tokens_per_game=5000"
     )
     experiment = escape_experiment(spec)
-    server.respond_with(escape_model(escape_plans(experiment)))
+    server.respond_with(stay_model)
     result = run(experiment, tmp_path / "run")
     (row,) = result.rows
-    per_call = IN_TOKENS + OUT_TOKENS
-    calls = -(-500 // per_call)  # the call that crossed the cap is the last one
-    assert row["status"] == "stopped" and row["turns"] == calls
-    assert row["stop_reason"].endswith(
-        f"token cap of the game reached: {calls * per_call} tokens used, cap 500"
-    )
-    assert row["input_tokens"] == 3 * calls * IN_TOKENS
+    assert row["status"] == "stopped"
+    reason = row["stop_reason"]
+    assert "token cap of the game reached" in reason and "cap 5000" in reason
+    calls = len(server.requests)
+    assert row["requests"] == calls and calls > 3
+    assert row["input_tokens"] == calls * IN_TOKENS and row["output_tokens"] == calls * OUT_TOKENS
+    assert row["input_tokens"] + row["output_tokens"] <= 5000
+    assert row["turns"] < 30
     assert row["cost_usd"] == pytest.approx(
         price_of(
             "gpt-4o-mini",
             "openai",
-            input_tokens=3 * calls * IN_TOKENS,
-            output_tokens=3 * calls * OUT_TOKENS,
+            input_tokens=calls * IN_TOKENS,
+            output_tokens=calls * OUT_TOKENS,
         )
     )
     assert result.verified_ok
-    assert len(server.requests) == 3 * calls
+    path = tmp_path / "run" / "games.sqlite"
+    with Journal(path, readonly=True) as journal:
+        records = decisions_of(journal, journal.game_ids()[0])
+    refused = [r for r in records if r.get("fallback_reason") == "cap"]
+    assert refused and all(r["attempts"] == [] for r in refused)  # never sent
 
 
-def test_a_cost_cap_stops_the_game_cleanly(server: LoopbackServer, tmp_path: Path) -> None:
+def test_a_cost_cap_holds_for_the_whole_game(server: LoopbackServer, tmp_path: Path) -> None:
     one = price_of("gpt-4o-mini", "openai", input_tokens=IN_TOKENS, output_tokens=OUT_TOKENS)
-    cap = 2.5 * one
+    cap = 60 * one
     spec = (
         f"openai-chat:gpt-4o-mini:base_url={server.openai_base_url},retries=0,"
         f"max_cost_per_game={cap}"
     )
     experiment = escape_experiment(spec)
-    server.respond_with(escape_model(escape_plans(experiment)))
+    server.respond_with(stay_model)
     (row,) = run(experiment, tmp_path / "run").rows
-    assert row["status"] == "stopped" and row["turns"] == 3
-    assert "cost cap of the game reached" in row["stop_reason"]
+    assert row["status"] == "stopped" and "cost cap of the game reached" in row["stop_reason"]
+    assert 3 < row["requests"] == len(server.requests)
+    assert row["cost_usd"] <= cap
 
 
 # --- 5. hosted backends share their provider (one connection pool, built once) --------------

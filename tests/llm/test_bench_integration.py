@@ -198,10 +198,16 @@ def test_a_full_agimaze_episode_with_anthropic_from_the_command_line(
     summary = orjson.loads((out / "results.json").read_bytes())["summary"]["agimaze"]
     (stage,) = summary["stage"]
     assert stage["cost_per_success"] == pytest.approx(expected)
-    # the cache breakpoint is on the stable system prompt of every request
+    # the cache breakpoint is on the stable system prompt of every request, and on the last
+    # message of the history, which the next step then reads from the cache
     assert all(
         r.body["system"][-1]["cache_control"]["type"] == "ephemeral" for r in server.requests
     )
+    assert all(
+        r.body["messages"][-1]["content"][-1]["cache_control"]["type"] == "ephemeral"
+        for r in server.requests
+    )
+    assert row["cache_read_share"] == pytest.approx(90 * (n - 1) / (n * IN_TOKENS))
     path = out / "games.sqlite"
     with Journal(path, readonly=True) as journal:
         (game_id,) = journal.game_ids()

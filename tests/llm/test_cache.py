@@ -129,14 +129,33 @@ def test_the_key_is_the_exact_request() -> None:
         request_key(SPEC, request(settings, history=(ChatMessage("user", "earlier"),))),
         request_key(SPEC, request(settings, schema=reordered)),  # key order is meaningful
         request_key(SPEC, request(settings, extra="prompt v4")),
-        request_key(SPEC, request(ModelSettings(temperature=0.5, base_url="http://h:1/v1"))),
     ]
     assert key not in different and len(set(different)) == len(different)
-    # how a request travels does not change its reply
+    # how and where a request travels does not change its reply: the same model and request
+    # behind another port or proxy is the same request
     transport = ModelSettings(temperature=0.5, timeout_s=5, retries=0, keep_alive="1h")
     assert request_key(SPEC, request(transport)) == key
+    moved = ModelSettings(temperature=0.5, base_url="http://h:1/v1", context_window=4096)
+    assert request_key(SPEC, request(moved)) == key
     # and the key is stable across processes and releases (a literal, not recomputed)
-    assert key == "43ebe05b39a958791d801e08b3596fcce1a4ac8146512c03b6ecdb6de0520447"
+    assert key == "03db8230cf3bacac028db7f2d3f4bd342c5860c2b5dadf29b696a4474cb333cc"
+
+
+def test_the_same_model_behind_another_port_reuses_the_cache(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    from tests.llm.servers import serve
+
+    path = tmp_path / "replies.sqlite"
+    server.respond_with(lambda r: Reply(tool_arguments='{"move": "N"}'))
+    first = run(cached(server, path), game(ModelSettings(base_url=server.openai_base_url)))
+    assert len(server.requests) == 5
+    with serve() as moved:  # the same server restarted on a new port
+        settings = ModelSettings(base_url=moved.openai_base_url)
+        backend = CachedBackend(make_backend(SPEC, settings), path)
+        again = run(backend, game(settings))
+        assert moved.requests == [] and backend.hits == 5
+    assert [r.tool_arguments for r in again] == [r.tool_arguments for r in first]
 
 
 def test_identical_requests_share_a_reply_unless_repeats_are_distinct(

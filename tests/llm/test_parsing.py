@@ -75,7 +75,7 @@ def test_schema_keys_copied_into_the_reply_are_dropped_and_counted() -> None:
     )
     result = text(reply)
     assert result.values == {"move": "S", "notebook": None, "radio": None, "check": None}
-    assert result.quirks == {"schema_keys": 3}
+    assert result.quirks == {"schema_keys": 1}  # one count per reply, however many keys
 
 
 def test_values_nested_under_properties_are_unwrapped() -> None:
@@ -87,7 +87,7 @@ def test_values_nested_under_properties_are_unwrapped() -> None:
     )
     result = text(reply)
     assert result.values is not None and result.values["move"] == "W"
-    assert result.quirks == {"schema_keys": 2}  # the wrapper and its "type"
+    assert result.quirks == {"schema_keys": 1}  # the wrapper and its "type": one reply
 
 
 def test_a_copied_schema_without_values_is_an_error() -> None:
@@ -100,7 +100,7 @@ def test_a_copied_schema_without_values_is_an_error() -> None:
 def test_null_literals_mean_no_message_and_no_edit(literal: str) -> None:
     result = text(json.dumps({"move": "N", "notebook": literal, "radio": literal}), schema=LOG)
     assert result.values == {"move": "N", "notebook": None, "radio": None}
-    assert result.quirks == {"null_string": 2}
+    assert result.quirks == {"null_string": 1}  # two fields, one reply
 
 
 def test_a_splice_writing_the_word_null_is_no_edit() -> None:
@@ -165,11 +165,12 @@ def test_key_case_extra_keys_missing_fields_and_numbers_as_strings() -> None:
         "radio": None,
         "check": None,
     }
+    # each kind once per reply: two missing fields and two numbers as strings count once each
     assert result.quirks == {
         "key_case": 1,
         "extra_keys": 1,
-        "missing_field": 2,
-        "number_as_string": 2,
+        "missing_field": 1,
+        "number_as_string": 1,
     }
 
 
@@ -203,6 +204,30 @@ def test_tool_mode_without_a_call_or_json() -> None:
     assert result.values is None and result.error == "no tool call and no JSON in the reply"
 
 
+def test_json_inside_a_think_block_is_ignored_and_the_replys_own_json_taken() -> None:
+    reply = (
+        '<think>Maybe {"move": "S"}? No, the south side is a wall.</think>\n'
+        '{"move": "N", "notebook": null, "radio": null}'
+    )
+    result = text(reply, schema=LOG)
+    assert result.values == {"move": "N", "notebook": None, "radio": None}
+    assert result.quirks == {"think_block": 1}
+
+
+def test_a_reply_with_json_only_inside_a_think_block_is_unusable() -> None:
+    result = text('<think>{"move": "S", "notebook": null, "radio": null}</think>', schema=LOG)
+    assert result.values is None and "only a <think> block" in (result.error or "")
+    unclosed = text('<think>{"move": "S"} and then I ran out of tokens', schema=LOG)
+    assert unclosed.values is None and unclosed.quirks == {"think_block": 1}
+
+
+def test_quirks_count_once_per_reply_and_kind() -> None:
+    reply = json.dumps({"move": "n", "a": 1, "b": 2, "c": 3, "notebook": "null", "radio": ""})
+    result = text(reply, schema=LOG)
+    assert result.values == {"move": "N", "notebook": None, "radio": None}
+    assert result.quirks == {"extra_keys": 1, "null_string": 1, "move_case": 1}
+
+
 def test_every_quirk_rule_is_documented_and_tested_here() -> None:
     with open(__file__, encoding="utf-8") as handle:
         source = handle.read()
@@ -212,7 +237,8 @@ def test_every_quirk_rule_is_documented_and_tested_here() -> None:
 
 
 def test_unknown_output_mode_is_refused() -> None:
-    with pytest.raises(ValueError, match="output mode must be one of tool, native, prompted"):
+    modes = "output mode must be one of tool, native, grammar, json_object, prompted"
+    with pytest.raises(ValueError, match=modes):
         parse_reply("{}", None, LOG, "xml")  # type: ignore[arg-type]
 
 

@@ -133,7 +133,7 @@ def test_null_literals_never_reach_the_notebook_or_the_radio() -> None:
     assert all(
         d.action.notebook is None and d.action.radio is None for t in turns for d in t.values()
     )
-    assert turns[0]["A"].record["quirks"] == {"null_string": 2}
+    assert turns[0]["A"].record["quirks"] == {"null_string": 1}  # once per reply
 
 
 def test_an_unusable_reply_is_retried_then_becomes_stay() -> None:
@@ -197,19 +197,50 @@ def test_an_unexpected_backend_error_never_crashes_the_game() -> None:
     assert decision.record["outage"] == {"error": "RuntimeError", "message": "bug in a backend"}
 
 
-def test_token_cap_stops_the_game_cleanly() -> None:
+def test_token_cap_stops_the_game_before_a_request_would_break_it() -> None:
     backend = FakeBackend(
-        lambda r: {"move": "N", "notebook": None, "radio": None}, tokens=(100, 10)
+        lambda r: {"move": "N", "notebook": None, "radio": None}, tokens=(None, 10)
     )
-    policy = EscapeLLMPolicy(backend, max_tokens_per_game=250)
+    policy = EscapeLLMPolicy(backend, max_tokens_per_game=3000)
     policy.reset("A", 0, _episode(Config()))
-    stops = [policy.act(_blank_observation()).stop for _ in range(3)]
-    assert stops == [None, None, "token cap of the game reached: 330 tokens used, cap 250"]
+    decisions = [policy.act(_blank_observation()) for _ in range(3)]
+    # each request reserves its prompt's tokens (about 1000 here) and the reply's share (256
+    # without an output cap) before it is sent; the third would have taken the game over 3000
+    # tokens: it was not sent
+    assert [d.stop is None for d in decisions] == [True, True, False]
+    assert len(backend.requests) == 2
+    stop = decisions[2].stop or ""
+    assert stop.startswith("token cap of the game reached") and "cap 3000" in stop
+    assert decisions[2].status == "fallback" and decisions[2].action.move == "STAY"
+    assert decisions[2].record["fallback_reason"] == "cap"
+    used = sum(d.usage.input_tokens + d.usage.output_tokens for d in decisions if d.usage)
+    assert 1500 < used <= 3000 and policy.caps.used.input_tokens + 20 == used
     policy.reset("A", 1, _episode(Config()))  # a new game starts with a fresh cap
     assert policy.act(_blank_observation()).stop is None
 
 
-def test_cost_cap_with_an_unknown_price_stops_and_says_why() -> None:
+def test_the_agents_of_one_game_share_its_caps() -> None:
+    env = maze_escape_v0.parallel_env(preset="sparse", width=6, height=6, max_turns=50)
+    backend = FakeBackend(
+        lambda r: {"move": "STAY", "notebook": None, "radio": None}, tokens=(None, 10)
+    )
+    policies = _team(backend, env.config.agents, max_tokens_per_game=5000)
+    turns = asyncio.run(play_escape(env, policies, seed=0))
+    used = sum(
+        d.usage.input_tokens + d.usage.output_tokens for t in turns for d in t.values() if d.usage
+    )
+    # three agents, one budget: the game stops within the cap (not three times it)
+    assert 0 < used <= 5000
+    assert len({id(p.caps) for p in policies.values()}) == 1
+    stops = [d.stop for t in turns for d in t.values() if d.stop]
+    assert stops and all("token cap of the game reached" in s for s in stops)
+    assert len(turns) < 50
+    # the next game of the same env is another game, with a fresh budget
+    again = asyncio.run(play_escape(env, policies, seed=1))
+    assert sum(d.usage.requests for d in again[0].values() if d.usage) == 3
+
+
+def test_cost_cap_with_an_unknown_price_stops_before_spending_and_says_why() -> None:
     backend = FakeBackend(
         lambda r: {"move": "N", "notebook": None, "radio": None},
         spec="openai:no-such-model-xyz",
@@ -218,7 +249,7 @@ def test_cost_cap_with_an_unknown_price_stops_and_says_why() -> None:
     policy = EscapeLLMPolicy(backend, max_cost_per_game=1.0)
     policy.reset("A", 0, _episode(Config()))
     decision = policy.act(_blank_observation())
-    assert decision.usage is not None and decision.usage.cost_status == "unknown"
+    assert backend.requests == []  # a cap that cannot be checked is not risked
     assert decision.stop is not None and "cannot be checked" in decision.stop
 
 
@@ -303,3 +334,40 @@ def test_close_closes_the_backend_inside_and_outside_an_event_loop() -> None:
         return other.closed
 
     assert asyncio.run(inside())
+
+
+def test_a_failed_attempts_quirks_are_counted_apart_and_a_long_reply_is_echoed_short() -> None:
+    runaway = '```json\n{"move": "north", "notebook": 12}\n```\n' + "I ramble. " * 600
+    replies = [Raw(text=runaway), {"move": "n", "notebook": None, "radio": None}]
+    backend = FakeBackend(replies)
+    policy = EscapeLLMPolicy(backend, output_mode="prompted", parse_retries=2)
+    policy.reset("A", 0, _episode(Config(notebook_mode="rolling_log")))
+    decision = policy.act(_blank_observation())
+    assert decision.status == "ok" and decision.action.move == "N"
+    record = decision.record
+    assert record is not None
+    # the results sum the reply that was played; the failed attempt's repairs are apart
+    assert record["quirks"] == {"move_case": 1}
+    assert record["failed_quirks"] == {
+        "code_fence": 1,
+        "trailing_prose": 1,
+        "missing_field": 1,
+        "move_spelled_out": 1,
+    }
+    echo = backend.requests[1].messages[1].content
+    assert len(runaway) > 6000 and len(echo) < 400
+    assert echo.startswith(runaway[:300]) and echo.endswith("more characters]")
+
+
+def test_a_splice_beyond_the_action_space_is_re_asked_not_a_crashed_game() -> None:
+    # seen from SmolLM2 under a grammar: a position the schema's type allowed, the action not
+    wild = {"move": "N", "notebook": {"start": 2, "end": 125689, "text": "x"}, "radio": None}
+    fine = {"move": "E", "notebook": None, "radio": None}
+    backend = FakeBackend([wild, fine])
+    policy = EscapeLLMPolicy(backend, output_mode="prompted")
+    policy.reset("A", 0, _episode(Config()))
+    decision = policy.act(_blank_observation())
+    assert decision.status == "ok" and decision.action.move == "E"
+    assert "less than or equal to 65536" in (decision.record["attempts"][0]["error"] or "")
+    schema = backend.requests[0].schema["properties"]["notebook"]["anyOf"][0]
+    assert schema["properties"]["end"]["maximum"] == 65536  # a grammar keeps it in range

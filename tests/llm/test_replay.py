@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from llm_policies.settings import ModelSettings
 from tests.llm.harness_support import (
     FakeBackend,
     last_user,
+    outage,
     record_escape_game,
     wall_follower_reply,
 )
@@ -127,3 +129,76 @@ def test_the_command_refuses_bad_input(tmp_path: Path, capsys: Any) -> None:
     assert "no journal at" in capsys.readouterr().err
     assert main([str(tmp_path / "x.sqlite"), "--set", "temperature"]) == 2
     assert "--set takes key=value" in capsys.readouterr().err
+
+
+def _record_with(path: Path, backend: Any, **options: Any) -> None:
+    policies = {a: EscapeLLMPolicy(backend, **options) for a in ("A", "B", "C")}
+    asyncio.run(
+        record_escape_game(path, policies, 3, preset="sparse", width=8, height=8, max_turns=6)
+    )
+
+
+def test_a_replay_reuses_the_recorded_settings_unless_set_changes_them(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    path = tmp_path / "recorded.sqlite"
+    played_with = ModelSettings(max_output_tokens=300, seed=5, temperature=0.7)
+    _record_with(path, FakeBackend(wall_follower_reply), settings=played_with, output_mode="native")
+    import llm_policies.backends.base as base
+
+    replayers: list[FakeBackend] = []
+
+    def make(spec: str, settings: ModelSettings) -> FakeBackend:
+        replayers.append(FakeBackend(_always_north))
+        return replayers[-1]
+
+    monkeypatch.setattr(base, "make_backend", make)
+    assert main([str(path), "--limit", "6"]) == 0
+    sent = replayers[-1].requests
+    assert len(sent) == 6
+    assert {
+        (r.settings.max_output_tokens, r.settings.seed, r.settings.temperature) for r in sent
+    } == {(300, 5, 0.7)}  # before: 300 / 5 became None
+    assert {r.output_mode for r in sent} == {"native"}
+    assert (
+        main(
+            [str(path), "--limit", "6", "--set", "temperature=0.2", "--set", "output_mode=prompted"]
+        )
+        == 0
+    )
+    sent = replayers[-1].requests
+    assert {
+        (r.settings.max_output_tokens, r.settings.seed, r.settings.temperature) for r in sent
+    } == {(300, 5, 0.2)}
+    assert {r.output_mode for r in sent} == {"prompted"}
+    assert main([str(path), "--set", "prompt_version=v3"]) == 2  # not a replay setting
+
+
+def test_outages_and_fallbacks_are_left_out_of_the_rates_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "recorded.sqlite"
+    calls = iter(range(10_000))
+
+    def flaky(request: ModelRequest) -> Any:
+        # every other call is an outage: the recorded action is then STAY, not the model's
+        return outage() if next(calls) % 2 else wall_follower_reply(request)
+
+    _record_with(path, FakeBackend(flaky), output_mode="tool")
+    with open_journal(path) as journal:
+        recorded = list(recorded_decisions(journal))
+        statuses = Counter(d.status for d in recorded)
+        assert statuses["outage"] > 0 and statuses["ok"] > 0
+        stay = FakeBackend(lambda r: {"move": "STAY", "notebook": None, "radio": None})
+        report = asyncio.run(replay_decisions(journal, stay))
+        summary = full_game_summary(journal)
+    # a STAY replay agrees with no move the model played: not with the outages' STAYs
+    ok = [d for d in report.decisions if d.recorded_status == "ok"]
+    assert report.agreement == sum(d.recorded == "STAY" for d in ok) / len(ok)
+    data = report.to_json()
+    assert data["excluded"] == {"recorded outage": statuses["outage"]}
+    assert data["compared"] == statuses["ok"] == data["agreement_interval"]["n"]
+    assert data["recorded_wall_interval"]["n"] <= statuses["ok"]
+    text = report.to_markdown()
+    assert f"recorded outage {statuses['outage']}" in text
+    # full games: the wall-move rate is over the played decisions only
+    assert summary.decisions == len(recorded) and summary.played == statuses["ok"]
+    assert summary.outages == statuses["outage"]

@@ -10,9 +10,9 @@ import numpy as np
 import pydantic
 import pytest
 
+from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.mapfmt import render_map
 from maze_envs.agimaze.observation import AgiMazeObservation, decode_formal
-from maze_envs.agimaze.protocol import API_DESCRIPTION
 from maze_envs.agimaze.set_env import INITIAL_MESSAGE, SET_DESCRIPTION
 from maze_envs.policies import agimaze_episode, escape_episode
 from tests.policies.loops import ESCAPE_VERSIONS, escape_env

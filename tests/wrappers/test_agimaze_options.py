@@ -1,4 +1,4 @@
-"""StepBudget, MapVisibility / HiddenMap and RewardShaping on AgiMaze-v0 and AgiMazeSet-v0."""
+"""MapVisibility / HiddenMap and RewardShaping on AgiMaze-v0 and AgiMazeSet-v0."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import maze_envs  # noqa: F401  (registers the environments)
+from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.policies import agimaze_episode, make_policy
+from tests.agimaze.test_env import corridor
 from wrappers.agimaze_numeric import AgiMazeNumericObservation
 from wrappers.agimaze_options import (
     BUMP_EVENTS,
@@ -19,7 +21,6 @@ from wrappers.agimaze_options import (
     HiddenMap,
     MapVisibility,
     RewardShaping,
-    StepBudget,
 )
 
 TUTORIAL = "TUTORIAL/STAGE-07/0000.json"
@@ -49,37 +50,18 @@ def run_to_end(env: gym.Env, action: int = 0) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("factor", [0.5, 1.0, 2.5])
-def test_step_budget_truncates_at_factor_times_max_steps(factor: float) -> None:
-    env = StepBudget(agimaze(), factor=factor)
+def test_the_budget_is_the_envs_budget_factor_times_max_steps(factor: float) -> None:
+    """The one budget mechanism (there is no budget wrapper): the env's ``budget_factor``."""
+    env = agimaze(budget_factor=factor)
     _, info = env.reset(seed=0)
     limit = math.floor(factor * info["max_steps"])
-    assert info["step_budget"] == limit
     count, info = run_to_end(env)
     assert count == limit == info["steps"] == info["budget"]
-    assert info["rhae"] == 0.0 and info["truncated_by"] == "StepBudget"
+    assert info["rhae"] == 0.0
 
 
-def test_step_budget_cannot_lengthen_the_env_budget() -> None:
-    env = StepBudget(agimaze(budget_factor=2.0), factor=5.0)
-    _, info = env.reset(seed=0)
-    assert info["step_budget"] == 2 * info["max_steps"] and env.env_factor == 2.0
-    count, info = run_to_end(env)
-    assert count == 2 * info["max_steps"] and "truncated_by" not in info  # the env's own end
-
-
-def test_step_budget_ignores_rejected_actions_and_lets_solving_through() -> None:
-    # on a labyrinth set, a move while waiting for "start" uses no budget
-    env = StepBudget(gym.make("maze_envs/AgiMazeSet-v0"), factor=0.1)
-    names = unwrapped(env).action_names
-    env.reset(seed=0)
-    for _ in range(5):
-        *_, truncated, info = env.step(names.index("up"))
-        assert not truncated
-    env.step(names.index("start"))
-    ends = [env.step(names.index("up"))[3] for _ in range(3)]  # 0.1 x 30 = 3 steps
-    assert ends == [False, False, True]
-    # the oracle solves well within 2 x max_steps: never truncated
-    solved = StepBudget(agimaze(), factor=2.0)
+def test_the_oracle_solves_within_a_budget_of_two_max_steps() -> None:
+    solved = agimaze(budget_factor=2.0)
     oracle = make_policy("oracle", env_kind="agimaze")
     obs, info = solved.reset(seed=0)
     oracle.reset("player", 0, agimaze_episode(solved, info, privileged=True))
@@ -164,11 +146,20 @@ def test_exploration_bonus_pays_each_cell_once() -> None:
     assert bonuses == [1.0, 0.0, 0.0, 0.0, 1.0]  # new, start, known, start, new
 
 
+def test_the_envs_former_reward_shaping_is_an_item_bonus() -> None:
+    """``reward_shaping=True`` of the env (0.1 for the key, the treasure, the exit key) is gone:
+    the wrapper's ``item_bonus`` gives the same rewards on a labyrinth without extension items."""
+    env = RewardShaping(AgiMazeEnv(labyrinth=corridor()), item_bonus=0.1)
+    env.reset(seed=0)
+    rewards = [env.step(unwrapped(env).action_index("right"))[1] for _ in range(3)]
+    assert rewards == pytest.approx([0.1, 0.1, 1.0])
+    with pytest.raises(TypeError, match="reward_shaping"):
+        AgiMazeEnv(labyrinth=corridor(), reward_shaping=True)  # type: ignore[call-arg]
+
+
 def test_default_shaping_is_the_identity_and_composes_with_the_numeric_wrapper() -> None:
     plain = agimaze()
-    shaped = AgiMazeNumericObservation(
-        RewardShaping(StepBudget(agimaze(), factor=1.0)), local_map=2
-    )
+    shaped = AgiMazeNumericObservation(RewardShaping(agimaze(budget_factor=1.0)), local_map=2)
     plain.reset(seed=0)
     _, info = shaped.reset(seed=0)
     rng = np.random.default_rng(1)
@@ -177,19 +168,17 @@ def test_default_shaping_is_the_identity_and_composes_with_the_numeric_wrapper()
         _, r1, t1, _, _ = plain.step(action)
         obs, r2, t2, tr2, info = shaped.step(action)
         assert r1 == r2 and t1 == t2 and shaped.observation_space.contains(obs)
-        assert obs["budget"][0] == pytest.approx(info["steps"] / info["step_budget"])
+        assert obs["budget"][0] == pytest.approx(info["steps"] / info["max_steps"])  # factor 1
         if t1 or tr2:
             break
 
 
-@pytest.mark.parametrize("wrapper", [StepBudget, HiddenMap, RewardShaping])
+@pytest.mark.parametrize("wrapper", [HiddenMap, RewardShaping])
 def test_wrappers_refuse_other_envs(wrapper: Any) -> None:
     with pytest.raises(ValueError, match="AGI Maze env"):
         wrapper(gym.make("CartPole-v1"))
 
 
 def test_bad_numbers_are_refused() -> None:
-    with pytest.raises(ValueError, match="factor must be > 0"):
-        StepBudget(agimaze(), factor=0)
     with pytest.raises(ValueError, match="step_penalty must be a finite number"):
         RewardShaping(agimaze(), step_penalty=float("nan"))

@@ -26,7 +26,7 @@ import dataclasses
 import json
 from typing import Any, Final
 
-from maze_envs.agimaze.protocol import API_DESCRIPTION
+from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.set_env import START_ACTION
 from maze_envs.escape.types import Config
 from maze_envs.policies.episodes import agimaze_episode

@@ -1,7 +1,8 @@
 """Behavioural analysis of journaled games: journals in, tables out (``maze-envs analyze``).
 
 The metrics the Maze Escape study computed by hand, per agent and per game, exactly defined in
-:mod:`.escape_metrics` (wall-move rate; reversals, and reversals right after a move that raised
+:mod:`.escape_metrics` (wall-move rate, defined once in :mod:`maze_envs.metrics` like every
+metric the benchmark results also report; reversals, and reversals right after a move that raised
 the distance reading; STAY count and turns on the exit after reaching it; passages of 40+
 characters copied from a colocated teammate's notebook; radio messages with coordinates and
 whether they name whose frame; coverage and revisits; first exit visit and turns from it to team
@@ -20,8 +21,8 @@ Example:
     ...     _ = env.step({a: {**env.action_space(a).sample(), "move": 4} for a in env.agents})
     >>> env.close()
     >>> rows = analyze_journal(path).escape
-    >>> [(m.agent, m.stays, m.wall_move_rate, m.cells_visited) for m in rows]
-    [('A', 5, 0.0, 1), ('B', 5, 0.0, 1), ('C', 5, 0.0, 1), ('team', 15, 0.0, 3)]
+    >>> [(m.agent, m.stays, m.moves_tried, m.wall_move_rate, m.cells_visited) for m in rows]
+    [('A', 5, 0, None, 1), ('B', 5, 0, None, 1), ('C', 5, 0, None, 1), ('team', 15, 0, None, 3)]
 """
 
 from __future__ import annotations

@@ -2,15 +2,21 @@
 
 The AGI Maze counterparts of the Maze Escape metrics that apply to a single player, from the
 journal's rows with the player's cells rebuilt by replaying the recorded actions on the embedded
-engine (:func:`maze_envs.view.agimaze_data.replay_steps`):
+engine (:func:`maze_envs.journal.read.agimaze.replay_steps`):
 
-``decisions``       actions sent (the set's ``start`` included);
-``bad_actions``     actions that were not played (an ``error`` was recorded: the labyrinth does
-                    not offer it; in a set: a move while it waits, ``start`` while one runs);
-``wall_moves``      moves into a wall or the monolith (``bumped_wall`` / ``bumped_monolith``),
-                    ``wall_move_rate`` per decision;
-``reversals``       moves straight back the way the previous move came (``left`` after a
-                    ``right`` that moved, ...);
+``setup``, ``policy``, ``run_key``, ``status``  the benchmark arm of the game
+                    (:mod:`.labels`) and how it ended, as for Maze Escape;
+``decisions``       actions sent (the set's ``start`` included); ``fallbacks`` and ``outages``
+                    of them were not the policy's play (:mod:`maze_envs.metrics`);
+``bad_actions``     actions of the policy's play that were not played (an ``error`` was
+                    recorded: the labyrinth does not offer it; in a set: a move while it waits,
+                    ``start`` while one runs);
+``moves_tried``, ``wall_moves``, ``wall_move_rate``  moves of the policy's play that were played;
+                    those into a wall or the monolith (``bumped_wall`` / ``bumped_monolith``);
+                    wall moves / moves tried (:func:`maze_envs.metrics.wall_move_rate`, the
+                    benchmark row's number);
+``reversals``       moves of the policy's play straight back the way the previous move came
+                    (``left`` after a ``right`` that moved, ...);
 ``cells_visited``, ``coverage``, ``revisits``  as for Maze Escape, summed over the labyrinths
                     played (coverage over their cells);
 ``steps``, ``solved`` steps played (actions less those not played and the set's ``start``s) and
@@ -27,11 +33,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
+from maze_envs.agimaze.recording import SET_ENV_ID
+from maze_envs.bench.analysis.labels import game_labels
+from maze_envs.bench.metrics import decision_metrics, status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.view.agimaze_data import SET_ENV_ID, lost_steps, replay_steps
+from maze_envs.journal.read.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
 _OPPOSITE: Final = {"up": "down", "down": "up", "left": "right", "right": "left"}
-_BUMPS: Final = frozenset({"bumped_wall", "bumped_monolith"})
 
 
 @dataclass(frozen=True)
@@ -41,11 +49,18 @@ class AgiMazeMetrics:
     game: int
     env_id: str
     seed: int | None
+    setup: str | None
+    policy: str | None
+    run_key: str | None
+    status: str
     labyrinths: str
     decisions: int
+    fallbacks: int
+    outages: int
     steps: int
     solved: int
     bad_actions: int
+    moves_tried: int
     wall_moves: int
     wall_move_rate: float | None
     reversals: int
@@ -61,32 +76,25 @@ class AgiMazeMetrics:
         return asdict(self)
 
 
-def _not_played(before: dict[str, Any], step: dict[str, Any], is_set: bool) -> bool:
-    """A labyrinth set ignores a move while it waits and a ``start`` while a labyrinth runs."""
-    if not is_set:
-        return False
-    return (step["action"] == "start") != bool(before["waiting"])
-
-
 def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> AgiMazeMetrics:
     """The metrics of one AGI Maze game from its readable turns."""
     steps, labyrinths = replay_steps(info, turns)
     is_set = info.env_id == SET_ENV_ID
-    decisions = len(steps) - 1
-    bad = walls = reversals = revisits = 0
+    bad = reversals = revisits = 0
     seen: dict[int, set[tuple[int, int]]] = {}
     last_move: dict[int, str | None] = {}
     solved_labs: set[int] = set()
     played = 0
+    counted = decision_steps(steps, turns, info)
     for k, step in enumerate(steps):
         lab = step["lab"]
         events = (step.get("formal") or {}).get("events") or []
-        if k > 0 and (step.get("error") or _not_played(steps[k - 1], step, is_set)):
-            bad += 1
-        elif k > 0 and step["action"] != "start":
-            played += 1
-        if any(e in _BUMPS for e in events):
-            walls += 1
+        own = k == 0 or counted[k - 1].status == "ok"  # the policy's play, not a fallback
+        if k > 0:
+            if not_played(steps[k - 1], step, is_set):
+                bad += own
+            elif step["action"] != "start":
+                played += 1
         if lab < 0 or step["pos"] is None:
             continue
         board = labyrinths[lab]
@@ -94,10 +102,10 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
         inside = 0 <= cell[0] < board["rows"] and 0 <= cell[1] < board["cols"]
         visited = seen.setdefault(lab, set())
         if k > 0 and "moved" in events and step["action"] in _OPPOSITE:
-            if last_move.get(lab) == _OPPOSITE[step["action"]]:
+            if last_move.get(lab) == _OPPOSITE[step["action"]] and own:
                 reversals += 1
             last_move[lab] = step["action"]
-            if inside and cell in visited:
+            if inside and cell in visited and own:
                 revisits += 1
         if inside:
             visited.add(cell)
@@ -107,17 +115,26 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
     area = sum(labyrinths[lab]["rows"] * labyrinths[lab]["cols"] for lab in seen)
     names = [lab["name"] for lab in labyrinths if lab is not None]
     lost = lost_steps(steps, labyrinths)
+    counts = decision_metrics(counted, escape=False)
+    labels = game_labels(info.meta)
     return AgiMazeMetrics(
         game=info.id,
         env_id=info.env_id,
         seed=info.seed,
+        setup=labels.setup,
+        policy=labels.policy,
+        run_key=labels.run_key,
+        status=status_from_outcome(info.outcome, counts["outages"]),
         labyrinths=names[0] if len(names) == 1 else f"{len(names)} labyrinths",
-        decisions=decisions,
+        decisions=counts["decisions"],
+        fallbacks=counts["fallbacks"],
+        outages=counts["outages"],
         steps=played,
         solved=len(solved_labs),
         bad_actions=bad,
-        wall_moves=walls,
-        wall_move_rate=walls / decisions if decisions else None,
+        moves_tried=counts["moves_tried"],
+        wall_moves=counts["wall_moves"],
+        wall_move_rate=counts["wall_move_rate"],
         reversals=reversals,
         cells_visited=cells,
         coverage=cells / area if area else None,

@@ -21,7 +21,8 @@ from maze_envs.bench.analysis.agimaze_metrics import AgiMazeMetrics, agimaze_met
 from maze_envs.bench.analysis.escape_metrics import AgentMetrics, game_metrics
 from maze_envs.bench.analysis.generic_metrics import GenericMetrics, generic_metrics
 from maze_envs.journal import Journal, JournalError
-from maze_envs.view.tracks import escape_track, is_escape_game, read_turns
+from maze_envs.journal.read.tracks import escape_track, is_escape_game
+from maze_envs.journal.read.turns import read_turns
 
 
 @dataclass

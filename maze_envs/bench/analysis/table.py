@@ -12,11 +12,16 @@ from maze_envs.bench.analysis.analyze import Analysis
 #: (column, heading, format) of the Maze Escape table; the CSV holds every field.
 ESCAPE_COLUMNS: Final = (
     ("game", "game", "{}"),
+    ("setup", "setup", "{}"),
+    ("agent_policy", "policy", "{}"),
     ("seed", "seed", "{}"),
     ("size", "size", "{}"),
     ("agent", "agent", "{}"),
+    ("status", "status", "{}"),
     ("turns", "turns", "{}"),
     ("team_success", "team", "{}"),
+    ("fallbacks", "fb", "{}"),
+    ("outages", "out", "{}"),
     ("wall_move_rate", "wall%", "{:.1%}"),
     ("reversals", "rev", "{}"),
     ("reversals_after_rise", "rev^", "{}"),
@@ -33,9 +38,14 @@ ESCAPE_COLUMNS: Final = (
 )
 AGIMAZE_COLUMNS: Final = (
     ("game", "game", "{}"),
+    ("setup", "setup", "{}"),
+    ("policy", "policy", "{}"),
     ("seed", "seed", "{}"),
     ("labyrinths", "labyrinth", "{}"),
+    ("status", "status", "{}"),
     ("decisions", "actions", "{}"),
+    ("fallbacks", "fb", "{}"),
+    ("outages", "out", "{}"),
     ("steps", "steps", "{}"),
     ("solved", "solved", "{}"),
     ("bad_actions", "bad", "{}"),
@@ -67,7 +77,10 @@ GENERIC_LEGEND: Final = (
     "reward; term/trunc whether a step ended it so; obs distinct observations it was given"
 )
 LEGEND: Final = (
-    "wall% moves into walls per decision; rev reversals, rev^ of them right after a move that "
+    "setup, policy the benchmark arm (the team row: the arm's policy; - outside a benchmark); "
+    "status how the game ended (ok, error, outage, stopped); fb, out fallback and outage "
+    "decisions (not the policy's play: in no other column); wall% moves into walls / moves "
+    "tried (STAY excluded); rev reversals, rev^ of them right after a move that "
     "raised the distance reading (- without sensor); stay STAY moves; on-exit turns on the exit "
     "after reaching it; copied 40+ character passages copied from a colocated teammate's "
     "notebook; radio messages sent, xy with coordinates, framed of those naming whose frame; "

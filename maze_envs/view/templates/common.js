@@ -240,6 +240,10 @@ function header(D) {
   const verdict = el("span", {class: D.verified ? "ok" : "bad"}, D.verification);
   meta.append(D.summary.join(" · "), " · ", verdict);
   if (D.problem) meta.append(" · ", el("span", {class: "bad"}, "drawn up to " + D.problem));
+  // per-decision metrics, computed by maze_envs.metrics (the benchmark's and analysis's numbers)
+  if (D.metrics_text && D.metrics_text.length) {
+    meta.append(el("div", {class: "metrics"}, D.metrics_text.join(" · ")));
+  }
   if (D.meta && Object.keys(D.meta).length) {
     meta.append(details("game settings (runner meta)", valueNode(D.meta, 0)));
   }

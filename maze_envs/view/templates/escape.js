@@ -138,8 +138,6 @@ function viewer(D) {
     return ["N", "E", "S", "W"].map((d) => d + " " + obs.edges[d].replace("_", " ")).join(", ");
   }
 
-  function tenths(v) { return v === null || v === undefined ? null : (v / 10).toFixed(1) + " cells"; }
-
   function sparkline(a, t) {
     const w = 320, h = 46;
     const c = el("canvas", {class: "spark", width: w, height: h, title: "path distance to the exit over the game"});
@@ -221,15 +219,8 @@ function viewer(D) {
         ["landmark", obs.landmark],
         ["turn", obs.turn + " (" + obs.turns_left + " left)"],
       ];
-      if (obs.distance_to_exit !== null && obs.distance_to_exit !== undefined) {
-        rows.push(["distance to exit", tenths(obs.distance_to_exit) + " straight line"]);
-        for (const [mate, v] of Object.entries(obs.distance_to_teammates || {})) rows.push(["distance to " + mate, tenths(v)]);
-      }
-      if (obs.position) rows.push(["coordinates", "[" + obs.position.join(", ") + "] (" + D.frame + " frame, x east, y north)"]);
-      if (obs.trail) rows.push(["trail", obs.trail.length ? obs.trail.map((p) => "[" + p.join(",") + "]").join(" → ")
-        + "  (ends with last turn's cell)" : "(empty)"]);
-      if (obs.colocated_with) rows.push(["on this cell", obs.colocated_with.length ? obs.colocated_with.join(", ") : "nobody"]);
-      if (obs.used_exits) rows.push(["edges used", obs.used_exits.length ? obs.used_exits.join(", ") : "none"]);
+      // the optional features' rows, worded by each feature (maze_envs/escape/features)
+      for (const [label, text] of (D.panels && D.panels[a][t]) || []) rows.push([label, text]);
       rows.push(["last move", la.move]);
       rows.push(["last notebook edit", la.notebook + (la.notebook_reason ? ": " + la.notebook_reason : "")]);
       rows.push(["last radio", la.radio + (la.radio_reason ? ": " + la.radio_reason : "")

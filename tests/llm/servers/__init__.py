@@ -9,6 +9,7 @@ with serve() as server:
 """
 
 from tests.llm.servers.app import PATHS, LoopbackServer, serve
+from tests.llm.servers.llamacpp import LlamaCpp
 from tests.llm.servers.quirks import QUIRKS, quirk_payload
 from tests.llm.servers.script import (
     Hang,
@@ -27,6 +28,7 @@ __all__ = [
     "QUIRKS",
     "Hang",
     "HttpError",
+    "LlamaCpp",
     "LoopbackServer",
     "RawBody",
     "RecordedRequest",

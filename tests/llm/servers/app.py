@@ -4,6 +4,11 @@ One server answers every protocol at its usual path (``/v1/chat/completions``,
 ``/v1/responses``, ``/v1/messages``, ``/api/chat``), so ``server.openai_base_url`` (``.../v1``),
 ``server.url`` (Anthropic, Ollama) all point at it. Each request takes the next scripted step
 (see :mod:`tests.llm.servers.script`) and is recorded in ``server.requests``.
+
+``server.behave_like_llama_cpp(LlamaCpp(...))`` makes its Chat Completions endpoint behave like
+llama.cpp's server (:mod:`tests.llm.servers.llamacpp`: tools ignored, ``json_schema`` refused
+with HTTP 500, ``max_tokens`` honoured and ``max_completion_tokens`` not, context-length errors,
+``/props`` and a tokenizer); requests to those side routes go to ``server.info_requests``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.llm.servers import llamacpp
+from tests.llm.servers.llamacpp import LlamaCpp
 from tests.llm.servers.protocols import render_error, render_reply
 from tests.llm.servers.script import (
     Hang,
@@ -46,6 +53,8 @@ class LoopbackServer:
 
     def __init__(self) -> None:
         self.script = Script()
+        self.llama: LlamaCpp | None = None
+        self.info_requests: list[RecordedRequest] = []
         self._closing = threading.Event()
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the listening
         # socket says TCP; without it Nagle holds each reply's body for the client's delayed ACK
@@ -57,6 +66,8 @@ class LoopbackServer:
         self.port: int = self._socket.getsockname()[1]
         routes = [Route(path, self._handle, methods=["POST"]) for path in PATHS]
         routes.append(Route("/api/version", self._version, methods=["GET"]))
+        for path in ("/props", "/v1/models", "/tokenize", "/extras/tokenize/count"):
+            routes.append(Route(path, self._info, methods=["GET", "POST"]))
         app = Starlette(routes=routes)
         config = uvicorn.Config(
             app,
@@ -122,8 +133,14 @@ class LoopbackServer:
         self.script.responder = responder
 
     def reset(self) -> None:
-        """Forget the script, the responder and the request log."""
+        """Forget the script, the responder, the request logs and any llama.cpp behaviour."""
         self.script.clear()
+        self.info_requests.clear()
+        self.llama = None
+
+    def behave_like_llama_cpp(self, server: LlamaCpp | None = None) -> None:
+        """Answer Chat Completions the way llama.cpp's server does (see the module docstring)."""
+        self.llama = server if server is not None else LlamaCpp()
 
     def bodies(self, protocol: str | None = None) -> list[Any]:
         """The JSON bodies received (of one protocol)."""
@@ -133,6 +150,28 @@ class LoopbackServer:
 
     async def _version(self, request: Request) -> Response:
         return JSONResponse({"version": "0.12.0"})
+
+    async def _info(self, request: Request) -> Response:
+        """llama.cpp's side routes: ``/props``, ``/v1/models``, the tokenizers (404 otherwise)."""
+        raw = await request.body()
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        path = request.url.path
+        self.info_requests.append(RecordedRequest(request.method, path, headers, raw, body))
+        llama = self.llama
+        answer: Any = None
+        if llama is not None and path == "/props" and llama.props:
+            answer = llamacpp.props(llama)
+        elif llama is not None and path == "/v1/models":
+            answer = {"object": "list", "data": [{"id": "model.gguf", "object": "model"}]}
+        elif llama is not None:
+            answer = llamacpp.tokenize(llama, path, body)
+        if answer is None:
+            return JSONResponse({"detail": "Not Found"}, 404)
+        return JSONResponse(answer)
 
     async def _wait(self, seconds: float) -> None:
         """Sleep up to ``seconds``, ending early when the server shuts down."""
@@ -157,6 +196,23 @@ class LoopbackServer:
             body,
         )
         protocol = protocol_of(recorded.path)
+        llama = self.llama if protocol == "openai-chat" and isinstance(body, dict) else None
+        if llama is not None and isinstance(body, dict):
+            refused = llamacpp.refusal(body, llama)
+            if refused is not None:  # refused before the model runs: no scripted step used
+                self.script.record(recorded)
+                return await self._answer(protocol, refused, body, False)
+            seen = RecordedRequest(
+                recorded.method,
+                recorded.path,
+                recorded.headers,
+                recorded.raw,
+                llamacpp.without_tools(body),
+            )
+            step = self.script.next_step(recorded, seen)
+            if isinstance(step, Reply):
+                step = llamacpp.as_served(step, body)
+            return await self._answer(protocol, step, body, False)
         step = self.script.next_step(recorded)
         stream = (
             isinstance(body, dict)
@@ -168,9 +224,17 @@ class LoopbackServer:
         )
         return await self._answer(protocol, step, body, stream)
 
-    def _error(self, protocol: str, status: int, message: str, retry_after: Any = None) -> Response:
+    def _error(
+        self,
+        protocol: str,
+        status: int,
+        message: str,
+        retry_after: Any = None,
+        code: str | None = None,
+    ) -> Response:
         headers = {} if retry_after is None else {"retry-after": str(retry_after)}
-        return JSONResponse(render_error(protocol, status, message), status, headers=headers)
+        body = render_error(protocol, status, message, code)
+        return JSONResponse(body, status, headers=headers)
 
     async def _answer(self, protocol: str, step: Step, body: Any, stream: bool) -> Response:
         if isinstance(step, Reply):
@@ -184,7 +248,7 @@ class LoopbackServer:
             except ValueError as error:
                 return self._error(protocol, 400, f"loopback script error: {error}")
         if isinstance(step, HttpError):
-            return self._error(protocol, step.status, step.message, step.retry_after)
+            return self._error(protocol, step.status, step.message, step.retry_after, step.code)
         if isinstance(step, Hang):
             await self._wait(step.seconds)
             if step.then is None:

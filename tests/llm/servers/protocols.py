@@ -63,7 +63,8 @@ def render_reply(protocol: str, reply: Reply, body: Any) -> dict[str, Any]:
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": "tool_calls" if reply.tool_arguments is not None else "stop",
+                    "finish_reason": reply.finish_reason
+                    or ("tool_calls" if reply.tool_arguments is not None else "stop"),
                 }
             ],
             "usage": {
@@ -193,11 +194,14 @@ _ANTHROPIC_ERRORS = {
 }
 
 
-def render_error(protocol: str, status: int, message: str) -> dict[str, Any]:
-    """The provider's error body for ``status``."""
+def render_error(
+    protocol: str, status: int, message: str, code: str | None = None
+) -> dict[str, Any]:
+    """The provider's error body for ``status`` (``code``: the OpenAI error code to send)."""
     if protocol in ("openai-chat", "openai-responses"):
-        kind, code = _OPENAI_ERRORS.get(status, ("invalid_request_error", None))
-        return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        kind, default = _OPENAI_ERRORS.get(status, ("invalid_request_error", None))
+        body = {"message": message, "type": kind, "param": None, "code": code or default}
+        return {"error": body}
     if protocol == "anthropic":
         kind = _ANTHROPIC_ERRORS.get(
             status, "api_error" if status >= 500 else "invalid_request_error"

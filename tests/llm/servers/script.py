@@ -30,6 +30,7 @@ class Reply:
     cache_write_tokens: int = 0
     model: str | None = None  # default: the model the request named
     delay_s: float = 0.0
+    finish_reason: str | None = None  # default: what the protocol says for the reply's parts
 
     def tool_input_object(self) -> dict[str, Any]:
         """The tool arguments as a JSON object (Anthropic and Ollama send objects, not text)."""
@@ -47,6 +48,7 @@ class HttpError:
     status: int
     retry_after: float | str | None = None
     message: str = "scripted failure"
+    code: str | None = None  # the OpenAI error code, e.g. "context_length_exceeded"
 
 
 @dataclass(frozen=True)
@@ -139,14 +141,21 @@ class Script:
         with self._lock:
             return len(self._steps)
 
-    def next_step(self, request: RecordedRequest) -> Step:
+    def record(self, request: RecordedRequest) -> None:
+        """Log ``request`` without answering it from the script (a server-side refusal)."""
+        with self._lock:
+            self.requests.append(request)
+
+    def next_step(self, request: RecordedRequest, seen: RecordedRequest | None = None) -> Step:
+        """The step answering ``request`` (recorded); a responder gets ``seen`` when given
+        (the request as the model sees it, e.g. without the tools a server drops)."""
         with self._lock:
             self.requests.append(request)
             if self._steps:
                 return self._steps.popleft()
             responder = self.responder
         if responder is not None:
-            return responder(request)
+            return responder(seen or request)
         return HttpError(
             400, message="loopback server: the script has no step left for this request"
         )

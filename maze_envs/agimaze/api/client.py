@@ -1,6 +1,6 @@
-"""Client of the AGI Maze HTTP API (standard library only), and the env's HTTP backend.
+"""Client of the AGI Maze HTTP API (standard library only).
 
-:class:`AgiMazeClient` speaks the public API (see :mod:`maze_envs.agimaze.protocol`) to the real
+:class:`AgiMazeClient` speaks the public API (see :mod:`maze_envs.agimaze.api.protocol`) to the real
 service or to ``maze-envs agimaze serve``. It keeps one HTTP/1.1 connection open and reconnects
 when it drops.
 
@@ -41,19 +41,8 @@ import io
 import json
 import time
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final
-
-import gymnasium as gym
-
-from maze_envs.agimaze.backends import (
-    EpisodeStart,
-    StepOutcome,
-    ordered_actions,
-    rejected_action,
-)
-from maze_envs.agimaze.spaces import MAP_MAX_LENGTH, clean_text
-from maze_envs.agimaze.types import BOMB_ACTIONS, DIRECTIONS, LOOK_ACTIONS
 
 RETRY_STATUSES: Final = frozenset({502, 503, 504})
 #: Largest reply body read (real replies are a few KiB; a map of the largest board ~33 KiB).
@@ -102,7 +91,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        remaining = self._connection.deadline - time.monotonic()
+        remaining = self._connection.deadline - self._connection.clock()
         if remaining <= 0:
             raise TimeoutError("the call's deadline passed while reading the reply")
         self._sock.settimeout(remaining)
@@ -134,6 +123,8 @@ class _DeadlineMixin:
     """
 
     deadline: float = float("inf")
+    #: the clock of ``deadline`` (the client's)
+    clock: Callable[[], float] = staticmethod(time.monotonic)
 
     def _response(self, sock: Any, debuglevel: int = 0, method: str | None = None) -> Any:
         return http.client.HTTPResponse(
@@ -190,7 +181,24 @@ def _require(where: str, body: dict[str, Any], fields: dict[str, type | tuple[ty
             )
 
 
-def _str_list(value: Any) -> list[str]:
+def _retryable_failure(where: str, status: int, raw: bytes, tried: str) -> AgiMazeAPIError:
+    """The error of a 502/503/504 answer: its JSON body when it has one (``server_full`` says
+    how many sessions are unfinished and when to retry), else the raw page."""
+    try:
+        body: Any = json.loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        detail = body.get("detail", "")
+        return AgiMazeAPIError(
+            f"{where}: HTTP {status} {body['error']} after {tried}: {detail}", status, body
+        )
+    text = raw[:200].decode("utf-8", "replace")
+    return AgiMazeAPIError(f"{where}: HTTP {status} after {tried}: {text}", status, raw)
+
+
+def str_list(value: Any) -> list[str]:
+    """The strings of a JSON list (nothing for anything else)."""
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
@@ -204,6 +212,9 @@ class AgiMazeClient:
             made only while the deadline allows.
         backoff: seconds before the first retry; doubled for each further one.
         sleep: the function used to wait between retries (injectable for tests).
+        clock: the time source of the deadline (injectable for tests: a fake clock makes a
+            deadline pass without waiting; each socket wait is still bounded by what is left
+            of the deadline on that clock).
     """
 
     def __init__(
@@ -213,6 +224,7 @@ class AgiMazeClient:
         retries: int = 3,
         backoff: float = 0.25,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in {"http", "https"} or not parsed.hostname:
@@ -234,6 +246,7 @@ class AgiMazeClient:
         self.retries = retries
         self.backoff = float(backoff)
         self._sleep = sleep
+        self._clock = clock
         self._conn: _HTTPConnection | _HTTPSConnection | None = None
 
     # -- public API ---------------------------------------------------------------------------
@@ -252,7 +265,7 @@ class AgiMazeClient:
         payload = {"path": path, "seed": seed, "client": "api", "agent": agent}
         body = self._call("POST", "/api/start", payload, retry=True)
         _require("/api/start", body, {"id": str, "actions": list, "text": str})
-        if not body["id"] or not _str_list(body["actions"]):
+        if not body["id"] or not str_list(body["actions"]):
             raise AgiMazeProtocolError(
                 f"/api/start reply for {path!r} has no session id or lists no action names: "
                 f"{json.dumps(body)[:200]}",
@@ -304,11 +317,12 @@ class AgiMazeClient:
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        remaining = deadline - time.monotonic()
+        remaining = deadline - self._clock()
         if remaining <= 0:
             raise TimeoutError("no time left")
         conn = self._connection(remaining)
         conn.deadline = deadline
+        conn.clock = self._clock
         try:
             conn.request(method, self._prefix + path, body=data, headers=headers)
             response = conn.getresponse()
@@ -329,14 +343,14 @@ class AgiMazeClient:
     ) -> dict[str, Any]:
         data = None if payload is None else json.dumps(payload).encode()
         url = self.base_url + path
-        deadline = time.monotonic() + self.timeout
+        deadline = self._clock() + self.timeout
         attempts = 1 + (self.retries if retry else 0)
         failure: AgiMazeAPIError | None = None
         attempt = 0
         while attempt < attempts:
             if attempt:
                 wait = self.backoff * 2 ** (attempt - 1)
-                if time.monotonic() + wait >= deadline:
+                if self._clock() + wait >= deadline:
                     break  # no time left for another attempt
                 self._sleep(wait)
             attempt += 1
@@ -356,10 +370,7 @@ class AgiMazeClient:
                 )
                 continue
             if status in RETRY_STATUSES:  # by status alone: proxies send HTML bodies
-                text = raw[:200].decode("utf-8", "replace")
-                failure = AgiMazeAPIError(
-                    f"{method} {url}: HTTP {status} after {tried}: {text}", status, raw
-                )
+                failure = _retryable_failure(f"{method} {url}", status, raw, tried)
                 continue
             body = _decode(method, url, status, raw)
             if status >= 400 and not (status == 400 and body.get("error") == "bad_action"):
@@ -373,183 +384,3 @@ class AgiMazeClient:
         if failure is None:  # the deadline passed before the first attempt could be made
             failure = AgiMazeTimeoutError(f"{method} {url}: no time left within {self.timeout} s")
         raise failure
-
-
-def _may_have_been_applied(exc: AgiMazeAPIError) -> bool:
-    """Whether a failed step could still have been applied by the server.
-
-    A definite error answer (4xx) means it was not; no answer, a broken answer or a server
-    error (5xx) leaves it open.
-    """
-    if isinstance(exc, (AgiMazeTimeoutError, AgiMazeConnectionError, AgiMazeProtocolError)):
-        return True
-    return exc.status is None or exc.status >= 500
-
-
-def expected_actions(path: str) -> list[str]:
-    """The action names a pack path's labyrinths offer, as the public pack layout implies.
-
-    The four moves everywhere; ``look_*`` under ``EXTENDED/flashlight`` and ``bomb_*`` under
-    ``EXTENDED/grenades`` (both for ``EXTENDED`` itself, which spans every family).
-
-    >>> expected_actions("TRAINING/S0-keys/STAGE-01")
-    ['up', 'down', 'left', 'right']
-    >>> expected_actions("EXTENDED/grenades/STAGE-01-4x4")[-1]
-    'bomb_right'
-    """
-    norm = path.strip("/")
-    names: list[str] = list(DIRECTIONS)
-    for family, extra in (("flashlight", LOOK_ACTIONS), ("grenades", BOMB_ACTIONS)):
-        below = f"EXTENDED/{family}"
-        if norm == "EXTENDED" or norm == below or norm.startswith(below + "/"):
-            names += extra
-    return names
-
-
-class HttpBackend:
-    """The :class:`~maze_envs.agimaze.env.AgiMazeEnv` backend that plays over the HTTP API.
-
-    Nothing is sent at construction: each episode is one session, started by :meth:`start`
-    (``POST /api/start`` with the pack path, the seed drawn from the env's reset seed,
-    ``client="api"`` and the agent name), then one ``POST /api/step`` per action with ``seq``
-    1, 2, 3, ... A ``bad_action`` answer becomes an observation (see the env's Action Space).
-    Texts are passed through :func:`~maze_envs.agimaze.spaces.clean_text`.
-
-    ``actions`` is the action list the env exposes (its action space is fixed before any
-    session exists): ``actions=`` or :func:`expected_actions` of the path. The start reply's
-    list is authoritative for what the server accepts; a name it offers that the env lacks is
-    warned about once.
-
-    A step that fails after it may have been applied (no answer, a broken answer, a 5xx) is
-    remembered. The next :meth:`step` first resends it with the *same* ``seq`` (the server
-    replays its reply if it was applied, or applies it now), so every step is applied exactly
-    once and the env's step count always equals the server's: when the next action is the same
-    one, that resend *is* the step; when it is another action, the resolved step is counted
-    (``StepOutcome.steps_used``) and the new action is sent with the next ``seq`` (unless the
-    resolved step won the game). Reward shaping does not see the events of such a lost step.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        path: str,
-        *,
-        agent: str = "maze-envs",
-        timeout: float = 30.0,
-        retries: int = 3,
-        actions: Sequence[str] | None = None,
-        client: AgiMazeClient | None = None,
-    ) -> None:
-        if actions is not None:
-            if isinstance(actions, str) or not all(isinstance(a, str) and a for a in actions):
-                raise ValueError(f"actions= is a list of action names, got {actions!r}")
-            if not actions:
-                raise ValueError("actions= needs at least one action name")
-        self.client = client or AgiMazeClient(base_url, timeout=timeout, retries=retries)
-        self.path = path
-        self.agent = agent
-        self.actions = ordered_actions(actions) if actions is not None else expected_actions(path)
-        self.open_map = path.startswith("TUTORIAL")
-        self.session_id: str | None = None
-        self._seq = 0
-        #: (seq, action) of a step that failed after it may have been applied
-        self._pending: tuple[int, str] | None = None
-        #: steps the server applied that no outcome has reported yet
-        self._unreported = 0
-        self._warned: set[str] = set()
-        self._map = ""
-        self._inventory: dict[str, Any] = {}
-
-    def start(self, seed: int) -> EpisodeStart:
-        body = self.client.start(self.path, seed, self.agent)
-        self.session_id = str(body["id"])
-        self._seq = 0
-        self._pending = None
-        self._unreported = 0
-        offered = _str_list(body.get("actions"))
-        unknown = [a for a in offered if a not in self.actions and a not in self._warned]
-        if unknown:
-            self._warned.update(unknown)
-            gym.logger.warn(
-                f"the server offers actions {unknown} for {self.path!r} that this env's action "
-                f"space ({self.actions}) lacks; pass actions=[...] to AgiMazeEnv to use them"
-            )
-        meta = body.get("task_meta")
-        max_steps = meta.get("max_steps") if isinstance(meta, dict) else None
-        info = body.get("info")
-        name = info.get("path") if isinstance(info, dict) else None
-        formal = self._formal(body)
-        return EpisodeStart(
-            name=name if isinstance(name, str) else self.path,
-            actions=offered,
-            max_steps=max_steps if type(max_steps) is int and max_steps > 0 else None,
-            open_map=self.open_map,
-            text=clean_text(body.get("text")),
-            formal=formal,
-            map=self._remember_map(body),
-        )
-
-    def step(self, action: str) -> StepOutcome:
-        if self.session_id is None:
-            raise RuntimeError("HttpBackend.step before start")
-        if self._pending is not None:
-            seq, earlier = self._pending
-            resolved = self._outcome(earlier, self._send(seq, earlier))
-            self._pending = None
-            if earlier == action or resolved.won:  # a retry of that step, or the game is over
-                return self._report(resolved)
-            self._unreported += resolved.steps_used
-        self._seq += 1
-        return self._report(self._outcome(action, self._send(self._seq, action)))
-
-    def render(self) -> str:
-        return self._map
-
-    def close(self) -> None:
-        self.client.close()
-
-    # -- internals ------------------------------------------------------------------------------
-
-    def _send(self, seq: int, action: str) -> dict[str, Any]:
-        assert self.session_id is not None
-        try:
-            return self.client.step(self.session_id, action, seq)
-        except AgiMazeAPIError as exc:
-            if _may_have_been_applied(exc):
-                self._pending = (seq, action)
-            raise
-
-    def _report(self, outcome: StepOutcome) -> StepOutcome:
-        outcome.steps_used += self._unreported
-        self._unreported = 0
-        return outcome
-
-    def _outcome(self, action: str, body: dict[str, Any]) -> StepOutcome:
-        if body.get("error") == "bad_action":
-            return rejected_action(action, _str_list(body.get("allowed")), dict(self._inventory))
-        return StepOutcome(
-            clean_text(body.get("text")),
-            self._formal(body),
-            body.get("done") is True,
-            self._remember_map(body),
-        )
-
-    def _remember_map(self, body: dict[str, Any]) -> str | None:
-        self._map = clean_text(body.get("map"), MAP_MAX_LENGTH)
-        return self._map if self.open_map else None
-
-    def _formal(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The reply's formal dict with every field of the documented type (defaults if not)."""
-        raw = body.get("formal")
-        formal: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        inventory = body.get("inventory", formal.get("inventory"))
-        self._inventory = inventory if isinstance(inventory, dict) else {}
-        status, observe = formal.get("status"), formal.get("observe")
-        details = formal.get("details")
-        return {
-            "status": status if isinstance(status, str) else "blocked",
-            "observe": observe if isinstance(observe, str) else "other",
-            "events": _str_list(formal.get("events", body.get("events"))),
-            "inventory": dict(self._inventory),
-            "details": details if isinstance(details, dict) else {},
-        }

@@ -1,11 +1,22 @@
 """The logic of the AGI Maze HTTP API, independent of the web framework.
 
-:class:`AgiMazeService` answers each endpoint with a :data:`~maze_envs.agimaze.sessions.Reply`
-(HTTP status, JSON body); :mod:`maze_envs.agimaze.server` puts it behind Starlette. The rules
+:class:`AgiMazeService` answers each endpoint with a :data:`~maze_envs.agimaze.api.sessions.Reply`
+(HTTP status, JSON body); :mod:`maze_envs.agimaze.api.server` puts it behind Starlette. The rules
 it applies where the public service is silent are listed in the server's module docstring.
 
+Sessions: a session is *finished* once its game is won or its step budget is spent (the
+labyrinth's reference ``max_steps``, which the public harnesses treat as hard; a labyrinth
+without one finishes only when won). The server still answers steps of a finished session (it
+does not enforce ``max_steps``), but when a start finds ``max_sessions`` live sessions the
+least recently used finished one is evicted. It leaves a :class:`RetiredGame` (its last
+:data:`RETIRED_REPLIES` replies and a snapshot), so a resend of its final step with the same
+``seq`` still gets the stored reply. Unfinished sessions are never evicted
+(:mod:`~maze_envs.agimaze.api.sessions`).
+
 Memory: a labyrinth played by many sessions is loaded and compiled once (:class:`Board`, kept in
-a bounded cache), and each session keeps only its engine state, a lock and its seq replies.
+a bounded cache of :data:`BOARD_CACHE_SIZE`), and each session keeps only its engine state, a
+lock and its seq replies (at most 64, as JSON bytes). The bound per session and the ceiling of
+the default limits are measured by ``benchmarks/agimaze_server_bench.py`` (README, "HTTP API").
 
 Example:
     >>> import json
@@ -28,20 +39,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
+import orjson
 from pydantic import BaseModel, ValidationError
 
-from maze_envs.agimaze import protocol
-from maze_envs.agimaze.backends import reference_max_steps
-from maze_envs.agimaze.compiled import CompiledLabyrinth
-from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
-from maze_envs.agimaze.formal import inventory
-from maze_envs.agimaze.mapfmt import render_map
-from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
-from maze_envs.agimaze.sessions import (
+from maze_envs.agimaze.api import protocol
+from maze_envs.agimaze.api.sessions import (
     Reply,
     SeqConflictError,
     SeqReplay,
@@ -50,6 +57,12 @@ from maze_envs.agimaze.sessions import (
     StaleSeqError,
     UnknownSessionError,
 )
+from maze_envs.agimaze.backends import reference_max_steps
+from maze_envs.agimaze.compiled import CompiledLabyrinth
+from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
+from maze_envs.agimaze.formal import inventory
+from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
 from maze_envs.agimaze.types import Bundle
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -57,6 +70,8 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 Resolver = Callable[[str, np.random.Generator | None], tuple[str, Bundle]]
 #: Distinct labyrinths kept compiled (each a few KiB to a few tens of KiB).
 BOARD_CACHE_SIZE: Final = 1024
+#: Replies an evicted finished session keeps for resends (its final step and the one before).
+RETIRED_REPLIES: Final = 2
 
 
 @dataclass(eq=False)
@@ -80,6 +95,14 @@ class GameSession:
     engine: AgiMazeEngine
     lock: threading.Lock = field(default_factory=threading.Lock)
     replay: SeqReplay = field(default_factory=SeqReplay)
+    #: set when evicted: a request that got this session just before answers from the stand-in
+    retired: RetiredGame | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Won, or its step budget (the reference ``max_steps``) spent."""
+        budget = self.board.max_steps
+        return self.engine.done or (budget is not None and self.engine.steps >= budget)
 
     def map_text(self) -> str:
         board, state = self.board, self.engine.state
@@ -90,6 +113,60 @@ class GameSession:
         if shown is None:
             shown = board.public_maps[state.pos] = render_map(lab, state, reveal=False)
         return shown
+
+    def snapshot(self, session_id: str) -> dict[str, Any]:
+        """The ``GET /api/session`` body (the caller holds the lock)."""
+        engine = self.engine
+        return {
+            "id": session_id,
+            "path": self.board.name,
+            "actions": engine.actions,
+            "map": self.map_text(),
+            "inventory": inventory(engine.state),
+            "steps": engine.steps,
+            "done": engine.done,
+            "max_steps": self.board.max_steps,
+        }
+
+    def retire(self) -> RetiredGame:
+        """The stand-in kept once this finished session is evicted (takes the lock)."""
+        with self.lock:
+            self.retired = RetiredGame(
+                won=self.engine.done,
+                steps=self.engine.steps,
+                max_steps=self.board.max_steps,
+                snapshot=bytes(memoryview(orjson.dumps(self.snapshot("")))),  # no 4 KiB buffer
+                replay=self.replay.tail(RETIRED_REPLIES),
+                lock=self.lock,  # one lock for both: a racing request sees one replay
+            )
+            return self.retired
+
+
+@dataclass(eq=False, slots=True)
+class RetiredGame:
+    """What an evicted finished session keeps: its last replies (for resends) and a snapshot."""
+
+    won: bool
+    steps: int
+    max_steps: int | None
+    #: the snapshot body as JSON bytes (with an empty id)
+    snapshot: bytes
+    replay: SeqReplay
+    lock: threading.Lock
+
+    def refuse_new_step(self) -> Reply:
+        """The answer to a new ``seq``: the game is over and only resends are answered."""
+        why = "was won" if self.won else f"spent its step budget ({self.steps} of {self.max_steps})"
+        return error(
+            "game_over",
+            f"this session's game is over: it {why} and the session was evicted to make room "
+            f"for new ones, keeping only its last {RETIRED_REPLIES} replies for resends with "
+            "their seq; start a new session",
+        )
+
+
+def _retire(session: GameSession | RetiredGame) -> GameSession | RetiredGame:
+    return session.retire() if isinstance(session, GameSession) else session
 
 
 def root_resolver(root: str | Path) -> Resolver:
@@ -133,8 +210,8 @@ class AgiMazeService:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.resolver = resolver
-        self.sessions: SessionStore[GameSession] = SessionStore(
-            max_sessions=max_sessions, ttl_seconds=ttl_seconds, clock=clock
+        self.sessions: SessionStore[GameSession | RetiredGame] = SessionStore(
+            max_sessions=max_sessions, ttl_seconds=ttl_seconds, clock=clock, retire=_retire
         )
         self._boards: OrderedDict[str, Board] = OrderedDict()
         self._boards_lock = threading.Lock()
@@ -161,6 +238,7 @@ class AgiMazeService:
         except SessionLimitError as exc:
             status, body = error("server_full", str(exc))
             body["retry_after"] = max(1, math.ceil(exc.retry_after))
+            body["unfinished"] = exc.unfinished
             return status, body
         body = {
             "id": session_id,
@@ -194,14 +272,25 @@ class AgiMazeService:
         except UnknownSessionError as exc:
             return error("unknown_session", str(exc))
         with session.lock:
+            current: GameSession | RetiredGame = session
+            if isinstance(session, GameSession) and session.retired is not None:
+                current = session.retired  # evicted since we got it
+            if isinstance(current, RetiredGame):
+                compute: Callable[[], Reply] = current.refuse_new_step
+                finished_before = True
+            else:
+                compute = partial(self._play, current, request)
+                finished_before = current.finished
             try:
-                return session.replay.handle(
-                    request.seq, request.action, lambda: self._play(session, request)
-                )
+                reply = current.replay.handle(request.seq, request.action, compute)
             except StaleSeqError as exc:
                 return error("stale_seq", str(exc))
             except SeqConflictError as exc:
                 return error("seq_conflict", str(exc))
+            finished_now = isinstance(current, GameSession) and current.finished
+        if finished_now and not finished_before:  # outside the session's lock (lock order)
+            self.sessions.finish(request.id)
+        return reply
 
     def snapshot(self, session_id: str | None) -> Reply:
         if not session_id:
@@ -213,18 +302,10 @@ class AgiMazeService:
             session = self.sessions.get(session_id)
         except UnknownSessionError as exc:
             return error("unknown_session", str(exc))
+        if isinstance(session, RetiredGame):
+            return 200, orjson.loads(session.snapshot) | {"id": session_id}
         with session.lock:
-            engine = session.engine
-            return 200, {
-                "id": session_id,
-                "path": session.board.name,
-                "actions": engine.actions,
-                "map": session.map_text(),
-                "inventory": inventory(engine.state),
-                "steps": engine.steps,
-                "done": engine.done,
-                "max_steps": session.board.max_steps,
-            }
+            return 200, session.snapshot(session_id)
 
     def _board(self, name: str, bundle: Bundle) -> Board:
         """The shared board of ``name`` (rebuilt when the bundle on disk changed)."""

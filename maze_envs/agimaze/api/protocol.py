@@ -1,8 +1,8 @@
 """The public AGI Maze HTTP API as pydantic models: requests, responses, errors, rule text.
 
 These models are the single description of the wire format shared by the server
-(:mod:`maze_envs.agimaze.server`), its OpenAPI schema and the documentation. The client
-(:mod:`maze_envs.agimaze.client`) speaks the same format with the standard library only.
+(:mod:`maze_envs.agimaze.api.server`), its OpenAPI schema and the documentation. The client
+(:mod:`maze_envs.agimaze.api.client`) speaks the same format with the standard library only.
 
 Endpoints (all bodies JSON):
 
@@ -14,7 +14,8 @@ Endpoints (all bodies JSON):
 Errors are JSON objects with an ``error`` code (see :data:`ERROR_STATUS`). An action outside the
 labyrinth's list is HTTP 400 ``{"error": "bad_action", "action": ..., "allowed": [...]}``, exactly
 as the public service answers; every other error is ``{"error": CODE, "detail": "..."}``
-(``server_full`` adds ``retry_after``, in seconds, also sent as the ``Retry-After`` header).
+(``server_full`` adds ``retry_after``, in seconds, also sent as the ``Retry-After`` header, and
+``unfinished``, the number of sessions still in play).
 
 Request bodies are JSON of at most :data:`MAX_BODY_BYTES` bytes, received within
 :data:`BODY_TIMEOUT_SECONDS` seconds.
@@ -35,12 +36,12 @@ ERROR_STATUS: Final[dict[str, int]] = {
     "not_found": 404,  # no such endpoint
     "method_not_allowed": 405,
     "body_timeout": 408,  # the request body did not arrive in time (slow or missing)
-    "game_over": 409,  # a step after the episode ended (done=true)
+    "game_over": 409,  # a step after the win, or a new step of an evicted finished session
     "stale_seq": 409,  # a seq older than the replay window, whose response is gone
     "seq_conflict": 409,  # a stored seq resent with another action
     "body_too_large": 413,  # a body (declared or received) over MAX_BODY_BYTES
     "internal_error": 500,  # a bug of the server (details only in the server's log)
-    "server_full": 503,  # every session slot holds a session active within its expiry window
+    "server_full": 503,  # every session slot holds an unfinished session (none is evictable)
 }
 
 #: Largest request body accepted, in bytes (real requests are well under 1 KiB).
@@ -200,4 +201,8 @@ class ErrorResponse(BaseModel):
     detail: str
     retry_after: int | None = Field(
         default=None, description="server_full only: seconds until a session slot may free up"
+    )
+    unfinished: int | None = Field(
+        default=None,
+        description="server_full only: sessions still in play (neither won nor out of steps)",
     )

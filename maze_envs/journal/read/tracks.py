@@ -24,7 +24,6 @@ from maze_envs.escape.engine import Board
 from maze_envs.escape.generator import Layout, generator_from_description
 from maze_envs.escape.types import MOVES, Config
 from maze_envs.journal import (
-    CorruptTurnError,
     GameInfo,
     Journal,
     JournalError,
@@ -32,6 +31,7 @@ from maze_envs.journal import (
     decode_json,
     encode_json,
 )
+from maze_envs.journal.read.turns import read_turns
 
 #: Environment ids whose games :func:`escape_track` reads.
 ESCAPE_ENV_PREFIX: Final = "maze_envs/MazeEscape-"
@@ -138,17 +138,6 @@ def stored_move(action: Any) -> str | None:
     return None
 
 
-def read_turns(journal: Journal, game_id: int) -> tuple[list[TurnRecord], str | None]:
-    """A game's readable turns, and why reading stopped early (None: every turn was read)."""
-    turns: list[TurnRecord] = []
-    try:
-        for record in journal.turns(game_id):
-            turns.append(record)
-    except CorruptTurnError as exc:
-        return turns, f"turn {exc.turn}: {exc.reason}"
-    return turns, None
-
-
 def escape_track(journal: Journal, game_id: int, info: GameInfo | None = None) -> EscapeTrack:
     """Read one Maze Escape game and walk every agent through it (see the module docstring)."""
     info = journal.game(game_id) if info is None else info
@@ -201,3 +190,14 @@ def escape_track(journal: Journal, game_id: int, info: GameInfo | None = None) -
         results=results,
         problem=problem,
     )
+
+
+__all__ = [
+    "ESCAPE_ENV_PREFIX",
+    "EscapeTrack",
+    "escape_track",
+    "game_layout",
+    "is_escape_game",
+    "read_turns",
+    "stored_move",
+]

@@ -1,22 +1,23 @@
 """``maze-envs agimaze serve``: the public AGI Maze HTTP API over the embedded engine and packs.
 
-Any agent written for the public API (see :mod:`maze_envs.agimaze.protocol`) runs offline
+Any agent written for the public API (see :mod:`maze_envs.agimaze.api.protocol`) runs offline
 against it. Endpoints: ``GET /api/description``, ``POST /api/start``, ``POST /api/step``,
 ``GET /api/session?id=``, and the OpenAPI schema at ``GET /openapi.json``. The logic is
-:class:`~maze_envs.agimaze.service.AgiMazeService`; this module is its web layer.
+:class:`~maze_envs.agimaze.api.service.AgiMazeService`; this module is its web layer.
 
 Behaviour where the public service is silent (our choices):
 
 * Errors are JSON: ``bad_action`` (400) has the public body ``{"error", "action", "allowed"}``;
   all others are ``{"error": CODE, "detail": "..."}`` with the codes of
-  :data:`~maze_envs.agimaze.protocol.ERROR_STATUS`: malformed JSON or fields ``bad_request``,
+  :data:`~maze_envs.agimaze.api.protocol.ERROR_STATUS`: malformed JSON or fields ``bad_request``,
   unknown or escaping pack path ``bad_path``, unknown or expired id ``unknown_session`` (404),
-  a step after the win ``game_over`` (409), a seq too old to replay ``stale_seq`` (409), a
-  stored seq resent with another action ``seq_conflict`` (409), no free session slot
-  ``server_full`` (503 with ``Retry-After``). No reply ever names a file of the server: pack
-  errors name only the requested path, and an internal error says only that it happened (the
-  traceback goes to the server's log).
-* Bodies: a ``Content-Length`` over :data:`~maze_envs.agimaze.protocol.MAX_BODY_BYTES` is
+  a step after the win (or a new step of an evicted finished session) ``game_over`` (409), a
+  seq too old to replay ``stale_seq`` (409), a stored seq resent with another action
+  ``seq_conflict`` (409), every session slot held by an unfinished session ``server_full``
+  (503 with ``Retry-After`` and the unfinished count). No reply ever names a file of the
+  server: pack errors name only the requested path, and an internal error says only that it
+  happened (the traceback goes to the server's log).
+* Bodies: a ``Content-Length`` over :data:`~maze_envs.agimaze.api.protocol.MAX_BODY_BYTES` is
   refused with 413 ``body_too_large`` before anything is read; a body without one is read in
   chunks and refused as soon as it passes the limit, so a 50 MB upload costs the server no
   more than the limit; a body not complete within ``--body-timeout`` seconds (dripped, or
@@ -24,7 +25,7 @@ Behaviour where the public service is silent (our choices):
   client that disconnects mid-upload is logged in one line (no traceback).
 * ``seq``: a repeated seq with the same action returns the stored reply without stepping (also
   for error replies); the last 64 replies of a session are kept
-  (:class:`~maze_envs.agimaze.sessions.SeqReplay`). A repeated seq with another action is
+  (:class:`~maze_envs.agimaze.api.sessions.SeqReplay`). A repeated seq with another action is
   refused with ``seq_conflict``: answering it with the first reply would hide a client bug.
 * ``seed`` null on a directory draws a bundle from fresh OS entropy; an int >= 0 draws with
   ``numpy.random.default_rng(seed)`` (the env's local backend makes the same draw).
@@ -32,9 +33,13 @@ Behaviour where the public service is silent (our choices):
 * ``map``: the full map with the player for open-map (TUTORIAL) labyrinths, the public map
   (frame and player only) otherwise. ``info`` in the start reply is ours: the bundle's pack path
   and the rivers / pit cycles / exit key counts of the task info.
-* Sessions: at most ``--max-sessions``, each expiring after ``--ttl`` seconds without a
-  request. A session used within its expiry window is never evicted: a full server refuses new
-  starts (``server_full``) until one expires.
+* Sessions: at most ``--max-sessions`` live ones, each expiring after ``--ttl`` seconds without
+  a request. A *finished* session (won, or its ``max_steps`` spent) is evictable: a start that
+  finds the server full evicts the least recently used finished session, which keeps its last
+  replies (so a resend of its final step with the same ``seq`` is still answered) and its
+  snapshot. Unfinished sessions are never evicted: only when all ``--max-sessions`` are
+  unfinished is a start refused (``server_full``) until one expires. A public client, which
+  never ends a session but plays each to its end, runs any number of episodes.
 * Pack files are read in a worker thread, never on the event loop, and only regular files are
   read (a FIFO named ``x.json`` is skipped), so one request cannot stall the others.
 
@@ -56,12 +61,12 @@ from typing import Any
 
 import orjson
 
-from maze_envs.agimaze import protocol
-from maze_envs.agimaze.body import BodyError, BodyReader, ClientGone
-from maze_envs.agimaze.openapi import openapi_schema
+from maze_envs.agimaze.api import protocol
+from maze_envs.agimaze.api.body import BodyError, BodyReader, ClientGone
+from maze_envs.agimaze.api.openapi import openapi_schema
+from maze_envs.agimaze.api.service import AgiMazeService, Resolver, error, root_resolver
+from maze_envs.agimaze.api.sessions import Reply
 from maze_envs.agimaze.packs import resolve_pack_path
-from maze_envs.agimaze.service import AgiMazeService, Resolver, error, root_resolver
-from maze_envs.agimaze.sessions import Reply
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +175,11 @@ def _parser() -> argparse.ArgumentParser:
         help="serve bundles from this directory (default: shipped packs)",
     )
     parser.add_argument(
-        "--max-sessions", type=int, default=1000, help="sessions kept at most (default 1000)"
+        "--max-sessions",
+        type=int,
+        default=1000,
+        help="live sessions kept at most; finished ones (won, or max_steps spent) are evicted "
+        "to make room, unfinished ones never (default 1000)",
     )
     parser.add_argument(
         "--ttl", type=float, default=3600.0, help="idle seconds before a session expires"

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from maze_envs.agimaze import protocol
+from maze_envs.agimaze.api import protocol
 
 
 def openapi_schema() -> dict[str, Any]:

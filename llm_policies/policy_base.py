@@ -1,0 +1,301 @@
+"""What both LLM policies share: backend, settings, the game's caps, the server's capabilities.
+
+:class:`LLMPolicyBase` holds the model backend, the model and harness settings, the game's
+budget (shared by every agent of a game, :mod:`llm_policies.game`), the endpoint's capabilities
+(:mod:`llm_policies.capabilities`: the output mode ``auto`` chose, the context window), the
+counters behind the stop rules, and the harness report for the journal. Before each decision
+:meth:`LLMPolicyBase._prepare` learns what it still needs about the server (once per process);
+:meth:`LLMPolicyBase._decide` runs :func:`llm_policies.harness.decide` under a
+:class:`~llm_policies.guard.Guard` and adds the notices of the game's record, each once per game:
+
+* ``endpoint``: the capabilities the game played with (context window and where it came from,
+  the server's tokenizer, modes it rejects, and for ``auto`` the probes and the chosen mode);
+* ``context_warning`` (a prompt did not fit the context window; Ollama may have cut one),
+  ``cap_breach`` (a reply longer than the
+  output cap: the server ignored it), ``history_trim`` (AGI Maze history trimmed to fit),
+  ``context_learned`` (a context-length error told the window).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar, Final, Generic, TypeVar
+
+from llm_policies.accounting import Budget, BudgetNode
+from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError
+from llm_policies.capabilities import Endpoint, endpoint_of
+from llm_policies.game import GAMES, GameShare
+from llm_policies.guard import Guard
+from llm_policies.harness import HarnessSettings, Outcome, decide, mode_rejected_message
+from llm_policies.schema import ReplySchema
+from llm_policies.settings import ModelSettings, OutputMode
+from maze_envs.policies.interface import AsyncPolicyBase, Usage
+
+log = logging.getLogger(__name__)
+
+EpisodeT = TypeVar("EpisodeT")
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+
+#: Backend closes scheduled by ``close()`` inside a running event loop.
+_CLOSING: set[asyncio.Task[None]] = set()
+#: Pydantic-ai prefixes whose servers are OpenAI-compatible ones of the user's when local.
+_COMPATIBLE_PREFIXES: Final = frozenset({"openai-chat"})
+
+
+def default_output_mode(backend: ModelBackend) -> str:
+    """The output mode a policy uses when none is asked for.
+
+    ``auto`` for an OpenAI-compatible server declared local (llama.cpp, vLLM, LM Studio: they
+    differ in what they honour), the backend's first mode when it has no ``tool`` mode (Ollama:
+    ``native``), else ``tool``.
+    """
+    served = tuple(getattr(backend, "output_modes", ()) or ())
+    if backend.local and backend.spec.partition(":")[0] in _COMPATIBLE_PREFIXES:
+        return "auto"
+    if served and "tool" not in served:
+        return served[0]
+    return "tool"
+
+
+class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, ActT]):
+    """The shared part of :class:`~llm_policies.policy.EscapeLLMPolicy` and
+    :class:`~llm_policies.policy.AgiMazeLLMPolicy` (see the module docstring)."""
+
+    privileged: ClassVar[bool] = False
+    env_kind: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        backend: ModelBackend,
+        *,
+        settings: ModelSettings | None = None,
+        harness: HarnessSettings | None = None,
+        run_budget: BudgetNode | None = None,
+        **harness_options: Any,
+    ) -> None:
+        if harness is not None and harness_options:
+            raise ValueError("give harness= or harness options as keywords, not both")
+        self.backend = backend
+        self.settings = settings if settings is not None else ModelSettings()
+        self.options = harness if harness is not None else HarnessSettings(**harness_options)
+        served = tuple(getattr(backend, "output_modes", ()) or ())
+        if "output_mode" not in self.options.model_fields_set:
+            self.options = self.options.model_copy(
+                update={"output_mode": default_output_mode(backend)}
+            )
+        elif served and self.options.output_mode not in (*served, "auto"):
+            raise ValueError(
+                f"output mode {self.options.output_mode!r} is not served by {backend.spec}; use "
+                f"one of {', '.join(served)} or auto"
+            )
+        requested = self.options.output_mode
+        #: the output mode requests are sent in (``None`` until ``auto`` has chosen)
+        self.mode: OutputMode | None = None if requested == "auto" else requested
+        self.endpoint: Endpoint = endpoint_of(backend, self.settings)
+        self.run_budget = run_budget
+        self.share = GameShare(self._game_budget())
+        self.caps = self.share.budget
+        self.schema: ReplySchema | None = None
+        self.system = ""
+        self.failures_in_a_row = 0
+        self.total_usage = Usage()
+        self._previous_messages: tuple[ChatMessage, ...] | None = None
+        self._harness_recorded = False
+        #: notices of this decision met before it was sent (a trimmed history)
+        self._pending_notices: list[dict[str, Any]] = []
+
+    # -- what the runner stores ------------------------------------------------------------
+
+    def harness(self) -> dict[str, Any]:
+        """Every harness setting of this policy, plain JSON for the game's meta."""
+        options = self.options.model_dump(mode="json")
+        endpoint = self.endpoint
+        return {
+            "policy": type(self).__name__,
+            "env": self.env_kind,
+            "model": self.backend.spec,
+            "local": bool(getattr(self.backend, "local", False)),
+            "temperature": self.settings.temperature,
+            "settings": self.settings.model_dump(mode="json"),
+            "schema_order": list(self.schema.fields) if self.schema else None,
+            **options,
+            "output_mode_chosen": self.mode,
+            "context_window": endpoint.context_window,
+            "context_source": endpoint.context_source,
+        }
+
+    # -- the game and its caps ---------------------------------------------------------------
+
+    def _game_budget(self) -> Budget:
+        limits = (self.options.max_tokens_per_game, self.options.max_cost_per_game)
+        if isinstance(self.run_budget, Budget):
+            return self.run_budget.child(*limits, name="game")
+        # None, or a run budget of another kind (shared across processes: a BudgetNode)
+        return Budget(*limits, name="game", parent=self.run_budget)
+
+    def _start_game(self, agent: str, key: Hashable | None = None, config: Any = None) -> None:
+        """A new game: its budget is shared with the other agents reset into it (``key``)."""
+        if key is None:
+            self.share = GameShare(self._game_budget())
+        else:
+            limits = (self.options.max_tokens_per_game, self.options.max_cost_per_game)
+            full_key = (key, limits, id(self.run_budget))
+            self.share = GAMES.join(full_key, agent, config, self._game_budget)
+        self.caps = self.share.budget
+        self.failures_in_a_row = 0
+        self._previous_messages = None
+        self._harness_recorded = False
+
+    def _build_system(self, mode: OutputMode) -> str:
+        """The system prompt of this game in output ``mode`` (written by each policy)."""
+        raise NotImplementedError
+
+    def _stop_reason(self, outcome: Outcome) -> str | None:
+        self.total_usage = self.total_usage + outcome.usage
+        if outcome.status == "ok":
+            self.failures_in_a_row = 0
+        else:
+            self.failures_in_a_row += 1
+        if outcome.reason in ("context", "config", "cap"):
+            return outcome.error
+        reason = self.caps.exceeded()
+        limit = self.options.max_consecutive_fallbacks
+        if reason is None and limit is not None and self.failures_in_a_row >= limit:
+            what = "model unavailable" if outcome.status == "outage" else "no usable reply"
+            reason = f"{what} in {self.failures_in_a_row} decisions in a row: {outcome.error}"
+        return reason
+
+    # -- one decision --------------------------------------------------------------------------
+
+    async def _prepare(self) -> Outcome | str | None:
+        """Learn what the next request needs: the context window, the output mode.
+
+        Returns ``None`` when ready, a configuration error (``str``) when the asked mode is one
+        the server rejects, or an outage :class:`Outcome` when the server could not be asked.
+        """
+        self.share.started = True
+        await self.endpoint.discover(self.backend, self.settings, bool(self.backend.local))
+        if self.mode is not None:
+            rejected = self.endpoint.rejected(self.mode)
+            if rejected is None:
+                return None
+            if self.options.output_mode != "auto":
+                return mode_rejected_message(self.mode, rejected)
+            self.mode = None  # auto: choose again without the rejected mode
+            self.endpoint.choice = None
+        try:
+            choice = await self.endpoint.pick_mode(self.backend, self.settings)
+        except ModelError as exc:
+            return self._probe_outage(exc)
+        self.mode = choice.mode
+        self.system = self._build_system(choice.mode)
+        return None
+
+    def _probe_outage(self, error: ModelError) -> Outcome:
+        record = self._unsent(
+            "outage",
+            str(error),
+            outage=error.to_json(),
+            probing="the output-mode probe could not reach the server",
+        )
+        return Outcome("outage", None, Usage(), record, str(error))
+
+    def _unsent(self, status: str, error: str, **detail: Any) -> dict[str, Any]:
+        """The record of a decision whose request was never sent."""
+        return {
+            "model": self.backend.spec,
+            "output_mode": self.mode,
+            "attempts": [],
+            "values": None,
+            "status": status,
+            "error": error,
+            "quirks": {},
+            "usage": Usage().to_json(),
+            **detail,
+        }
+
+    async def _decide(
+        self,
+        build: Callable[[], list[ChatMessage]],
+        check_values: Any = None,
+        extra: str = "",
+        cache_history: bool = False,
+    ) -> Outcome:
+        """One decision on the messages ``build()`` makes once the server is known."""
+        assert self.schema is not None, "reset() comes before the first decision"
+        prepared = await self._prepare()
+        if isinstance(prepared, Outcome):
+            return self._noted(prepared)
+        if isinstance(prepared, str):
+            record = self._unsent("fallback", prepared, fallback_reason="config")
+            outcome = Outcome("fallback", None, Usage(), record, prepared, reason="config")
+            return self._noted(outcome)
+        messages = build()
+        outcome = await decide(
+            self.backend,
+            system=self.system,
+            messages=messages,
+            schema=self.schema,
+            settings=self.settings,
+            harness=self.options,
+            mode=self.mode,
+            check_values=check_values,
+            previous_messages=self._previous_messages,
+            cache_key_extra=extra,
+            cache_history=cache_history,
+            guard=Guard(self.backend, self.caps, self.endpoint),
+        )
+        if outcome.reason == "config" and self.options.output_mode == "auto":
+            # the mode auto chose was rejected in play: choose again and ask once more
+            again = await self._prepare()
+            if again is None:
+                return await self._decide(build, check_values, extra, cache_history)
+        self._previous_messages = tuple(messages)
+        return self._noted(outcome)
+
+    def _noted(self, outcome: Outcome) -> Outcome:
+        """Add the harness report and the game's notices (each once per game) to the record."""
+        record = outcome.record
+        if not self._harness_recorded:
+            # the runner stores the game meta before the policies' reset, so the settings that
+            # only the game decides (schema order, notebook mode, the mode auto chose) travel
+            # with the first decision
+            record["harness"] = self.harness()
+            self._harness_recorded = True
+        notices = [*self._pending_notices, *outcome.notices]
+        self._pending_notices = []
+        if outcome.reason == "context":
+            notices.append({"kind": "context_warning", "message": outcome.error})
+            if self.endpoint.context_source == "error":
+                notices.append(
+                    {"kind": "context_learned", "context_window": self.endpoint.context_window}
+                )
+        fresh = [n for n in notices if self.share.first_time(str(n.get("kind")))]
+        if self.share.first_time("endpoint"):  # built once per game: it is long
+            fresh.insert(0, {"kind": "endpoint", **self.endpoint.to_json()})
+        if fresh:
+            record.setdefault("notices", []).extend(fresh)
+        return outcome
+
+    # -- closing -------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the backend's connections."""
+        await self.backend.aclose()
+
+    def close(self) -> None:
+        """Close the backend: now when no event loop runs, else as a task of the running loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                asyncio.run(self.backend.aclose())
+            except Exception:  # closing must never fail a run
+                log.warning("closing %s failed", self.backend.spec, exc_info=True)
+            return
+        task = loop.create_task(self.backend.aclose())
+        _CLOSING.add(task)  # keep a reference until it is done
+        task.add_done_callback(_CLOSING.discard)

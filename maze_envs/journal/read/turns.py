@@ -1,0 +1,25 @@
+"""A game's turns as far as they can be trusted."""
+
+from __future__ import annotations
+
+from maze_envs.journal import CorruptTurnError, Journal, TurnRecord
+
+
+def read_turns(
+    journal: Journal, game_id: int, *, observations: bool = True
+) -> tuple[list[TurnRecord], str | None]:
+    """A game's readable turns, and why reading stopped early (None: every turn was read).
+
+    ``observations=False`` reads them without rebuilding the observations (see
+    :meth:`maze_envs.journal.Journal.turns`).
+    """
+    turns: list[TurnRecord] = []
+    try:
+        for record in journal.turns(game_id, observations=observations):
+            turns.append(record)
+    except CorruptTurnError as exc:
+        return turns, f"turn {exc.turn}: {exc.reason}"
+    return turns, None
+
+
+__all__ = ["read_turns"]

@@ -1,0 +1,320 @@
+"""Every metric defined once: a small function per metric, its docstring its definition.
+
+The benchmark results (:mod:`maze_envs.bench`: the results table, CSV and JSON), ``maze-envs
+analyze`` (:mod:`maze_envs.bench.analysis`), the decision replay report
+(``llm_policies.replay``) and the viewer (:mod:`maze_envs.view`) all call these functions, so a
+number means the same wherever it is shown. (This module sits below the viewer and the runner so
+that both can call it; :mod:`maze_envs.bench.metrics` re-exports it with the runner's tallies.)
+
+**Decisions and what counts as play.** Each turn an agent acts, its policy makes one *decision*,
+with a status (``Decision.status``, stored in the journal's decision record as ``"status"``):
+
+``"ok"``        the policy's own choice (a decision without a record, or a record without a
+                status, is the policy's own choice);
+``"fallback"``  the policy could not decide and played a default action (an unusable model
+                reply became STAY);
+``"outage"``    the model could not be reached, and a default action was played.
+
+Only ``"ok"`` decisions are the policy's play: every *behaviour* metric (moves tried, wall
+moves, STAYs, radio messages) counts those alone, so a fallback STAY is never a STAY.
+
+**The kind of a decision** (what the environment did with it): ``"stay"`` a STAY; ``"wall"`` a
+move into a wall (Maze Escape: an interior wall or the outer brick; AGI Maze: a wall or the
+monolith, ``bumped_wall`` / ``bumped_monolith``); ``"move"`` any other move the environment tried
+(it moved, or, in Maze Escape, tried the exit's doorway); ``"other"`` anything else (an AGI Maze
+action that is not a move, an action that was not played, an unreadable one).
+
+**How a game ended** (:func:`game_status`): ``ok``; ``error`` (a policy raised or chose an action
+the environment refused: a failure of the policy, counted as played); ``outage`` (at least one
+decision was an outage: the game is not the model's play); ``stopped`` (a policy asked to stop,
+e.g. a token or cost cap). Rates and means of outcomes are taken over the games played
+(:func:`is_played`: ``ok`` and ``error``), with the others counted apart.
+
+Example:
+    >>> steps = [Step("move"), Step("wall"), Step("stay"), Step("stay", "fallback"),
+    ...          Step("stay", "outage"), Step("move", radio_sent=True)]
+    >>> moves_tried(steps), wall_moves(steps), stays(steps), radio_messages(steps)
+    (3, 1, 1, 1)
+    >>> wall_move_rate(wall_moves(steps), moves_tried(steps))
+    0.3333333333333333
+    >>> statuses = [s.status for s in steps]
+    >>> decisions(statuses), fallbacks(statuses), outages(statuses)
+    (6, 1, 1)
+    >>> game_status(error=False, outages=1, stopped=False), is_played("outage")
+    ('outage', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, NamedTuple, TypeVar
+
+_T = TypeVar("_T")
+Status = Literal["ok", "fallback", "outage"]
+Kind = Literal["move", "wall", "stay", "other"]
+GameStatus = Literal["ok", "error", "outage", "stopped"]
+
+#: Decision statuses (``maze_envs.policies.interface.Decision.status``).
+STATUSES: Final[tuple[Status, ...]] = ("ok", "fallback", "outage")
+#: Game statuses whose games count in rates and means of outcomes.
+PLAYED: Final[frozenset[str]] = frozenset({"ok", "error"})
+#: Game statuses reported apart: not the policy's play.
+EXCLUDED: Final[tuple[str, ...]] = ("outage", "stopped")
+
+#: Maze Escape move results (``maze_envs.escape.types.MOVE_RESULTS``) by kind.
+_ESCAPE_KINDS: Final[Mapping[str, Kind]] = {
+    "moved": "move",
+    "doorway": "move",
+    "bumped_interior_wall": "wall",
+    "bumped_outer_brick": "wall",
+    "stayed": "stay",
+}
+#: AGI Maze moves and the formal events of a move into a wall.
+AGIMAZE_MOVES: Final = frozenset({"up", "down", "left", "right"})
+AGIMAZE_BUMPS: Final = frozenset({"bumped_wall", "bumped_monolith"})
+
+
+class Step(NamedTuple):
+    """One agent's decision at one turn, as the metrics count it."""
+
+    kind: Kind
+    status: Status = "ok"
+    radio_sent: bool = False
+
+
+# --- one decision ---------------------------------------------------------------------------
+
+
+def decision_status(record: Any) -> Status:
+    """The status of a decision from its journal record: the record's ``"status"`` when it is
+    one of ``ok``, ``fallback``, ``outage``; otherwise ``ok`` (no record, or a record without a
+    status, is the policy's own choice).
+
+    >>> decision_status({"status": "fallback"}), decision_status(None), decision_status({})
+    ('fallback', 'ok', 'ok')
+    """
+    status = record.get("status") if isinstance(record, Mapping) else None
+    return status if status in STATUSES else "ok"
+
+
+def escape_kind(result: Any) -> Kind:
+    """The kind of a Maze Escape decision from the move result the engine reported
+    (``events[agent]["move"]``): ``stayed`` is a stay; ``bumped_interior_wall`` and
+    ``bumped_outer_brick`` a wall move; ``moved`` and ``doorway`` a move; anything else other.
+
+    >>> escape_kind("bumped_outer_brick"), escape_kind("doorway"), escape_kind(None)
+    ('wall', 'move', 'other')
+    """
+    return _ESCAPE_KINDS.get(result, "other") if isinstance(result, str) else "other"
+
+
+def escape_kind_of_move(move: Any, edges: Sequence[str] | None) -> Kind:
+    """The kind a Maze Escape move would have on a cell with these ``edges`` (N, E, S, W edge
+    kinds as the agent saw them), for moves that were never played (a replayed decision):
+    ``STAY`` a stay; a move through a side that is not ``open`` a wall move; through an open side
+    a move; other when the move or the edges are unknown. The engine reports exactly this for a
+    played move (the exit's doorway reads ``open``), so played and replayed moves count alike.
+
+    >>> escape_kind_of_move("N", ("interior_wall", "open", "open", "outer_brick"))
+    'wall'
+    >>> escape_kind_of_move("E", ("interior_wall", "open", "open", "outer_brick"))
+    'move'
+    """
+    if move == "STAY":
+        return "stay"
+    if edges is None or move not in ("N", "E", "S", "W"):
+        return "other"
+    return "move" if edges["NESW".index(move)] == "open" else "wall"
+
+
+def agimaze_kind(action: Any, events: Iterable[str], played: bool = True) -> Kind:
+    """The kind of an AGI Maze decision: a move (``up``, ``down``, ``left``, ``right``) that was
+    played is a wall move when its formal events hold ``bumped_wall`` or ``bumped_monolith``,
+    else a move; an action that was not played (the labyrinth does not offer it, or a set
+    ignored it) and every other action are other.
+
+    >>> agimaze_kind("up", ["bumped_wall"]), agimaze_kind("up", ["moved"])
+    ('wall', 'move')
+    >>> agimaze_kind("start", []), agimaze_kind("up", ["bumped_wall"], played=False)
+    ('other', 'other')
+    """
+    if not played or action not in AGIMAZE_MOVES:
+        return "other"
+    return "wall" if any(event in AGIMAZE_BUMPS for event in events) else "move"
+
+
+def radio_sent(event: Any) -> bool:
+    """Whether a Maze Escape decision's radio message was delivered (``events[agent]["radio"]
+    == "sent"``; a refused or empty message is not)."""
+    return isinstance(event, Mapping) and event.get("radio") == "sent"
+
+
+def escape_step(result: Any, record: Any, event: Any) -> Step:
+    """A journaled Maze Escape decision as the metrics count it: its kind from the move result
+    (:func:`escape_kind`), its status from its decision record (:func:`decision_status`), and
+    whether its radio message was delivered (:func:`radio_sent`, from the turn's events)."""
+    return Step(escape_kind(result), decision_status(record), radio_sent(event))
+
+
+def agimaze_step(action: Any, events: Iterable[str], played: bool, record: Any) -> Step:
+    """A journaled AGI Maze decision as the metrics count it (:func:`agimaze_kind`,
+    :func:`decision_status`)."""
+    return Step(agimaze_kind(action, events, played), decision_status(record))
+
+
+# --- counts over decisions -------------------------------------------------------------------
+
+
+def _counted(items: Iterable[_T] | Mapping[_T, int]) -> Iterable[tuple[_T, int]]:
+    """(item, how many times) pairs of a sequence, or of a count of each item."""
+    if isinstance(items, Mapping):
+        return items.items()
+    return ((item, 1) for item in items)
+
+
+#: Decision statuses: a sequence of them, or a count of each.
+Statuses = Iterable[str] | Mapping[str, int]
+
+
+def decisions(statuses: Statuses) -> int:
+    """Decisions: every decision made (one per agent and turn it acted), whatever its status."""
+    return sum(n for _, n in _counted(statuses))
+
+
+def fallbacks(statuses: Statuses) -> int:
+    """Fallbacks: decisions with status ``fallback`` (the policy could not decide)."""
+    return sum(n for status, n in _counted(statuses) if status == "fallback")
+
+
+def outages(statuses: Statuses) -> int:
+    """Outages: decisions with status ``outage`` (the model could not be reached)."""
+    return sum(n for status, n in _counted(statuses) if status == "outage")
+
+
+def is_play(step: Step) -> bool:
+    """Whether a decision is the policy's play: its status is ``ok``."""
+    return step.status == "ok"
+
+
+#: Decisions: a sequence of :class:`Step`, or a count of each distinct Step (a long game's
+#: tally keeps counts: the same few Steps repeat turn after turn).
+Steps = Iterable[Step] | Mapping[Step, int]
+
+
+def moves_tried(steps: Steps) -> int:
+    """Moves tried: decisions of the policy's play whose kind is ``move`` or ``wall`` (STAYs,
+    fallbacks, outages and actions that are not moves excluded)."""
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind in ("move", "wall"))
+
+
+def wall_moves(steps: Steps) -> int:
+    """Wall moves: decisions of the policy's play that moved into a wall (kind ``wall``)."""
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "wall")
+
+
+def wall_move_rate(wall_moves: int, moves_tried: int) -> float | None:
+    """Wall-move rate = wall moves / moves tried (None when no move was tried). STAYs,
+    fallbacks and outages are in neither count.
+
+    >>> wall_move_rate(2, 5), wall_move_rate(0, 0)
+    (0.4, None)
+    """
+    return wall_moves / moves_tried if moves_tried else None
+
+
+def stays(steps: Steps) -> int:
+    """STAYs: decisions of the policy's play that were STAY (a fallback STAY is not counted)."""
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "stay")
+
+
+def radio_messages(steps: Steps) -> int:
+    """Radio messages: decisions of the policy's play whose message was delivered."""
+    return sum(n for step, n in _counted(steps) if is_play(step) and step.radio_sent)
+
+
+def decision_metrics(
+    steps: Sequence[Step] | Mapping[Step, int], *, escape: bool = True
+) -> dict[str, Any]:
+    """Every per-decision metric of ``steps`` (one agent's, or a whole team's), by column name:
+    ``decisions``, ``fallbacks``, ``outages``, ``moves_tried``, ``wall_moves``,
+    ``wall_move_rate``, and for Maze Escape (``escape``) ``stays`` and ``radio_messages``."""
+    statuses: dict[str, int] = {}
+    for step, n in _counted(steps):
+        statuses[step.status] = statuses.get(step.status, 0) + n
+    walls, tried = wall_moves(steps), moves_tried(steps)
+    out: dict[str, Any] = {
+        "decisions": decisions(statuses),
+        "fallbacks": fallbacks(statuses),
+        "outages": outages(statuses),
+        "moves_tried": tried,
+        "wall_moves": walls,
+        "wall_move_rate": wall_move_rate(walls, tried),
+    }
+    if escape:
+        out["stays"] = stays(steps)
+        out["radio_messages"] = radio_messages(steps)
+    return out
+
+
+# --- one game --------------------------------------------------------------------------------
+
+
+def first_out(exit_turns: Mapping[str, int | None]) -> int | None:
+    """First out: the earliest turn any agent first visited the exit (None if none did)."""
+    reached = [turn for turn in exit_turns.values() if turn is not None]
+    return min(reached) if reached else None
+
+
+def agents_out(exit_turns: Mapping[str, int | None]) -> int:
+    """Agents out: how many agents visited the exit at least once."""
+    return sum(1 for turn in exit_turns.values() if turn is not None)
+
+
+def finish_ratio(finish_turn: int | None, fastest: int) -> float | None:
+    """Finish / fastest = the team's finish turn / the fastest possible finish (the longest of
+    the agents' shortest paths); None for a game the team did not finish.
+
+    >>> finish_ratio(30, 10), finish_ratio(None, 10)
+    (3.0, None)
+    """
+    return finish_turn / fastest if finish_turn is not None and fastest > 0 else None
+
+
+def finish_ratio_censored(finish_turn: int | None, max_turns: int, fastest: int) -> float | None:
+    """Censored finish / fastest: as :func:`finish_ratio`, with a game the team did not finish
+    counted as ``max_turns`` / fastest (a lower bound of its true ratio).
+
+    >>> finish_ratio_censored(None, 600, 20)
+    30.0
+    """
+    if fastest <= 0:
+        return None
+    return (finish_turn if finish_turn is not None else max_turns) / fastest
+
+
+def notebook_bytes(notebooks: Mapping[str, str]) -> int:
+    """Notebook bytes: the UTF-8 bytes of every agent's notebook at the game's end."""
+    return sum(len(text.encode("utf-8")) for text in notebooks.values())
+
+
+def game_status(*, error: bool, outages: int, stopped: bool) -> GameStatus:
+    """How a game ended: ``outage`` when at least one decision was an outage (an action that was
+    not the model's was played, so the game is not the model's play: reported apart, and played
+    again by ``--resume``); else ``error`` when a policy raised or chose an action the
+    environment refused (the policy's failure: counted as played, not won); else ``stopped``
+    when a policy asked to stop (a token or cost cap: reported apart); else ``ok``.
+
+    >>> game_status(error=True, outages=0, stopped=False)
+    'error'
+    """
+    if outages:
+        return "outage"
+    if error:
+        return "error"
+    return "stopped" if stopped else "ok"
+
+
+def is_played(status: Any) -> bool:
+    """Whether a game counts in the rates and means of outcomes (success rate, finish ratio,
+    RHAE, ...): its status is ``ok`` or ``error``; ``outage`` and ``stopped`` games do not."""
+    return status in PLAYED
