@@ -158,14 +158,14 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
     any_async = False
     for task in tasks:
         for spec in task.policy.specs:
-            key = (task.case.kind, spec.model_dump_json())
+            key = (task.case.policy_kind, spec.model_dump_json())
             if key in seen:
                 continue
             seen.add(key)
             try:
-                policy = make_policy(spec.spec, task.case.kind, spec.options)
+                policy = make_policy(spec.spec, task.case.policy_kind, spec.options)
             except Exception as exc:
-                raise RunError(f"policy {spec.text!r} ({task.case.kind}): {exc}") from None
+                raise RunError(f"policy {spec.text!r} ({task.case.policy_kind}): {exc}") from None
             any_async = any_async or is_async(policy)
             policy.close()
     setups: dict[str, GameTask] = {}
