@@ -66,6 +66,8 @@ from maze_envs.journal.read.tracks import EscapeTrack
 
 _OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
 TEAM: Final = "team"
+#: The observation keys the metrics read (the analysis reads only these from the journal).
+OBSERVATION_KEYS: Final = ("distances", "notebook", "teammate_notebooks")
 
 
 @dataclass(frozen=True)
