@@ -32,7 +32,7 @@ from maze_envs.policies.interface import Usage
 
 __all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "BudgetNode", "Reservation", "price"]
 
-LOCAL_PREFIXES = frozenset({"ollama", "scripted"})
+LOCAL_PREFIXES = frozenset({"ollama", "scripted", "stand-in"})
 
 # pydantic-ai provider prefixes whose genai-prices provider id differs from the prefix
 _PRICE_PROVIDER = {

@@ -2,7 +2,8 @@
 
 ``maze-envs bench --policy anthropic:claude-sonnet-4-5:temperature=0.2`` (or
 ``maze_envs.policies.registry.make_policy``) finds the prefix (``anthropic``, ``openai``,
-``openai-chat``, ``openrouter``, ``ollama``) in the entry-point group and calls
+``openai-chat``, ``openrouter``, ``ollama``, and ``stand-in`` (or ``scripted``) for the offline
+stand-in models of :mod:`llm_policies.backends.stand_in`) in the entry-point group and calls
 :func:`make_llm_policy` with the spec, the environment kind and the options. Options are
 validated with clear errors; strings from the command line are converted (``"0.2"`` -> 0.2).
 
@@ -53,7 +54,15 @@ from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
 
 #: Prefixes this package registers in the ``maze_envs.policies`` entry-point group.
-PREFIXES: Final = ("anthropic", "openai", "openai-chat", "openrouter", "ollama")
+PREFIXES: Final = (
+    "anthropic",
+    "openai",
+    "openai-chat",
+    "openrouter",
+    "ollama",
+    "scripted",
+    "stand-in",
+)
 #: Environment kinds and the names that mean them.
 ENV_KINDS: Final[dict[str, str]] = {
     "escape": "escape",
@@ -179,6 +188,14 @@ def make_llm_policy(spec: str, env_kind: str, **options: Any) -> EscapeLLMPolicy
     **options)``); see the module docstring for the options.
     """
     kind = _env_kind(env_kind)
+    stand_in = spec.startswith("stand-in:") or (
+        spec.startswith("scripted:") and options.get("client") is None
+    )
+    if kind != "escape" and stand_in:
+        raise ValueError(
+            f"{spec} is a stand-in model for Maze Escape; AGI Maze has no stand-in (a scripted "
+            "backend with a script of your own takes it as client=)"
+        )
     model_options, harness_options, other = _split(spec, dict(options))
     try:
         settings = ModelSettings(**model_options)

@@ -44,6 +44,18 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "maze_envs.bench.analysis.cli:main",
         "behavioural metrics of journaled Maze Escape games per agent and game (table, CSV)",
     ),
+    ("study", "list"): (
+        "maze_envs.studies.cli:list_main",
+        "the studies shipped with maze-envs, each with the question it answers",
+    ),
+    ("study", "show"): (
+        "maze_envs.studies.cli:show_main",
+        "print a study's file (TOML: a starting point to copy)",
+    ),
+    ("study", "report"): (
+        "maze_envs.studies.cli:report_main",
+        "(re)write the report of a study run from its folder (Markdown, HTML, plots)",
+    ),
     ("agimaze", "serve"): (
         "maze_envs.agimaze.api.server:main",
         "serve the AGI Maze HTTP API over the embedded engine and packs",
@@ -57,6 +69,9 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 #: command groups -> one-line help
 GROUPS: dict[tuple[str, ...], str] = {
     ("agimaze",): "AGI Maze tools: the offline HTTP server and the pack builder",
+    (
+        "study",
+    ): "replicated, paired studies of the Maze Escape write-up's questions (run: llm extra)",
 }
 
 

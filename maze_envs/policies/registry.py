@@ -60,7 +60,15 @@ ENV_KINDS: Final[tuple[EnvKind, ...]] = ("escape", "agimaze")
 #: The entry-point group of policy plug-ins: name = spec prefix, value = factory.
 ENTRY_POINT_GROUP: Final = "maze_envs.policies"
 #: Prefixes the ``llm`` extra provides, for a helpful error when it is not installed.
-LLM_PREFIXES: Final = ("anthropic", "openai", "openai-chat", "openrouter", "ollama")
+LLM_PREFIXES: Final = (
+    "anthropic",
+    "openai",
+    "openai-chat",
+    "openrouter",
+    "ollama",
+    "scripted",
+    "stand-in",
+)
 
 
 class PolicySpecError(ValueError):

@@ -157,6 +157,7 @@ FLOORS: dict[str, int] = {
     "maze_envs": 5,  # the package itself: registration and the lazy entry modules
     "maze_envs.view": 5,
     "maze_envs.bench": 6,
+    "maze_envs.studies": 7,  # studies as data, made benchmark experiments; their reports
     "maze_envs.cli": 7,
     "maze_envs.__main__": 8,
 }
