@@ -212,6 +212,13 @@ class NumericPlan:
                     b0 = a - self.binary_width
                     shape = space.shape if space.shape and len(space.shape) > 1 else None
                     self._views.append((key, "float", slice(b0, b0 + size), shape))
+        # the same per agent row: (key, source: -1 the env's value, else 0 X, 1 binary, 2 float,
+        # the (row, columns) index, shape), so each field is one index of a 2-D array
+        codes = {"raw": -1, "x": 0, "binary": 1, "float": 2}
+        self._agent_views = [
+            [(key, codes[src], (i, where), shape) for key, src, where, shape in self._views]
+            for i in range(n)
+        ]
 
     def _columns(
         self, field: NumericField, sources: tuple[str, ...], raw: spaces.Dict, n: int
@@ -340,16 +347,16 @@ class NumericPlan:
             return list(buffer)
         binary = buffer[:, : self.binary_width].astype(np.int8)
         floats = buffer[:, self.binary_width :]
+        sources = (x, binary, floats)
         result = []
-        for i, r in enumerate(raws):  # each agent's rows, then its fields' views of them
-            rows = {"raw": r, "x": x[i], "binary": binary[i], "float": floats[i]}
+        for r, views in zip(raws, self._agent_views):  # noqa: B905 (a row of views per agent)
             obs = {}
-            for key, source, where, shape in self._views:
-                if source == "raw":
+            for key, source, index, shape in views:  # one numpy index per field, no row views
+                if source < 0:
                     obs[key] = r[key]
                 elif shape is None:
-                    obs[key] = rows[source][where]
+                    obs[key] = sources[source][index]
                 else:
-                    obs[key] = rows[source][where].reshape(shape)
+                    obs[key] = sources[source][index].reshape(shape)
             result.append(obs)
         return result
