@@ -4,14 +4,16 @@ A :class:`NumericPlan` is built once per wrapper from the wrapper's
 :class:`~maze_envs.escape.features.NumericField` list. Each turn it gathers every agent's
 integer inputs into one matrix ``X`` (a row per agent, a column per input entry) from the arrays
 the environment exposes (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`: the
-engine state's integers as one matrix, and the observations' own arrays, concatenated without
-conversion), then fills one fresh ``float32`` buffer laid out as the flattened vector with a
-single scatter: each column of ``X`` has a lookup table giving, for each value the raw space
-allows, the buffer column to write and the value to write there (a one-hot position and 1, or
-the scaled number, computed once with exactly the arithmetic of the field's declaration). The
+engine state's integers as one matrix, converted to numpy once, and the observations' own
+arrays, in one concatenation: numpy's cost is per part, so the parts are few), then fills one
+fresh ``float32`` buffer laid out as the flattened vector with a single scatter: each column of
+``X`` has a lookup table giving, for each value the raw space allows, the buffer column to write
+and the value to write there (a one-hot position and 1, or the scaled number, computed once with
+exactly the arithmetic of the field's declaration). The
 hashed words (cached per text) are the only other writes. Flat observations are the buffer's
 rows; Dict observations are views of the buffer (or of its ``int8`` copy for the binary fields,
-or of ``X`` for the integer codes), so every array is new each turn and none overlaps another.
+or of ``X`` for the integer codes), one ``(row, columns)`` index each, so every array is new each
+turn and none overlaps another.
 
 Example:
     >>> from maze_envs import maze_escape_v1
