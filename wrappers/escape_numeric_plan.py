@@ -4,14 +4,16 @@ A :class:`NumericPlan` is built once per wrapper from the wrapper's
 :class:`~maze_envs.escape.features.NumericField` list. Each turn it gathers every agent's
 integer inputs into one matrix ``X`` (a row per agent, a column per input entry) from the arrays
 the environment exposes (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`: the
-engine state's integers as one matrix, and the observations' own arrays, concatenated without
-conversion), then fills one fresh ``float32`` buffer laid out as the flattened vector with a
-single scatter: each column of ``X`` has a lookup table giving, for each value the raw space
-allows, the buffer column to write and the value to write there (a one-hot position and 1, or
-the scaled number, computed once with exactly the arithmetic of the field's declaration). The
+engine state's integers as one matrix, converted to numpy once, and the observations' own
+arrays, in one concatenation: numpy's cost is per part, so the parts are few), then fills one
+fresh ``float32`` buffer laid out as the flattened vector with a single scatter: each column of
+``X`` has a lookup table giving, for each value the raw space allows, the buffer column to write
+and the value to write there (a one-hot position and 1, or the scaled number, computed once with
+exactly the arithmetic of the field's declaration). The
 hashed words (cached per text) are the only other writes. Flat observations are the buffer's
 rows; Dict observations are views of the buffer (or of its ``int8`` copy for the binary fields,
-or of ``X`` for the integer codes), so every array is new each turn and none overlaps another.
+or of ``X`` for the integer codes), one ``(row, columns)`` index each, so every array is new each
+turn and none overlaps another.
 
 Example:
     >>> from maze_envs import maze_escape_v1
@@ -28,7 +30,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from operator import itemgetter
 from typing import Any, Final, cast
 
 import numpy as np
@@ -173,9 +174,8 @@ class NumericPlan:
         for field, count in array_fields:
             self._codes[field.key] = slice(x_base, x_base + count)
             x_base += count
-        # the base columns X takes, in X's order (a tuple even for one column)
-        pick = itemgetter(*base_columns) if base_columns else (lambda row: ())
-        self._pick_base = pick if len(base_columns) != 1 else (lambda row: (pick(row),))
+        # the base columns X takes, in X's order
+        self._base_columns = np.array(base_columns, np.intp)
         self._array_keys = array_keys
         offsets, idx, val, total = [], [], [], 0
         for lo_c, hi_c, dst, make in base_tables + array_tables:
@@ -214,6 +214,13 @@ class NumericPlan:
                     b0 = a - self.binary_width
                     shape = space.shape if space.shape and len(space.shape) > 1 else None
                     self._views.append((key, "float", slice(b0, b0 + size), shape))
+        # the same per agent row: (key, source: -1 the env's value, else 0 X, 1 binary, 2 float,
+        # the (row, columns) index, shape), so each field is one index of a 2-D array
+        codes = {"raw": -1, "x": 0, "binary": 1, "float": 2}
+        self._agent_views = [
+            [(key, codes[src], (i, where), shape) for key, src, where, shape in self._views]
+            for i in range(n)
+        ]
 
     def _columns(
         self, field: NumericField, sources: tuple[str, ...], raw: spaces.Dict, n: int
@@ -261,13 +268,17 @@ class NumericPlan:
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
         """The (agents, width) float32 buffer of the flattened layout, and X."""
         m = len(raws)
-        keys, pick = self._array_keys, self._pick_base
-        parts: list[Any] = []
-        for i, r in enumerate(raws):  # each agent's base integers, then its arrays: one gather
-            parts.append(pick(base[i]))
-            for field in keys:
-                parts.append(r[field])
-        x = np.concatenate(parts, axis=None, dtype=np.int64).reshape(m, -1)
+        keys = self._array_keys
+        # Two gathers: the base integers of every agent as one matrix (one conversion of the
+        # rows, then the columns X takes), and every agent's arrays in one concatenation (each
+        # part costs numpy a set-up, so the fewer the better); then side by side.
+        base_x = np.array(base, dtype=np.int64).reshape(m, -1).take(self._base_columns, axis=1)
+        if keys:
+            parts = [r[field] for r in raws for field in keys]
+            arrays = np.concatenate(parts, axis=None, dtype=np.int64).reshape(m, -1)
+            x = np.concatenate((base_x, arrays), axis=1)
+        else:
+            x = base_x
         key = x + self._offsets
         flat = np.zeros(m * self.width, np.float32)
         # one 1-D scatter: each entry's buffer column, moved to its agent's row
@@ -338,16 +349,16 @@ class NumericPlan:
             return list(buffer)
         binary = buffer[:, : self.binary_width].astype(np.int8)
         floats = buffer[:, self.binary_width :]
+        sources = (x, binary, floats)
         result = []
-        for i, r in enumerate(raws):  # each agent's rows, then its fields' views of them
-            rows = {"raw": r, "x": x[i], "binary": binary[i], "float": floats[i]}
+        for r, views in zip(raws, self._agent_views):  # noqa: B905 (a row of views per agent)
             obs = {}
-            for key, source, where, shape in self._views:
-                if source == "raw":
+            for key, source, index, shape in views:  # one numpy index per field, no row views
+                if source < 0:
                     obs[key] = r[key]
                 elif shape is None:
-                    obs[key] = rows[source][where]
+                    obs[key] = sources[source][index]
                 else:
-                    obs[key] = rows[source][where].reshape(shape)
+                    obs[key] = sources[source][index].reshape(shape)
             result.append(obs)
         return result

@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import numpy as np
@@ -71,54 +71,84 @@ def observation_values(
     missing key, a code outside its vocabulary).
     """
     try:
-        radio = obs["radio"]
         if version is None:
-            version = 1 if agent in radio else 0
-        slots = agent_slots(config.num_agents, agent, version)
-        last = obs["last_action"]
-        edges = obs["edges"]
-        north, east, south, west = edges.tolist() if isinstance(edges, np.ndarray) else edges
-        shown = obs["teammate_notebooks"]
-        heard = {}
-        read = {}
-        for name in slots.others:
-            message = radio[name]
-            if message:
-                heard[name] = message
-            if shown[name]["shown"]:
-                read[name] = shown[name]["text"]
-        values = {
-            "edges": {
-                "N": EDGE_KINDS[north],
-                "E": EDGE_KINDS[east],
-                "S": EDGE_KINDS[south],
-                "W": EDGE_KINDS[west],
-            },
-            "on_exit": bool(obs["on_exit"]),
-            "landmark": _LANDMARKS[obs["landmark"]],
-            "turn": int(obs["turn"]),
-            "turns_left": int(obs["turns_left"]),
-            "notebook": obs["notebook"],
-            "radio": heard,
-            "teammate_notebooks": read,
-            "last_action": {
-                "move": MOVE_RESULTS[last["move"]],
-                "notebook": NOTEBOOK_RESULTS[last["notebook"]],
-                "notebook_reason": last["notebook_reason"],
-                "radio": RADIO_RESULTS[last["radio"]],
-                "radio_reason": last["radio_reason"],
-                "radio_cooldown": int(last["radio_cooldown"]),
-            },
-            **_OFF,
-        }
-        for feature in enabled_features(config):
-            feature.to_model(obs, slots, values)
+            version = 1 if agent in obs["radio"] else 0
+        key = (id(config), agent, version)
+        hit = _READERS.get(key)
+        if hit is None or hit[0] is not config:
+            hit = _READERS[key] = (config, _reader(config, agent, version))
+            if len(_READERS) > 1024:
+                _READERS.clear()
+                _READERS[key] = hit
+        return hit[1](obs)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(
             f"not an observation of agent {agent} in this game's space ({type(exc).__name__}: "
             f"{exc})"
         ) from None
-    return values
+
+
+#: (id(config), agent, version) -> (config, reader): by identity, as ``enabled_features`` (the
+#: config is kept with its reader, so its id is not reused while the entry lives)
+_READERS: dict[tuple[int, str, int], tuple[Config, Callable[[Mapping[str, Any]], Any]]] = {}
+
+
+def _reader(
+    config: Config, agent: str, version: EnvVersion
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """:func:`observation_values` of one agent's dicts of one layout version: everything that
+    does not change from one observation to the next (its slots, the features on, the fields
+    off) looked up once."""
+    slots = agent_slots(config.num_agents, agent, version)
+    others = slots.others
+    to_models = [feature.to_model for feature in enabled_features(config)]
+    off = _OFF  # every optional field None first: the model's field order, then the features'
+    landmarks, edge_kinds = _LANDMARKS, EDGE_KINDS
+    move_results, notebook_results, radio_results = MOVE_RESULTS, NOTEBOOK_RESULTS, RADIO_RESULTS
+    ndarray = np.ndarray
+
+    def read(obs: Mapping[str, Any]) -> dict[str, Any]:
+        radio, shown, last = obs["radio"], obs["teammate_notebooks"], obs["last_action"]
+        heard = {}
+        seen = {}
+        for name in others:
+            message = radio[name]
+            if message:
+                heard[name] = message
+            notebook = shown[name]
+            if notebook["shown"]:
+                seen[name] = notebook["text"]
+        edges = obs["edges"]
+        north, east, south, west = edges.tolist() if type(edges) is ndarray else edges
+        values = {
+            "edges": {
+                "N": edge_kinds[north],
+                "E": edge_kinds[east],
+                "S": edge_kinds[south],
+                "W": edge_kinds[west],
+            },
+            "on_exit": bool(obs["on_exit"]),
+            "landmark": landmarks[obs["landmark"]],
+            "turn": int(obs["turn"]),
+            "turns_left": int(obs["turns_left"]),
+            "notebook": obs["notebook"],
+            "radio": heard,
+            "teammate_notebooks": seen,
+            "last_action": {
+                "move": move_results[last["move"]],
+                "notebook": notebook_results[last["notebook"]],
+                "notebook_reason": last["notebook_reason"],
+                "radio": radio_results[last["radio"]],
+                "radio_reason": last["radio_reason"],
+                "radio_cooldown": int(last["radio_cooldown"]),
+            },
+        }
+        values.update(off)
+        for to_model in to_models:
+            to_model(obs, slots, values)
+        return values
+
+    return read
 
 
 def _json(value: Any) -> Any:

@@ -63,6 +63,19 @@ from maze_envs.escape.types import State
 
 __all__ = ["BASE_COLUMNS", "ObservationArrays", "Observer"]
 
+#: The keys every observation has, in order (the features' keys follow).
+_BASE_KEYS: Final = (
+    "edges",
+    "on_exit",
+    "landmark",
+    "turn",
+    "turns_left",
+    "notebook",
+    "radio",
+    "teammate_notebooks",
+    "last_action",
+)
+
 #: The columns of :attr:`ObservationArrays.base`, then one ``radio_heard`` and one
 #: ``notebook_shown`` flag per agent slot.
 BASE_COLUMNS: Final = (
@@ -136,6 +149,11 @@ class Observer:
             feature.observer(context) for feature in enabled_features(config)
         ]
         self._edges = Templates(lambda cell: board.edge_kinds[cell])
+        # Every key of an observation, in order, values None: each observation starts as a copy
+        # (a copy of a dict is one block copy; building it key by key grows it past its size
+        # once the features add theirs)
+        keys = [*_BASE_KEYS, *(key for f in enabled_features(config) for key in f.keys)]
+        self._blank: dict[str, Any] = dict.fromkeys(keys)
         self._last: tuple[State, int, list[dict[str, Any]]] | None = None
 
     def observe_all(self, state: State) -> list[dict[str, Any]]:
@@ -162,7 +180,7 @@ class Observer:
             state.radio_reason,
             state.radio_ready_turn,
         )
-        names = self.names
+        names, blank = self.names, self._blank
         sent = dict(zip(names, outbox, strict=True))  # each agent's radio: a copy of this
         result = []
         for i in range(n):
@@ -183,26 +201,24 @@ class Observer:
                     else:
                         seen[name] = {"shown": 0, "text": ""}
             ready = ready_turns[i] - turn - 1
-            result.append(
-                {
-                    "edges": edges_cache[here].copy(),
-                    "on_exit": int(here == exit_cell),
-                    "landmark": landmark[here],
-                    "turn": turn,
-                    "turns_left": turns_left,
-                    "notebook": notebooks[i],
-                    "radio": radio,
-                    "teammate_notebooks": seen,
-                    "last_action": {
-                        "move": move_result[i],
-                        "notebook": notebook_result[i],
-                        "notebook_reason": notebook_reason[i],
-                        "radio": radio_result[i],
-                        "radio_reason": radio_reason[i],
-                        "radio_cooldown": ready if ready > 0 else 0,
-                    },
-                }
-            )
+            obs = blank.copy()
+            obs["edges"] = edges_cache[here].copy()
+            obs["on_exit"] = 1 if here == exit_cell else 0
+            obs["landmark"] = landmark[here]
+            obs["turn"] = turn
+            obs["turns_left"] = turns_left
+            obs["notebook"] = notebooks[i]
+            obs["radio"] = radio
+            obs["teammate_notebooks"] = seen
+            obs["last_action"] = {
+                "move": move_result[i],
+                "notebook": notebook_result[i],
+                "notebook_reason": notebook_reason[i],
+                "radio": radio_result[i],
+                "radio_reason": radio_reason[i],
+                "radio_cooldown": ready if ready > 0 else 0,
+            }
+            result.append(obs)
         for compute in self._computations:  # the optional features' keys, in order
             compute(state, result)
         self._last = (state, turn, result)

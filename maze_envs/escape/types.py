@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import add
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -245,8 +245,8 @@ class Observation(BaseModel):
         ``ValueError``. (``Observation.model_validate`` builds one from the JSON form, checked.)
         """
         values = observation_values(obs, config, agent)
-        values["last_action"] = _built(LastActionResult, values["last_action"])
-        return _built(cls, values)
+        values["last_action"] = _built(LastActionResult, values["last_action"], _LAST_FIELDS)
+        return _built(cls, values, _OBSERVATION_FIELDS)
 
     def to_space(self, config: Config, agent: str, version: EnvVersion = 0) -> dict[str, Any]:
         """The observation dict of layout ``version``, a member of ``agent``'s space."""
@@ -258,8 +258,9 @@ class Observation(BaseModel):
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
-    """A model of ``values`` that already have its fields' types (every field given).
+def _built(cls: type[_Model], values: dict[str, Any], fields: frozenset[str]) -> _Model:
+    """A model of ``values`` that already have its fields' types (every field given: the keys
+    of ``values`` are ``fields``, the model's).
 
     What ``model_construct`` does, without its per-field Python work: the instance's fields are
     ``values`` itself and every field counts as set, as ``model_validate`` leaves a model of the
@@ -268,10 +269,16 @@ def _built(cls: type[_Model], values: dict[str, Any]) -> _Model:
     model = cls.__new__(cls)
     _set = object.__setattr__
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))  # model_copy(update=) adds to it
+    # a set of its own (model_copy(update=) adds to it); copying a frozenset of the same
+    # strings costs less than hashing the dict's keys again
+    _set(model, "__pydantic_fields_set__", set(fields))
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+_LAST_FIELDS: Final = frozenset(LastActionResult.model_fields)
+_OBSERVATION_FIELDS: Final = frozenset(Observation.model_fields)
 
 
 class Action(BaseModel):

@@ -110,3 +110,20 @@ def test_landmark_is_shown_only_on_its_cell() -> None:
         obs, *_ = step(env, A=act(N), C=act(1))
     assert LANDMARK_NAMES[obs["A"]["landmark"] - 1] == "piano"
     assert LANDMARK_NAMES[obs["C"]["landmark"] - 1] == "tree"
+
+
+@pytest.mark.parametrize(("width", "height"), [(5, 5), (7, 5), (6, 11)])
+def test_the_pair_table_holds_the_straight_line_tenths_of_every_pair(
+    width: int, height: int
+) -> None:
+    from maze_envs.escape.features.distances import pair_tenths
+    from maze_envs.grid import straight_line_tenths
+
+    cells = width * height
+    table = pair_tenths(width, height)
+    assert len(table) == cells * cells
+    for a in range(cells):
+        ra, ca = divmod(a, width)
+        for b in range(cells):
+            rb, cb = divmod(b, width)
+            assert table[a * cells + b] == straight_line_tenths(abs(ca - cb), abs(ra - rb))

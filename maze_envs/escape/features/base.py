@@ -248,7 +248,7 @@ def frame_scale(config: Config) -> tuple[float, float]:
 
 def ints(value: Any) -> list[Any]:
     """An array (or sequence) as a list of plain Python values."""
-    return value.tolist() if isinstance(value, np.ndarray) else list(value)
+    return value.tolist() if type(value) is np.ndarray else list(value)
 
 
 def tenths(value: int) -> str:

@@ -62,8 +62,11 @@ class Trail(Feature):
 
     def to_model(self, obs: Mapping[str, Any], slots: AgentSlots, values: dict[str, Any]) -> None:
         rows = obs["trail"]
-        real = rows[len(rows) - int(obs["trail_length"]) :]  # the last trail_length rows
-        values["trail"] = list(map(tuple, ints(real)))
+        if type(rows) is not np.ndarray:
+            rows = np.asarray(rows, dtype=np.int64)
+        # the last trail_length rows, flat: zip pairs them (no list per row)
+        flat = ints(rows[len(rows) - int(obs["trail_length"]) :].ravel())
+        values["trail"] = list(zip(flat[::2], flat[1::2]))  # noqa: B905 (pairs: even length)
 
     def from_model(
         self, data: Mapping[str, Any], config: Config, slots: AgentSlots
