@@ -45,22 +45,21 @@ import hashlib
 import tomllib
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from maze_envs._registration import find_entry, latest, versions
 from maze_envs.bench.policyspec import PolicyEntry
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.escape.types import Config
 
-EnvKind = Literal["escape", "agimaze"]
-ENV_KINDS: tuple[str, ...] = get_args(EnvKind)
-#: Maze Escape versions the runner can play (``maze_envs.maze_escape_v<N>``).
-ESCAPE_VERSIONS = (0, 1)
-#: Env ids per kind and version, as journals store them.
-ESCAPE_ENV_IDS = {0: "maze_envs/MazeEscape-v0", 1: "maze_envs/MazeEscape-v1"}
-AGIMAZE_ENV_ID = "maze_envs/AgiMaze-v0"
+#: Env ids per kind and version, as journals store them (from the table of environments).
+ESCAPE_ENV_IDS = versions("escape")
+#: Maze Escape versions the runner can play.
+ESCAPE_VERSIONS = tuple(ESCAPE_ENV_IDS)
+AGIMAZE_ENV_ID = latest("agimaze").id
 #: Default evaluation budget of AGI Maze setups (EnvTraverse: 5 x max_steps).
 DEFAULT_BUDGET_FACTOR = 5.0
 
@@ -154,6 +153,11 @@ class AgiMazeCase(BaseModel):
     def size(self) -> str:
         return f"{self.rows}x{self.cols}"
 
+    def budget(self, max_steps: int) -> int:
+        """The step budget the env truncates at, by its budget rule in the table of
+        environments."""
+        return find_entry(self.env_id).budget_rule()(self.budget_factor, max_steps)
+
     def key_data(self) -> dict[str, Any]:
         return {
             "env": self.env_id,
@@ -231,7 +235,7 @@ class EscapeSetup(_Setup):
     """
 
     kind: Literal["escape"] = "escape"
-    version: int = 1
+    version: int = ESCAPE_VERSIONS[-1]
     preset: str | None = None
     sizes: tuple[tuple[int, int], ...] = ()
     max_turns: int | None = None
@@ -241,7 +245,8 @@ class EscapeSetup(_Setup):
     @classmethod
     def _version(cls, version: int) -> int:
         if version not in ESCAPE_VERSIONS:
-            raise ValueError(f"Maze Escape version {version} does not exist; use 0 or 1")
+            known = " or ".join(map(str, ESCAPE_VERSIONS))
+            raise ValueError(f"Maze Escape version {version} does not exist; use {known}")
         return version
 
     @field_validator("sizes", mode="before")

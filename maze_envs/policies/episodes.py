@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from maze_envs._registration import entries, latest
 from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.mapfmt import PLAYER as PLAYER_GLYPH
 from maze_envs.agimaze.mapfmt import render_map
@@ -34,13 +35,13 @@ from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.agimaze.types import Labyrinth
 from maze_envs.policies.interface import AgiMazeEpisode, EscapeEpisode, EscapeGroundTruth
 
-#: Maze Escape env ids by the env's metadata name (the journal's ids).
+#: Maze Escape env ids by the env's metadata name, the name of its entry module (the journal's
+#: ids, from the table of environments).
 ESCAPE_ENV_IDS: Final[dict[str, str]] = {
-    "maze_escape_v0": "maze_envs/MazeEscape-v0",
-    "maze_escape_v1": "maze_envs/MazeEscape-v1",
+    env.module.rpartition(".")[2]: env.id for env in entries("escape")
 }
-AGIMAZE_ENV_ID: Final = "maze_envs/AgiMaze-v0"
-AGIMAZE_SET_ENV_ID: Final = "maze_envs/AgiMazeSet-v0"
+AGIMAZE_ENV_ID: Final = latest("agimaze").id
+AGIMAZE_SET_ENV_ID: Final = latest("agimaze", labyrinth_set=True).id
 #: The AGI Maze player's agent name.
 PLAYER: Final = "player"
 

@@ -145,7 +145,7 @@ FLOORS: dict[str, int] = {
     "maze_envs.journal": 1,
     "maze_envs.escape": 2,
     "maze_envs.agimaze": 2,
-    "maze_envs._registration": 3,
+    "maze_envs._registration": 0,  # the table of environments: import strings only
     "maze_envs.maze_escape_v0": 3,
     "maze_envs.maze_escape_v1": 3,
     "maze_envs.text": 3,
