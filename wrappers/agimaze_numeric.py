@@ -59,10 +59,10 @@ import numpy as np
 from gymnasium import spaces
 
 from maze_envs._registration import env_ids
+from maze_envs.agimaze.narration import read_ride
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.spaces import EVENT_KINDS, INVENTORY_FLAGS, OBSERVE_KINDS
 from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE
-from maze_envs.policies.agimaze.reading import read_ride
 
 #: Channels of the local map, by index.
 MAP_CHANNELS: Final = (

@@ -18,7 +18,10 @@
 * Reward: the agent's reward; ``terminated`` when the game ends in team success, ``truncated``
   at the turn limit. ``info`` is the agent's info plus ``team_rewards`` (every agent's reward).
 * Seeding: ``reset(seed=s)`` plays the game of seed ``s`` (as the parallel env would) and
-  seeds the teammates from ``s``; later resets without a seed continue deterministically.
+  seeds the teammates from ``s`` exactly as the benchmark runner does
+  (:func:`maze_envs.policies.seeds.policy_seeds`, salted by the env id and maze size), so the
+  same seed gives the same teammates here and in ``maze-envs bench``; later resets without a
+  seed continue deterministically (from the game seed the env draws).
 * ``action_masks()``: the 5-move mask (N, E, S, W, STAY open) for sb3-contrib's
   ``MaskablePPO``; from :class:`~wrappers.masks.EscapeActionMasks` when it is in the stack,
   otherwise computed from the agent's cell the same way.
@@ -50,6 +53,8 @@ from numpy.typing import NDArray
 from maze_envs import maze_escape_v1
 from maze_envs.escape.types import Observation
 from maze_envs.policies import as_decision, escape_episode, is_privileged, make_policy
+from maze_envs.policies.episodes import escape_env_id
+from maze_envs.policies.seeds import escape_salt, policy_seeds
 from wrappers.escape_base import escape_layers
 from wrappers.masks import EscapeActionMasks, open_moves
 
@@ -129,10 +134,20 @@ class SingleAgentEscape(gymnasium.Env[Any, Any]):
             seed = int(self.np_random.integers(2**63))
         raw, infos = self.base_env.reset(seed=seed, options=options)
         self._started = True
+        seeds = self.teammate_seeds()
         for name, policy in self.policies.items():
             episode = escape_episode(self.base_env, name, privileged=is_privileged(policy))
-            policy.reset(name, int(self.np_random.integers(2**31)), episode)
+            policy.reset(name, seeds[name], episode)
         return self._observe(raw), infos[self.agent]
+
+    def teammate_seeds(self) -> dict[str, int]:
+        """The policy seed of each teammate in the current game (as the runner would give them)."""
+        base, config = self.base_env, self.config
+        if base.game_seed is None:
+            raise RuntimeError("call reset() before teammate_seeds()")
+        salt = escape_salt(escape_env_id(base), config.width, config.height)
+        seeds = policy_seeds(base.game_seed, base.possible_agents, salt)
+        return {name: seeds[name] for name in self.teammates}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._started:

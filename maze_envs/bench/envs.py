@@ -22,9 +22,9 @@ from maze_envs.bench.metrics import (
     agimaze_scores,
     harness_endpoint,
 )
-from maze_envs.bench.seeds import policy_seeds
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.policies.interface import is_privileged
+from maze_envs.policies.seeds import policy_seeds
 
 
 class EnvAdapter(Protocol):
@@ -102,7 +102,7 @@ class _Base:
 
     @property
     def policy_seeds(self) -> dict[str, int]:
-        """Each agent's policy seed in this game (:func:`maze_envs.bench.seeds.policy_seeds`)."""
+        """Each agent's policy seed in this game (:func:`maze_envs.policies.seeds.policy_seeds`)."""
         task = self.task
         return policy_seeds(task.seed, task.agents, task.case.salt, task.policy.policy_seed)
 

@@ -41,7 +41,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import tomllib
 from functools import cached_property
 from pathlib import Path
@@ -54,6 +53,7 @@ from maze_envs._registration import find_entry, latest, versions
 from maze_envs.bench.policyspec import PolicyEntry
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.escape.types import Config
+from maze_envs.policies.seeds import agimaze_salt, escape_salt, stable_key
 
 #: Env ids per kind and version, as journals store them (from the table of environments).
 ESCAPE_ENV_IDS = versions("escape")
@@ -88,10 +88,6 @@ def parse_size(value: Any) -> tuple[int, int]:
     raise ValueError(f"a maze size is a number such as 9 or a text such as '13x9', got {value!r}")
 
 
-def _key(data: Any) -> str:
-    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
-
-
 # --- resolved cases (one per maze size or bundle) ---------------------------------------------
 
 
@@ -119,10 +115,11 @@ class EscapeCase(BaseModel):
     @property
     def salt(self) -> int:
         """What tells this case's games apart from the other cases of its setup, for policy
-        seeds (:mod:`maze_envs.bench.seeds`): the environment and the maze size. Not the rules:
+        seeds (:mod:`maze_envs.policies.seeds`): the environment and the maze size. Not the rules:
         setups that differ only in what agents may do (the radio, the meeting alert) hand their
         policies the same seeds on the same maze, so paired arms differ in that rule alone."""
-        return int(_key({"env": self.env_id, "size": self.size})[:15], 16)
+        config = self.game_config
+        return escape_salt(self.env_id, config.width, config.height)
 
 
 class AgiMazeCase(BaseModel):
@@ -173,11 +170,10 @@ class AgiMazeCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.policies.seeds`):
         the bundle (its path, pack root and pack version), so no two bundles hand a policy the
         same seed. Not the budget: the same bundle under another budget gets the same seeds."""
-        bundle = {"pack": self.pack, "pack_root": self.pack_root, "version": self.pack_version}
-        return int(_key({"env": self.env_id, **bundle})[:15], 16)
+        return agimaze_salt(self.env_id, self.pack, self.pack_root, self.pack_version)
 
 
 Case = Annotated[EscapeCase | AgiMazeCase, Field(discriminator="kind")]
@@ -209,7 +205,7 @@ def run_key(case: EscapeCase | AgiMazeCase, policy: PolicyEntry, seed: int) -> s
     agents = (
         Config.model_validate(case.config).agents if isinstance(case, EscapeCase) else ("player",)
     )
-    return _key({"env": case.key_data(), "policy": policy.key_data(agents), "seed": seed})
+    return stable_key({"env": case.key_data(), "policy": policy.key_data(agents), "seed": seed})
 
 
 # --- setups ----------------------------------------------------------------------------------

@@ -207,9 +207,9 @@ def test_labyrinth_set_solved_to_the_end(tmp_path: Path) -> None:
 def test_escape_single_agent_session_matches_a_live_game(tmp_path: Path) -> None:
     spec = SessionSpec(env="escape", width=5, height=5, max_turns=12, seed=5)
     start_session(tmp_path, spec)
-    from maze_envs.bench.seeds import agent_seed
     from maze_envs.escape.convert import observation_to_model
     from maze_envs.escape.types import Action
+    from maze_envs.policies.seeds import agent_seed
 
     env = maze_escape_v1.parallel_env(preset="full", width=5, height=5, max_turns=12)
     raw, _ = env.reset(seed=5)

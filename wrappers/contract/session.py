@@ -230,8 +230,8 @@ class _EscapeGame:
 
     def __init__(self, spec: SessionSpec) -> None:
         from maze_envs import maze_escape_v1
-        from maze_envs.bench.seeds import agent_seed
         from maze_envs.policies import escape_episode, make_policy
+        from maze_envs.policies.seeds import agent_seed
 
         try:
             self.env = maze_escape_v1.parallel_env(
