@@ -367,9 +367,8 @@ def _run(
             rows, done, notes = _resume_state(tasks, journal, store)
         except JournalError as exc:
             raise RunError(
-                f"cannot continue the run in {folder}: its journal cannot be read ({exc}); "
-                f"check it with `maze-envs verify {folder / JOURNAL_NAME}`, or delete the run "
-                "with --fresh"
+                f"{exc}; the run in {folder} cannot be continued; --fresh starts it over "
+                f"(check the journal with `maze-envs verify {folder / JOURNAL_NAME}`)"
             ) from None
         todo = [task for task in tasks if task.run_key not in done]
         spent = None if caps is None else caps.spent(rows.values(), tasks)
