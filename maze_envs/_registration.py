@@ -84,10 +84,6 @@ class EnvEntry:
         """A new environment (PettingZoo: the parallel env) built by the entry point."""
         return load(self.entry_point)(**kwargs)
 
-    def make_replayer(self) -> Any:
-        """A new replayer of this environment's journaled games."""
-        return load(self.replayer)()
-
     def budget_rule(self) -> Callable[[float, int], int]:
         """The budget function (``ValueError`` for an environment whose budget is its config's
         ``max_turns``)."""

@@ -62,7 +62,7 @@ from maze_envs._registration import env_ids
 from maze_envs.agimaze.narration import read_ride
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.spaces import EVENT_KINDS, INVENTORY_FLAGS, OBSERVE_KINDS
-from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE
+from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE, OPPOSITE_DIRECTION
 
 #: Channels of the local map, by index.
 MAP_CHANNELS: Final = (
@@ -85,7 +85,7 @@ _CHANNELS: Final = len(MAP_CHANNELS)
 GRENADE_SCALE: Final = 10
 AGIMAZE_IDS: Final = " or ".join(env_ids("agimaze", labyrinth_set=None))
 _DELTAS: Final = ((-1, 0), (1, 0), (0, -1), (0, 1))  # DIRECTIONS order: up, down, left, right
-_OPPOSITE: Final = (1, 0, 3, 2)
+_OPPOSITE: Final = tuple(DIRECTIONS.index(OPPOSITE_DIRECTION[d]) for d in DIRECTIONS)
 _DIRECTION_INDEX: Final[dict[str, int]] = {str(d): i for i, d in enumerate(DIRECTIONS)}
 _ITEM_TILES: Final = frozenset(
     {"key", "treasure", "exit_key", "boat", "flashlight", "grenade_pack"}

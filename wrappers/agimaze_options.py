@@ -34,6 +34,7 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from maze_envs._registration import env_ids
+from maze_envs.agimaze.types import BLOCKED_EVENTS
 from wrappers.agimaze_numeric import LocalMapMemory
 
 #: Events that count as progress for ``item_bonus`` (each happens at most once a labyrinth).
@@ -46,7 +47,7 @@ ITEM_EVENTS: Final = (
     "picked_grenades",
 )
 #: Events of an action that met an obstacle, for ``bump_penalty``.
-BUMP_EVENTS: Final = ("bumped_wall", "bumped_monolith", "exit_blocked", "exit_locked")
+BUMP_EVENTS: Final = BLOCKED_EVENTS
 _ITEMS: Final = frozenset(ITEM_EVENTS)
 _BUMPS: Final = frozenset(BUMP_EVENTS)
 

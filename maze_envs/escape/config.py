@@ -210,19 +210,6 @@ EnvVersion = Literal[0, 1]
 ENV_IDS: Final[dict[int, str]] = versions("escape")
 
 
-def env_version(env_id: str) -> EnvVersion:
-    """The layout version of a Maze Escape env id (``ValueError`` for any other id).
-
-    Example:
-        >>> env_version("maze_envs/MazeEscape-v1")
-        1
-    """
-    for version, known in ENV_IDS.items():
-        if known == env_id:
-            return 1 if version == 1 else 0
-    raise ValueError(f"not a Maze Escape env id: {env_id!r}; known: {sorted(ENV_IDS.values())}")
-
-
 def teammates(config: Config, agent: str) -> tuple[str, ...]:
     """The other agents, in name order (the order of every per-teammate field in version 0)."""
     return _teammates(config.num_agents, agent)

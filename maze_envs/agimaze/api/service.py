@@ -40,6 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -62,6 +63,7 @@ from maze_envs.agimaze.compiled import CompiledLabyrinth
 from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
 from maze_envs.agimaze.formal import inventory
 from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
 from maze_envs.agimaze.types import Bundle
 
@@ -217,7 +219,7 @@ class AgiMazeService:
         self._boards_lock = threading.Lock()
 
     def description(self) -> Reply:
-        return 200, {"description": protocol.API_DESCRIPTION}
+        return HTTPStatus.OK, {"description": API_DESCRIPTION}
 
     def start(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StartRequest)
@@ -260,7 +262,7 @@ class AgiMazeService:
                 "exit_key": lab.exit_key is not None,
             },
         }
-        return 200, body
+        return HTTPStatus.OK, body
 
     def step(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StepRequest)
@@ -303,9 +305,9 @@ class AgiMazeService:
         except UnknownSessionError as exc:
             return error("unknown_session", str(exc))
         if isinstance(session, RetiredGame):
-            return 200, orjson.loads(session.snapshot) | {"id": session_id}
+            return HTTPStatus.OK, orjson.loads(session.snapshot) | {"id": session_id}
         with session.lock:
-            return 200, session.snapshot(session_id)
+            return HTTPStatus.OK, session.snapshot(session_id)
 
     def _board(self, name: str, bundle: Bundle) -> Board:
         """The shared board of ``name`` (rebuilt when the bundle on disk changed)."""
@@ -332,9 +334,13 @@ class AgiMazeService:
             )
         if request.action not in engine.compiled.ops:
             allowed = engine.actions
-            return 400, {"error": "bad_action", "action": request.action, "allowed": allowed}
+            return HTTPStatus.BAD_REQUEST, {
+                "error": "bad_action",
+                "action": request.action,
+                "allowed": allowed,
+            }
         result = engine.step(request.action)
-        return 200, {
+        return HTTPStatus.OK, {
             "text": result.text,
             "done": result.done,
             "formal": result.formal,

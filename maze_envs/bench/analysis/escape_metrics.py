@@ -54,9 +54,10 @@ from typing import Any, Final
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
 from maze_envs.bench.analysis.patterns import copied_passages, has_coordinates, names_frame
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
+from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 from maze_envs.journal.read.tracks import EscapeTrack
 
-_OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
+_OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"
 
 
