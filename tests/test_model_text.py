@@ -52,3 +52,19 @@ def test_the_data_files_are_package_data() -> None:
         assert (ROOT / package / relative).is_file()
         patterns = package_data[package]
         assert any(fnmatch.fnmatch(relative, p.replace("**/", "*")) for p in patterns), relative
+
+
+def test_the_escape_refusals_come_from_their_data_file() -> None:
+    from maze_envs.escape.notebook import append_line, splice
+    from maze_envs.escape.radio import check_message
+
+    data = tomllib.loads(
+        resources.files("maze_envs.escape").joinpath("data", "refusals.toml").read_text()
+    )
+    assert splice("abc", 2, 1, "x", max_bytes=10, turn_bytes=5)[1] == data["notebook"][
+        "start_after_end"
+    ].format(start=2, end=1)
+    _, dropped = append_line("a\nb\n", "c", max_bytes=4, turn_bytes=50)
+    assert dropped == "dropped 1 oldest line(s) to fit 4 bytes"
+    refused = check_message("hi", enabled=False, max_bytes=280, cooldown_left=0)
+    assert refused == data["radio"]["switched_off"] == "the radio is switched off in this game"
