@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -208,9 +207,12 @@ def test_a_full_batch_commits_and_its_failure_raises_from_that_turn(
 def test_the_clock_commits_a_batch_when_a_turn_comes_late(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from maze_envs.journal import batch
+    from types import SimpleNamespace
 
-    monkeypatch.setattr(batch, "BATCH_SECONDS", 0.5)
+    from maze_envs.journal import batch, store
+
+    now = [1000.0]  # the journal's clock, moved by the test alone
+    monkeypatch.setattr(store, "time", SimpleNamespace(monotonic=lambda: now[0]))
     with Journal(tmp_path / "games.sqlite") as journal:
         recorder = Recorder(journal, env_id="toy-v0", config={})
         game = ToyGame(2)
@@ -218,7 +220,7 @@ def test_the_clock_commits_a_batch_when_a_turn_comes_late(
         journal.flush()
         advance(recorder, game, 1)
         assert journal.committed_turn(1) == 0  # turn 1 waits in the batch
-        time.sleep(0.55)
+        now[0] += batch.BATCH_SECONDS + 0.01
         assert journal.committed_turn(1) == 0  # no timer: only an added turn looks at the clock
         advance(recorder, game, 2)
         assert journal.committed_turn(1) == 2

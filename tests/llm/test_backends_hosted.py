@@ -324,8 +324,9 @@ def test_the_jitter_is_seeded(server: LoopbackServer) -> None:
 
 @pytest.mark.parametrize("spec", SPECS)
 def test_a_call_past_its_deadline_is_retried(server: LoopbackServer, spec: str) -> None:
-    server.push(Hang(5), Reply(text="late but fine"))
-    settings = settings_for(server, spec, timeout_s=0.3)
+    # a deadline only the hang reaches: the second reply must fit in it on a loaded machine
+    server.push(Hang(60), Reply(text="late but fine"))
+    settings = settings_for(server, spec, timeout_s=3)
     reply = complete(make_backend(spec, settings, retry=Sleeps().policy()), request(settings))
     assert reply.text == "late but fine"
     assert [a.kind for a in reply.retries] == ["timeout"]
@@ -335,8 +336,8 @@ def test_a_call_past_its_deadline_is_retried(server: LoopbackServer, spec: str) 
 def test_a_reply_that_stalls_mid_body_is_cut_at_the_deadline_and_retried(
     server: LoopbackServer, spec: str
 ) -> None:
-    server.push(Stall(5), Reply(text="second try"))
-    settings = settings_for(server, spec, timeout_s=0.3)
+    server.push(Stall(60), Reply(text="second try"))
+    settings = settings_for(server, spec, timeout_s=3)
     reply = complete(make_backend(spec, settings, retry=Sleeps().policy()), request(settings))
     assert reply.text == "second try"
     assert [a.kind for a in reply.retries] == ["timeout"]
@@ -344,8 +345,8 @@ def test_a_reply_that_stalls_mid_body_is_cut_at_the_deadline_and_retried(
 
 def test_a_stream_that_stalls_is_cut_at_the_deadline(server: LoopbackServer) -> None:
     spec = "anthropic:claude-sonnet-4-5"
-    server.push(Stall(5, Reply(text="never whole")), Reply(text="whole"))
-    settings = ModelSettings(base_url=server.url, timeout_s=0.4)  # no cap: streamed
+    server.push(Stall(60, Reply(text="never whole")), Reply(text="whole"))
+    settings = ModelSettings(base_url=server.url, timeout_s=3)  # no cap: streamed
     reply = complete(make_backend(spec, settings, retry=Sleeps().policy()), request(settings))
     assert server.requests[0].body["stream"] is True
     assert reply.text == "whole" and [a.kind for a in reply.retries] == ["timeout"]

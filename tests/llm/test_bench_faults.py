@@ -50,7 +50,7 @@ __all__ = ["module_server", "server"]  # the fixtures
 def test_an_outage_mid_game_plays_stay_and_is_recorded_as_an_outage(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    spec = f"openai-chat:gpt-4o-mini:base_url={server.openai_base_url},retries=0,timeout_s=0.3"
+    spec = f"openai-chat:gpt-4o-mini:base_url={server.openai_base_url},retries=0,timeout_s=3"
     experiment = escape_experiment(spec, turns=6)
     good = escape_model(escape_plans(experiment))
 
@@ -60,7 +60,7 @@ def test_an_outage_mid_game_plays_stay_and_is_recorded_as_an_outage(
             return good(request)
         if turn < 4:
             return HttpError(503, message="overloaded")
-        return Reply(text="{}", delay_s=3.0)  # answers long after the 0.3 s deadline
+        return Reply(text="{}", delay_s=60.0)  # long after the 3 s deadline
 
     server.respond_with(respond)
     result = run(experiment, tmp_path / "run")
