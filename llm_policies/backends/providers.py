@@ -46,7 +46,7 @@ def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Pro
         cls = infer_provider_class(prefix)
     except ValueError:
         raise ValueError(
-            f"{unknown_prefix(prefix + ':')}, scripted: (tests) or another pydantic-ai provider "
+            f"{unknown_prefix(prefix)}, scripted: (tests) or another pydantic-ai provider "
             "prefix (google-gla:, groq:, mistral:, deepseek:...)"
         ) from None
     accepts = set(inspect.signature(cls.__init__).parameters)

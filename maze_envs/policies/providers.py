@@ -56,12 +56,12 @@ def listed() -> str:
 
 
 def unknown_prefix(spec: str) -> str:
-    """The error of a spec whose prefix names no provider: the prefixes allowed, and the
-    closest one when the prefix looks misspelt."""
-    prefix = spec.partition(":")[0]
+    """The error of a spec (or a bare prefix) that names no provider: the prefixes allowed, and
+    the closest one when the prefix looks misspelt."""
+    prefix, _, model = spec.partition(":")
     close = difflib.get_close_matches(prefix, LLM_PREFIXES, n=1)
+    where = f" in {spec!r}" if model else ""
     hint = f"; did you mean {close[0]!r}?" if close else "."
     return (
-        f"unknown model provider prefix {prefix!r} in {spec!r}{hint} Language-model prefixes: "
-        f"{listed()}"
+        f"unknown model provider prefix {prefix!r}{where}{hint} Language-model prefixes: {listed()}"
     )
