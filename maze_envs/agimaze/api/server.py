@@ -121,7 +121,7 @@ def create_app(
                 request.url.path,
                 exc,
             )
-            return Response(status_code=HTTPStatus.BAD_REQUEST)
+            return Response(status_code=int(HTTPStatus.BAD_REQUEST))
         if threaded:  # reads pack files: off the event loop
             return respond(await run_in_threadpool(handle, body))
         return respond(handle(body))

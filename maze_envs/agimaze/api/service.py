@@ -186,9 +186,13 @@ def root_resolver(root: str | Path) -> Resolver:
     return resolve
 
 
+#: Replies carry plain ints, as on the wire (the names are http.HTTPStatus).
+_OK: Final = int(HTTPStatus.OK)
+
+
 def error(code: str, detail: str) -> Reply:
     """The reply of error ``code`` (its status from :data:`~.protocol.ERROR_STATUS`)."""
-    return protocol.ERROR_STATUS[code], {"error": code, "detail": detail}
+    return int(protocol.ERROR_STATUS[code]), {"error": code, "detail": detail}
 
 
 def _validation_detail(exc: ValidationError) -> str:
@@ -219,7 +223,7 @@ class AgiMazeService:
         self._boards_lock = threading.Lock()
 
     def description(self) -> Reply:
-        return HTTPStatus.OK, {"description": API_DESCRIPTION}
+        return _OK, {"description": API_DESCRIPTION}
 
     def start(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StartRequest)
@@ -262,7 +266,7 @@ class AgiMazeService:
                 "exit_key": lab.exit_key is not None,
             },
         }
-        return HTTPStatus.OK, body
+        return _OK, body
 
     def step(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StepRequest)
@@ -305,9 +309,9 @@ class AgiMazeService:
         except UnknownSessionError as exc:
             return error("unknown_session", str(exc))
         if isinstance(session, RetiredGame):
-            return HTTPStatus.OK, orjson.loads(session.snapshot) | {"id": session_id}
+            return _OK, orjson.loads(session.snapshot) | {"id": session_id}
         with session.lock:
-            return HTTPStatus.OK, session.snapshot(session_id)
+            return _OK, session.snapshot(session_id)
 
     def _board(self, name: str, bundle: Bundle) -> Board:
         """The shared board of ``name`` (rebuilt when the bundle on disk changed)."""
@@ -334,13 +338,13 @@ class AgiMazeService:
             )
         if request.action not in engine.compiled.ops:
             allowed = engine.actions
-            return HTTPStatus.BAD_REQUEST, {
+            return int(HTTPStatus.BAD_REQUEST), {
                 "error": "bad_action",
                 "action": request.action,
                 "allowed": allowed,
             }
         result = engine.step(request.action)
-        return HTTPStatus.OK, {
+        return _OK, {
             "text": result.text,
             "done": result.done,
             "formal": result.formal,
