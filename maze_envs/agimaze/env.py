@@ -25,6 +25,7 @@ from gymnasium import spaces
 
 from maze_envs.agimaze import recording
 from maze_envs.agimaze.backends import Backend, LocalBackend
+from maze_envs.agimaze.packs import version_root
 from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae, step_budget
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
@@ -133,6 +134,11 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
     * ``labyrinth``: a :class:`~maze_envs.agimaze.types.Labyrinth` or ``Bundle`` (local only);
     * ``pack_root`` (local only): the bundle tree ``path`` is relative to, instead of the shipped
       packs (the local twin of ``maze-envs agimaze serve --pack-root``);
+    * ``pack_version`` (local only): a shipped pack version by name (default: the current one,
+      :data:`~maze_envs.agimaze.packs.DEFAULT_PACK_VERSION`; ``"agimaze-packs-2"`` reproduces
+      results obtained on the earlier packs; see :data:`~maze_envs.agimaze.packs.PACK_VERSIONS`);
+      the env opens its path on the local backend under that version's bundle tree, and the
+      journal config records the version played;
     * ``budget_factor`` (5.0) and ``max_steps`` (None): the step budget (see Episode End; the
       only way to set it: there is no budget wrapper), ``render_mode`` (``"ansi"`` returns the
       full map text with the player, ``"human"`` prints it, ``"rgb_array"`` draws it with a
@@ -175,6 +181,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         pack_root: str | Path | None = None,
         journal: Any = None,
         backend: Backend | None = None,
+        pack_version: str | None = None,
     ) -> None:
         if (path is None) == (labyrinth is None):
             raise ValueError("give exactly one of path= (a pack path) or labyrinth=")
@@ -211,6 +218,14 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
             )
         self.budget_factor = float(budget_factor)
         self.render_mode = render_mode
+        if pack_version is not None:
+            if pack_root is not None:
+                raise ValueError("give pack_root= or pack_version=, not both")
+            if not isinstance(chosen, LocalBackend):
+                raise ValueError(
+                    "pack_version= is for the local backend; a server serves its own packs"
+                )
+            pack_root = version_root(pack_version)  # PackPathError naming the versions
         source = path if path is not None else labyrinth
         assert source is not None  # checked above: exactly one is given
         # the actions and the map are known once opened (an HTTP backend sends nothing yet)
@@ -245,7 +260,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
                     labyrinth=labyrinth,
                     budget_factor=self.budget_factor,
                     max_steps=max_steps,
-                    pack_root=pack_root,
+                    pack_root=None if pack_version is not None else pack_root,
+                    pack_version=pack_version,
                 ),
             )
         )

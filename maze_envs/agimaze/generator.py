@@ -5,23 +5,33 @@ A generator is an object called with a numpy ``Generator`` that returns one
 subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (pydantic data):
 
 1. **Walls.** A uniform spanning tree of the board (Wilson's algorithm, :mod:`maze_envs.grid`),
-   then ``loops`` more interior walls opened at random. The recorded labyrinths are not perfect
-   mazes: 3x3 boards keep one or two walls (a tree plus 2-3 openings), 4x4 boards a tree plus 2,
-   3x4 river boards a tree plus 0-4, 4x5 boards a plain tree.
+   then ``loops`` more interior walls opened at random (a number, or a range drawn per draft).
+   The recorded labyrinths are not perfect mazes: 3x3 boards keep one or two walls (a tree plus
+   2-3 openings), 4x4 boards a tree plus 2, 3x4 river boards a tree plus 0-4, 4x5 boards a plain
+   tree (``benchmarks/agimaze_structure.py``).
 2. **Exit.** One gap drawn uniformly among the frame's edge segments.
 3. **Rivers.** Each river is a self-avoiding chain of ``arrows`` cells plus its mouth; the walls
-   along it are opened so that no arrow faces a wall (as in every recording).
+   along it are opened so that no arrow faces a wall (as in every recording). With
+   ``RiverSpec.in_tree`` the river is carved into the spanning tree (for each wall it opens, one
+   edge of the cycle that closes is closed again) and the loops are opened after it, so rivers
+   add no opening beyond the tree, as in the recorded maps.
 4. **Pits.** ``cycles`` cycles of ``per_cycle`` pits, off the exit cell.
 5. **Items.** The key, chest and exit key lie at least ``item_exit_distance`` moves from the exit
    cell (never closer in the recordings); extension items anywhere free.
 6. **Start.** A free cell whose distance from the exit cell lies in ``start_exit_distance``
    (recorded starts are mostly 1-2 moves from the exit cell).
-7. **Acceptance.** The exact planner must win it in a number of steps inside ``optimal_steps``;
-   every event of ``plan_events`` must occur on that shortest plan (tutorial lessons: "the plan
-   rides a river"); every item of ``requires`` must be indispensable, i.e. the labyrinth becomes
-   unwinnable when it is removed (extension packs); with ``random_success`` set, the exact
-   probability that a uniform random agent wins within the band's horizon must lie in the band
-   (difficulty curation of the TRAINING stages). Rejected drafts are redrawn from the same rng.
+7. **Acceptance.** Every player state reachable from the start is enumerated with the engine's
+   own transition (:func:`~maze_envs.agimaze.planner.dead_states`). The shortest win must take a
+   number of steps inside ``optimal_steps``; with ``dead_states="forbid"`` (the default) every
+   reachable state must still be able to win, so no move, however unlucky, makes the labyrinth
+   unwinnable; with ``"grenades_only"`` the only moves that may enter a dead state are grenade
+   throws (a grenade wasted on the wrong wall, when the labyrinth has no grenade to spare);
+   ``"allow"`` checks nothing (generator version 2 behaved so). Every event of ``plan_events``
+   must occur on the shortest plan (tutorial lessons: "the plan rides a river"); every item of
+   ``requires`` must be indispensable, i.e. the labyrinth becomes unwinnable when it is removed
+   (extension packs); with ``random_success`` set, the exact probability that a uniform random
+   agent wins within the band's horizon must lie in the band (difficulty curation of the
+   TRAINING stages). Rejected drafts are redrawn from the same rng.
    A band bounds single labyrinths only; the pack builder keeps a whole TRAINING stage's *mean*
    success on the real rate by choosing, deterministically, among accepted draws of successive
    seeds (rule 2 of *Random-agent calibration* in :mod:`maze_envs.agimaze.packs.catalog`).
@@ -29,7 +39,8 @@ subclass it. :class:`LabyrinthGenerator` draws from a :class:`GeneratorConfig` (
 Extension layouts build the situation the item resolves: ``boat_barrier`` closes the exit cell
 off behind a river that flows away from it (the current always washes a walker back, so only the
 boat, which holds against the current, reaches the exit); ``sealed`` walls in the key, the chest or
-the exit key on every side (only a grenade opens the way).
+the exit key on every side (only a grenade opens the way), and no other cell with it (a player
+could not tell which walled-in cell to open).
 
 Example:
     >>> import numpy as np
@@ -43,40 +54,43 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import pairwise
 from typing import Final, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from maze_envs.agimaze.engine import compile_labyrinth, initial_state, transition
-from maze_envs.agimaze.planner import random_agent_success, solve
+from maze_envs.agimaze.layout import (
+    Draft,
+    draw_cell,
+    draw_exit,
+    only_sealed_cut_off,
+    open_loops,
+    place_boat_barrier,
+    place_pit_cycle,
+    place_river,
+)
+from maze_envs.agimaze.planner import (
+    DeadStates,
+    dead_states,
+    random_agent_success,
+    solve,
+    win_length,
+)
 from maze_envs.agimaze.types import (
-    DIRECTION_BITS,
-    ExitGap,
     GrenadePack,
     Labyrinth,
-    PitCycle,
     Pos,
-    River,
-    step_towards,
 )
-from maze_envs.grid import (
-    DELTAS,
-    EAST,
-    OPPOSITE,
-    SOUTH,
-    Maze,
-    bfs_distances,
-    carve,
-    generate_perfect_maze,
-    neighbours,
-)
+from maze_envs.grid import bfs_distances, generate_perfect_maze
 
 #: Version of :class:`LabyrinthGenerator`'s drawing algorithm: bumped by any change that draws
 #: a different labyrinth from the same configuration and rng (stored in bundle metadata).
 #: 2: the faster Wilson sampler of :mod:`maze_envs.grid` draws other spanning trees.
-GENERATOR_VERSION: Final = "2"
+#: 3: drafts with a reachable dead state are rejected (``GeneratorConfig.dead_states``).
+GENERATOR_VERSION: Final = "3"
+#: What a generator accepts of dead states (see *Acceptance* in the module docstring).
+DeadStatePolicy = Literal["forbid", "grenades_only", "allow"]
 #: Items whose necessity a generator can demand (``GeneratorConfig.requires``).
 RequiredItem = Literal["boat", "grenades", "flashlight"]
 #: Cells an extension layout seals with walls.
@@ -96,6 +110,11 @@ class RiverSpec(_Config):
 
     count: int = Field(default=0, ge=0, le=8)
     arrows: tuple[int, int] = (2, 3)
+    in_tree: bool = Field(
+        default=False,
+        description="carve each river into the spanning tree, closing an edge of the cycle it "
+        "makes, so rivers add no opening beyond the tree (loops are opened after them)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RiverSpec:
@@ -131,7 +150,11 @@ class GeneratorConfig(_Config):
 
     rows: int = Field(ge=2, le=16)
     cols: int = Field(ge=2, le=16)
-    loops: int = Field(default=0, ge=0, description="interior walls opened beyond a spanning tree")
+    loops: int | tuple[int, int] = Field(
+        default=0,
+        description="interior walls opened beyond a spanning tree: a number, or a range "
+        "(low, high) drawn uniformly per labyrinth",
+    )
     exit_key: bool = False
     rivers: RiverSpec = RiverSpec()
     pits: PitSpec = PitSpec()
@@ -146,12 +169,29 @@ class GeneratorConfig(_Config):
     plan_events: tuple[str, ...] = ()
     requires: tuple[RequiredItem, ...] = ()
     random_success: RandomSuccessBand | None = None
+    dead_states: DeadStatePolicy = Field(
+        default="forbid",
+        description="reachable states that cannot win: forbid (the default), grenades_only "
+        "(the default with grenade packs: a grenade thrown at the wrong wall may lose the game) "
+        "or allow",
+    )
     open_map: bool = False
     max_attempts: int = Field(default=5000, ge=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _grenade_default(cls, data: object) -> object:
+        if isinstance(data, dict) and "dead_states" not in data and data.get("grenade_packs"):
+            return {**data, "dead_states": "grenades_only"}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> GeneratorConfig:
+        if isinstance(self.loops, int) and self.loops < 0:
+            raise ValueError(f"loops must be greater than or equal to 0, got {self.loops}")
+        loops = (self.loops, self.loops) if isinstance(self.loops, int) else self.loops
         for name, (low, high) in (
+            ("loops", loops),
             ("start_exit_distance", self.start_exit_distance),
             ("optimal_steps", self.optimal_steps),
         ):
@@ -214,36 +254,6 @@ def plan_events(lab: Labyrinth, plan: Iterable[str]) -> set[str]:
     return events
 
 
-class _Draft:
-    """A labyrinth under construction: a wall grid and the cells already taken."""
-
-    def __init__(self, maze: Maze, exit_gap: ExitGap) -> None:
-        self.maze = maze
-        self.rows, self.cols = maze.shape
-        self.exit = exit_gap
-        self.taken: set[Pos] = set()
-        self.rivers: list[River] = []
-        self.pits: list[PitCycle] = []
-
-    def free_cells(self) -> list[Pos]:
-        return [
-            (r, c) for r in range(self.rows) for c in range(self.cols) if (r, c) not in self.taken
-        ]
-
-    def close(self, cell: Pos, bit: int) -> None:
-        r, c = cell
-        dr, dc = DELTAS[bit]
-        self.maze[r, c] &= ~bit & 0xF
-        self.maze[r + dr, c + dc] &= ~OPPOSITE[bit] & 0xF
-
-    def isolate(self, cell: Pos, keep: Iterable[Pos] = ()) -> None:
-        """Close every interior edge of ``cell`` except those towards ``keep``."""
-        kept = set(keep)
-        for bit, nb in neighbours(cell, self.cols, self.rows):
-            if nb not in kept:
-                self.close(cell, bit)
-
-
 class LabyrinthGenerator:
     """Draws labyrinths from a :class:`GeneratorConfig` (see the module docstring)."""
 
@@ -265,15 +275,23 @@ class LabyrinthGenerator:
     def _draft(self, rng: np.random.Generator) -> Labyrinth | None:
         cfg = self.config
         maze = generate_perfect_maze("wilson", cfg.cols, cfg.rows, rng)
-        _open_loops(maze, cfg.loops, rng)
-        draft = _Draft(maze, _draw_exit(cfg.rows, cfg.cols, rng))
-        if cfg.boat_barrier and not _place_boat_barrier(draft, cfg.rivers, rng):
+        if isinstance(cfg.loops, int):
+            loops = cfg.loops
+        else:
+            loops = int(rng.integers(cfg.loops[0], cfg.loops[1] + 1))
+        in_tree = cfg.rivers.in_tree
+        if not in_tree:
+            open_loops(maze, loops, rng)
+        draft = Draft(maze, draw_exit(cfg.rows, cfg.cols, rng))
+        if cfg.boat_barrier and not place_boat_barrier(draft, cfg.rivers.arrows, rng):
             return None
         for _ in range(cfg.rivers.count - len(draft.rivers)):
-            if not _place_river(draft, cfg.rivers, rng):
+            if not place_river(draft, cfg.rivers.arrows, cfg.rivers.in_tree, rng):
                 return None
+        if in_tree:
+            open_loops(draft.maze, loops, rng)
         for _ in range(cfg.pits.cycles):
-            if not _place_pit_cycle(draft, cfg.pits.per_cycle, rng):
+            if not place_pit_cycle(draft, cfg.pits.per_cycle, rng):
                 return None
         exit_distance = bfs_distances(draft.maze, draft.exit.cell)
         far = [p for p in draft.free_cells() if exit_distance[p] >= cfg.item_exit_distance]
@@ -285,12 +303,14 @@ class LabyrinthGenerator:
         draft.taken.update(items.values())
         for name in cfg.sealed:
             draft.isolate(items[name])
+        if cfg.sealed and not only_sealed_cut_off(draft, {items[n] for n in cfg.sealed}):
+            return None
         extras: list[str] = (["boat"] if cfg.boat else []) + (
             ["flashlight"] if cfg.flashlight else []
         )
         extras += [f"grenades{i}" for i in range(cfg.grenade_packs)]
         for extra in extras:
-            pos = _draw_cell(draft.free_cells(), rng)
+            pos = draw_cell(draft.free_cells(), rng)
             if pos is None:
                 return None
             items[extra] = pos
@@ -317,141 +337,52 @@ class LabyrinthGenerator:
             open_map=cfg.open_map,
         )
 
-    def _draw_start(self, draft: _Draft, rng: np.random.Generator) -> Pos | None:
+    def _draw_start(self, draft: Draft, rng: np.random.Generator) -> Pos | None:
         low, high = self.config.start_exit_distance
         distance = bfs_distances(draft.maze, draft.exit.cell)
         free = draft.free_cells()
-        return _draw_cell([p for p in free if low <= distance[p] <= high], rng)
+        return draw_cell([p for p in free if low <= distance[p] <= high], rng)
 
     # -- acceptance -------------------------------------------------------------------------
 
     def _accept(self, lab: Labyrinth) -> bool:
         cfg = self.config
-        plan = solve(lab)
-        if plan is None:
-            return False
+        analysis = dead_states(lab)
+        length = win_length(analysis.graph)
         low, high = cfg.optimal_steps
-        if not low <= len(plan) <= high:
+        if length is None or not low <= length <= high:
             return False
-        if cfg.plan_events and not set(cfg.plan_events) <= plan_events(lab, plan):
+        if not dead_states_allowed(analysis, cfg.dead_states):
             return False
+        if cfg.plan_events:
+            plan = solve(lab)
+            if plan is None or not set(cfg.plan_events) <= plan_events(lab, plan):
+                return False
         if any(solve(without_item(lab, item)) is not None for item in cfg.requires):
             return False
         band = cfg.random_success
         if band is None:
             return True
-        (success,) = random_agent_success(lab, [band.horizon])
+        (success,) = random_agent_success(analysis.graph, [band.horizon])
         return band.low <= success <= band.high
 
 
-def _draw_cell(cells: list[Pos], rng: np.random.Generator) -> Pos | None:
-    return cells[int(rng.integers(len(cells)))] if cells else None
+def dead_states_allowed(analysis: DeadStates, policy: DeadStatePolicy) -> bool:
+    """Whether a labyrinth's dead states are acceptable under ``policy``.
 
-
-def _open_loops(maze: Maze, count: int, rng: np.random.Generator) -> None:
-    """Open ``count`` closed interior edges drawn uniformly (fewer if fewer are closed)."""
-    rows, cols = maze.shape
-    closed = [
-        ((r, c), bit)
-        for r in range(rows)
-        for c in range(cols)
-        for bit in (EAST, SOUTH)
-        if (c + 1 < cols if bit == EAST else r + 1 < rows) and not maze[r, c] & bit
-    ]
-    for i in rng.permutation(len(closed))[:count]:
-        cell, bit = closed[int(i)]
-        carve(maze, cell, bit)
-
-
-def _draw_exit(rows: int, cols: int, rng: np.random.Generator) -> ExitGap:
-    """One of the 2 x (rows + cols) frame segments, uniformly."""
-    segments: list[tuple[Pos, str]] = [((0, c), "up") for c in range(cols)]
-    segments += [((rows - 1, c), "down") for c in range(cols)]
-    segments += [((r, 0), "left") for r in range(rows)]
-    segments += [((r, cols - 1), "right") for r in range(rows)]
-    cell, side = segments[int(rng.integers(len(segments)))]
-    return ExitGap(cell=cell, side=side)
-
-
-def _random_chain(
-    draft: _Draft, length: int, rng: np.random.Generator, first: Pos | None = None
-) -> list[Pos] | None:
-    """A self-avoiding chain of ``length`` free cells, or None when the walk gets stuck."""
-    free = set(draft.free_cells())
-    cell = first if first is not None else _draw_cell(sorted(free), rng)
-    if cell is None or cell not in free:
-        return None
-    chain = [cell]
-    while len(chain) < length:
-        options = [nb for _, nb in neighbours(chain[-1], draft.cols, draft.rows) if nb in free]
-        options = [nb for nb in options if nb not in chain]
-        nxt = _draw_cell(options, rng)
-        if nxt is None:
-            return None
-        chain.append(nxt)
-    return chain
-
-
-def _open_along(draft: _Draft, path: list[Pos]) -> None:
-    for a, b in pairwise(path):
-        direction = step_towards(a, b)
-        assert direction is not None
-        carve(draft.maze, a, DIRECTION_BITS[direction])
-
-
-def _place_river(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bool:
-    low, high = spec.arrows
-    arrows = int(rng.integers(low, high + 1))
-    chain = _random_chain(draft, arrows + 1, rng)
-    if chain is None:
-        return False
-    _open_along(draft, chain)
-    draft.rivers.append(River(cells=chain[:-1], mouth=chain[-1]))
-    draft.taken.update(chain)
-    return True
-
-
-def _place_boat_barrier(draft: _Draft, spec: RiverSpec, rng: np.random.Generator) -> bool:
-    """Cut the exit cell off behind a river that flows away from it.
-
-    The exit cell keeps a single open edge, to the river's first arrow; that arrow keeps only its
-    edges to the exit cell and down the river. Landing on any arrow carries a walker downstream,
-    so without the boat the first arrow, and with it the exit cell, is never reached.
+    ``forbid``: none is reachable. ``grenades_only``: every move from a live state into a dead
+    one is a grenade throw (``bomb_*``), so only wasting a grenade can lose the game. ``allow``:
+    anything goes.
     """
-    low, high = spec.arrows
-    arrows = max(int(rng.integers(low, high + 1)), 1)
-    exit_cell = draft.exit.cell
-    draft.taken.add(exit_cell)
-    chain = _random_chain(
-        draft, arrows + 1, rng, first=_draw_cell(_free_neighbours(draft, exit_cell), rng)
-    )
-    if chain is None:
+    if policy == "allow" or bool(analysis.live.all()):
+        return True
+    if policy == "forbid":
         return False
-    draft.taken.discard(exit_cell)
-    draft.isolate(exit_cell, keep=[chain[0]])
-    draft.isolate(chain[0], keep=[exit_cell, chain[1]])
-    _open_along(draft, [exit_cell, *chain])
-    draft.rivers.append(River(cells=chain[:-1], mouth=chain[-1]))
-    draft.taken.update([exit_cell, *chain])
-    return True
-
-
-def _place_pit_cycle(draft: _Draft, per_cycle: int, rng: np.random.Generator) -> bool:
-    """``per_cycle`` free cells off the exit cell, teleporting in reading order."""
-    cells = [p for p in draft.free_cells() if p != draft.exit.cell]
-    if len(cells) < per_cycle:
-        return False
-    picks = sorted(cells[int(i)] for i in rng.choice(len(cells), size=per_cycle, replace=False))
-    draft.pits.append(PitCycle(cells=picks))
-    draft.taken.update(picks)
-    return True
-
-
-def _free_neighbours(draft: _Draft, cell: Pos) -> list[Pos]:
-    return [nb for _, nb in neighbours(cell, draft.cols, draft.rows) if nb not in draft.taken]
+    return all(entry.action.startswith("bomb_") for entry in analysis.entries())
 
 
 __all__ = [
+    "DeadStatePolicy",
     "GenerationError",
     "Generator",
     "GeneratorConfig",
@@ -460,6 +391,7 @@ __all__ = [
     "RandomSuccessBand",
     "RequiredItem",
     "RiverSpec",
+    "dead_states_allowed",
     "plan_events",
     "without_item",
 ]

@@ -33,6 +33,7 @@ has a closed frame, so it does not parse):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -366,6 +367,21 @@ class Board:
     south_open: dict[tuple[int, int], bool] = field(default_factory=dict)
     gap: tuple[int, int, str] | None = None
     glyphs: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+def board_size(text: str) -> tuple[int, int]:
+    """``(rows, cols)`` of map text by its geometry (``2H+1`` lines of ``4W+1`` characters)."""
+    lines = text.split("\n")
+    return len(lines) // 2, len(lines[0]) // 4
+
+
+def put_glyphs(text: str, glyphs: Mapping[Pos, str]) -> str:
+    """``text`` with the glyph of each given cell replaced (the geometry is not checked)."""
+    lines = text.split("\n")
+    for (r, c), glyph in glyphs.items():
+        line = lines[2 * r + 1]
+        lines[2 * r + 1] = line[: 4 * c + 2] + glyph + line[4 * c + 3 :]
+    return "\n".join(lines)
 
 
 def read_board(text: str) -> Board:

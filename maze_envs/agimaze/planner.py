@@ -9,7 +9,16 @@ and a breadth-first search over those states is an exact shortest-plan search.
 * :func:`optimal_length` -- its length.
 * :func:`random_agent_success` -- the exact probability that a uniform random agent (each action
   of the labyrinth's list with equal probability) has won within each of several step budgets,
-  computed on the Markov chain of reachable states.
+  computed on the absorbing Markov chain of reachable states (the win absorbs);
+  :func:`random_agent_win_curve` the whole curve, step by step.
+* :func:`dead_states` -- the dead-state analysis: every reachable state, whether a win is still
+  reachable from it (*live*) or not (*dead*), and the moves that enter a dead state from a live
+  one; :func:`lost_at` -- the step at which a played action list entered a dead state.
+
+A *dead state* is a reachable player state from which no action sequence wins: the player has
+not lost yet by the rules (the game goes on until its budget runs out), but nothing it can do
+will win. An episode that enters one is unwinnable from then on, which a researcher wants to tell
+apart from an episode that was merely slow.
 
 Example:
     >>> from maze_envs.agimaze.types import ExitGap, Labyrinth
@@ -20,13 +29,16 @@ Example:
     ['right', 'right', 'left', 'left', 'left']
     >>> optimal_length(lab)
     5
+    >>> analysis = dead_states(lab)
+    >>> len(analysis.graph.states), analysis.dead, lost_at(analysis, ["right", "right"])
+    (6, (), None)
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -114,6 +126,7 @@ class StateGraph:
     actions: tuple[str, ...]
     states: tuple[PlayerState, ...]
     successors: NDArray[np.int64]
+    labyrinth: Labyrinth
 
 
 def state_graph(
@@ -143,21 +156,22 @@ def state_graph(
             row.append(j)
         rows.append(row)
         i += 1
-    return StateGraph(c.actions, tuple(states), np.array(rows, dtype=np.int64))
+    successors = np.array(rows, dtype=np.int64).reshape(len(states), len(c.actions))
+    return StateGraph(c.actions, tuple(states), successors, c.labyrinth)
 
 
-def random_agent_success(
-    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizons: Sequence[int]
-) -> list[float]:
-    """Exact probability that a uniform random agent has won within each budget of ``horizons``.
+def random_agent_win_curve(
+    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizon: int
+) -> NDArray[np.float64]:
+    """``curve[t]``: the exact probability that a uniform random agent has won within ``t`` steps.
 
-    The agent picks every action of the labyrinth's list with equal probability at every step
-    (the random baseline of the real benchmark); a win ends the episode.
+    For ``t = 0 .. horizon``. The agent picks every action of the labyrinth's list with equal
+    probability at every step (the random baseline of the real benchmark); a win ends the
+    episode. The reachable states and a win form an absorbing Markov chain; the start's
+    probability mass is pushed through it one step at a time.
     """
-    if not horizons:
-        return []
-    if any(h < 0 for h in horizons):
-        raise ValueError(f"horizons must be >= 0, got {list(horizons)}")
+    if horizon < 0:
+        raise ValueError(f"a horizon is >= 0, got {horizon}")
     graph = lab if isinstance(lab, StateGraph) else state_graph(lab)
     n, n_actions = graph.successors.shape
     share = 1.0 / n_actions
@@ -169,22 +183,187 @@ def random_agent_success(
     src, dst = src[keep], dst[keep]
     mass: NDArray[np.float64] = np.zeros(n)
     mass[0] = 1.0
+    curve = np.zeros(horizon + 1)
     won = 0.0
-    out: dict[int, float] = {0: 0.0}
-    for step in range(1, max(horizons) + 1):
+    for step in range(1, horizon + 1):
         won += float(mass @ won_from)
         mass = np.bincount(dst, weights=mass[src] * share, minlength=n).astype(np.float64)
-        out[step] = won
-    return [out[h] for h in horizons]
+        curve[step] = won
+    return curve
+
+
+def random_agent_success(
+    lab: Labyrinth | CompiledLabyrinth | StateGraph, horizons: Sequence[int]
+) -> list[float]:
+    """Exact probability that a uniform random agent has won within each budget of ``horizons``.
+
+    See :func:`random_agent_win_curve`.
+    """
+    if not horizons:
+        return []
+    if any(h < 0 for h in horizons):
+        raise ValueError(f"horizons must be >= 0, got {list(horizons)}")
+    curve = random_agent_win_curve(lab, max(horizons))
+    return [float(curve[h]) for h in horizons]
+
+
+def win_length(graph: StateGraph) -> int | None:
+    """The length of the shortest win of ``graph`` (``None`` when no state can win).
+
+    ``state_graph`` numbers the states breadth-first from the start, so this equals
+    :func:`optimal_length` without a second search.
+    """
+    succ = graph.successors
+    depth = np.full(len(succ), -1, dtype=np.int64)
+    depth[0] = 0
+    frontier = np.array([0])
+    step = 0
+    while frontier.size:
+        if (succ[frontier] == WIN).any():
+            return step + 1
+        nxt = succ[frontier].ravel()
+        nxt = np.unique(nxt[nxt >= 0])
+        nxt = nxt[depth[nxt] < 0]
+        step += 1
+        depth[nxt] = step
+        frontier = nxt
+    return None
+
+
+def live_mask(graph: StateGraph) -> NDArray[np.bool_]:
+    """``live[i]``: some action sequence still wins from ``graph.states[i]``.
+
+    Backward reachability from the winning moves over the reversed state graph.
+    """
+    succ = graph.successors
+    n, n_actions = succ.shape
+    live: NDArray[np.bool_] = (succ == WIN).any(axis=1)
+    src = np.repeat(np.arange(n), n_actions)
+    dst = succ.reshape(-1)
+    keep = dst >= 0
+    src, dst = src[keep], dst[keep]
+    order = np.argsort(dst, kind="stable")
+    preds = src[order].tolist()
+    offsets = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
+    stack = np.flatnonzero(live).tolist()
+    flags = live.tolist()
+    while stack:
+        j = stack.pop()
+        for i in preds[offsets[j] : offsets[j + 1]]:
+            if not flags[i]:
+                flags[i] = True
+                stack.append(i)
+    return np.array(flags, dtype=bool)
+
+
+@dataclass(frozen=True)
+class DeadEntry:
+    """A move from a live state into a dead one: after it, the labyrinth cannot be won."""
+
+    state: PlayerState
+    action: str
+    result: PlayerState
+    events: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeadStates:
+    """The dead-state analysis of a labyrinth (see :func:`dead_states`).
+
+    ``graph`` holds every state reachable from the start and ``live[i]`` says whether a win is
+    still reachable from ``graph.states[i]``.
+    """
+
+    graph: StateGraph
+    live: NDArray[np.bool_]
+    _index: dict[PlayerState, int] = field(repr=False, compare=False)
+
+    @property
+    def winnable(self) -> bool:
+        """Whether the start can win at all."""
+        return bool(self.live[0])
+
+    @property
+    def dead(self) -> tuple[PlayerState, ...]:
+        """Every reachable state from which no action sequence wins, in search order."""
+        return tuple(self.graph.states[i] for i in np.flatnonzero(~self.live))
+
+    def is_live(self, state: PlayerState) -> bool:
+        """Whether a win is still reachable from ``state`` (a state reachable from the start).
+
+        Raises KeyError for a state that cannot be reached from the start.
+        """
+        index = self._index.get(state)
+        if index is None:
+            raise KeyError(f"{state} is not reachable from the start of this labyrinth")
+        return bool(self.live[index])
+
+    def entries(self) -> list[DeadEntry]:
+        """Every move from a live state into a dead one (each once, in search order)."""
+        graph, live = self.graph, self.live
+        succ = graph.successors
+        target = np.where(succ >= 0, succ, 0)
+        enters = live[:, None] & (succ >= 0) & ~live[target]
+        compiled: CompiledLabyrinth | None = None
+        out: list[DeadEntry] = []
+        for i, a in zip(*np.nonzero(enters), strict=True):
+            state, action = graph.states[int(i)], graph.actions[int(a)]
+            if compiled is None:
+                compiled = compile_labyrinth(graph.labyrinth)
+            result = transition(compiled, state, action)
+            out.append(DeadEntry(state, action, result.state, tuple(result.events)))
+        return out
+
+
+def dead_states(
+    lab: Labyrinth | CompiledLabyrinth, *, max_states: int = DEFAULT_MAX_STATES
+) -> DeadStates:
+    """Reachable states of ``lab``, which of them are live or dead, and the moves into the dead.
+
+    Exhaustive over the engine's own transition (position, inventory, taken grenade packs and
+    blown walls), so it never disagrees with the rules.
+    """
+    graph = state_graph(lab, max_states=max_states)
+    index = {state: i for i, state in enumerate(graph.states)}
+    return DeadStates(graph, live_mask(graph), index)
+
+
+def lost_at(lab: Labyrinth | CompiledLabyrinth | DeadStates, actions: Iterable[str]) -> int | None:
+    """The step at which playing ``actions`` from the start entered a dead state.
+
+    ``None`` when every state on the way can still win (a win ends the count); ``0`` when the
+    start itself cannot win; otherwise the 1-based number of the action that entered the first
+    dead state (the episode was unwinnable from then on).
+    """
+    analysis = lab if isinstance(lab, DeadStates) else dead_states(lab)
+    if not analysis.winnable:
+        return 0
+    compiled = compile_labyrinth(analysis.graph.labyrinth)
+    state = initial_state(compiled)
+    for step, action in enumerate(actions, start=1):
+        result = transition(compiled, state, action)
+        if result.won:
+            return None
+        state = result.state
+        if not analysis.is_live(state):
+            return step
+    return None
 
 
 __all__ = [
     "DEFAULT_MAX_STATES",
     "WIN",
+    "DeadEntry",
+    "DeadStates",
     "PlanningError",
     "StateGraph",
+    "dead_states",
+    "live_mask",
+    "lost_at",
     "optimal_length",
     "random_agent_success",
+    "random_agent_win_curve",
     "solve",
     "state_graph",
+    "win_length",
 ]

@@ -16,8 +16,9 @@ every journal shares (see :mod:`maze_envs.journal`), with one agent, ``"player"`
   bundle played, steps used, budget, whether the episode is over or solved, and the engine
   state: position, inventory, grenade packs taken, walls blown, won);
 * the game ``config``: what rebuilds the environment (pack path or labyrinth JSON, budget
-  factor, ``max_steps``, pack root), and its ``seed`` (``reset(seed=None)``
-  draws one first, so every episode has a seed that reproduces it).
+  factor, ``max_steps``, pack root, and the shipped pack version the paths name: see
+  :func:`config_pack_version`), and its ``seed`` (``reset(seed=None)`` draws one first, so
+  every episode has a seed that reproduces it).
 
 :mod:`maze_envs.agimaze.replay` rebuilds and replays such games for ``maze-envs verify``.
 """
@@ -34,9 +35,12 @@ import numpy as np
 from maze_envs._registration import latest
 from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.observation import decode_inventory
+from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION
 from maze_envs.agimaze.types import Bundle, Labyrinth
 from maze_envs.journal.format import encode_json_bytes
 
+#: The pack version of journal games recorded before configs named their pack version.
+LEGACY_PACK_VERSION: Final = "agimaze-packs-2"
 #: Journal env ids of the two environments (from the table of environments).
 ENV_ID: Final = latest("agimaze").id
 SET_ENV_ID: Final = latest("agimaze", labyrinth_set=True).id
@@ -64,6 +68,25 @@ def labyrinth_from_json(value: Mapping[str, Any]) -> Labyrinth | Bundle:
     return Labyrinth.model_validate(value["labyrinth"])
 
 
+def played_pack_version(
+    paths: bool, pack_root: str | Path | None, pack_version: str | None
+) -> str | None:
+    """The shipped pack version a game's pack paths name (None: labyrinth objects, own root)."""
+    if not paths or pack_root is not None:
+        return None
+    return pack_version or DEFAULT_PACK_VERSION
+
+
+def config_pack_version(config: Mapping[str, Any]) -> str | None:
+    """The pack version a journal config played; configs written before pack versions were
+    recorded (no ``pack_version`` key) played :data:`LEGACY_PACK_VERSION` by path."""
+    if "pack_version" in config:
+        version = config["pack_version"]
+        return None if version is None else str(version)
+    by_path = config.get("labyrinth") is None and config.get("labyrinths") is None
+    return LEGACY_PACK_VERSION if by_path and config.get("pack_root") is None else None
+
+
 def env_config(
     *,
     path: str | None,
@@ -71,14 +94,20 @@ def env_config(
     budget_factor: float,
     max_steps: int | None,
     pack_root: str | Path | None,
+    pack_version: str | None = None,
 ) -> dict[str, Any]:
-    """The journal config of an ``AgiMaze-v0`` environment (its constructor's arguments)."""
+    """The journal config of an ``AgiMaze-v0`` environment (its constructor's arguments).
+
+    ``pack_version`` is recorded resolved (the default version by name), so a game replays on
+    the packs it was played on after the default moves on.
+    """
     return {
         "path": path,
         "labyrinth": None if labyrinth is None else labyrinth_json(labyrinth),
         "budget_factor": budget_factor,
         "max_steps": max_steps,
         "pack_root": None if pack_root is None else str(pack_root),
+        "pack_version": played_pack_version(path is not None, pack_root, pack_version),
     }
 
 
@@ -89,6 +118,7 @@ def set_config(
     labyrinths: Sequence[Labyrinth | Bundle] | None,
     budget_factor: float,
     pack_root: str | Path | None,
+    pack_version: str | None = None,
 ) -> dict[str, Any]:
     """The journal config of an ``AgiMazeSet-v0`` environment (its constructor's arguments)."""
     return {
@@ -97,6 +127,7 @@ def set_config(
         "labyrinths": None if labyrinths is None else [labyrinth_json(x) for x in labyrinths],
         "budget_factor": budget_factor,
         "pack_root": None if pack_root is None else str(pack_root),
+        "pack_version": played_pack_version(labyrinths is None, pack_root, pack_version),
     }
 
 

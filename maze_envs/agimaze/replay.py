@@ -31,7 +31,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from maze_envs.agimaze.env import AgiMazeEnv
-from maze_envs.agimaze.recording import ENV_ID, PLAYER, SET_ENV_ID, labyrinth_from_json
+from maze_envs.agimaze.recording import (
+    ENV_ID,
+    PLAYER,
+    SET_ENV_ID,
+    config_pack_version,
+    labyrinth_from_json,
+)
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
 from maze_envs.journal import GameInfo, ReplayStep
 from maze_envs.journal.capture import CaptureJournal
@@ -58,6 +64,7 @@ def env_from_config(config: Mapping[str, Any], journal: Any = None) -> AgiMazeEn
         budget_factor=config["budget_factor"],
         max_steps=config.get("max_steps"),
         pack_root=config.get("pack_root"),
+        pack_version=config_pack_version(config),
         journal=journal,
     )
 
@@ -71,6 +78,7 @@ def set_env_from_config(config: Mapping[str, Any], journal: Any = None) -> AgiMa
         labyrinths=None if labyrinths is None else [labyrinth_from_json(x) for x in labyrinths],
         budget_factor=config["budget_factor"],
         pack_root=config.get("pack_root"),
+        pack_version=config_pack_version(config),
         journal=journal,
     )
 

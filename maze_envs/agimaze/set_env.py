@@ -131,6 +131,8 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
     * ``target``: the final labyrinth of the default set (:data:`DEFAULT_TARGET`);
     * ``labyrinths``: labyrinth objects instead of paths;
     * ``pack_root``: the bundle tree the paths are relative to (default: the shipped packs);
+    * ``pack_version``: a shipped pack version by name instead (default: the current one; see
+      :data:`~maze_envs.agimaze.packs.PACK_VERSIONS`);
     * ``journal``: a path or a :class:`~maze_envs.journal.Journal` to record every set episode
       as one game (format in :mod:`maze_envs.agimaze.recording`); ``reset(seed=None)`` draws
       the episode's seed first, journal or not;
@@ -155,6 +157,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         render_mode: str | None = None,
         pack_root: str | Path | None = None,
         journal: Any = None,
+        pack_version: str | None = None,
     ) -> None:
         if paths is not None and labyrinths is not None:
             raise ValueError("give paths= or labyrinths=, not both")
@@ -178,6 +181,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
                 budget_factor=budget_factor,
                 render_mode="ansi" if render_mode is not None else None,
                 pack_root=pack_root if isinstance(s, str) else None,
+                pack_version=pack_version if isinstance(s, str) else None,
             )
             for s in sources
         ]
@@ -222,6 +226,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
                     labyrinths=labyrinths,
                     budget_factor=self.budget_factor,
                     pack_root=pack_root,
+                    pack_version=pack_version,
                 ),
             )
         )

@@ -6,7 +6,9 @@ Three ways to say what to run:
   (``maze_envs/bench/data/main.toml``), with the journal verified and viewer pages written;
 * ``--config experiment.toml`` (or ``.yaml``/``.json``): one experiment file;
 * ``--env escape`` (``--preset``, ``--size``, ``--max-turns``, ``--set key=value``,
-  ``--escape-version``) or ``--env agimaze`` (``--pack``, ``--budget-factor``), with
+  ``--escape-version``), ``--env agimaze`` (``--pack``, ``--budget-factor``, ``--pack-root``,
+  ``--pack-version``) or ``--env agimaze-set`` (``--target``, each a set after the tutorials, or
+  ``--paths`` for one explicit set; ``--tutorials`` to change what comes first), with
   ``--policy NAME[:k=v,...]`` and ``--team a,b,c`` (each repeatable) and ``--seeds``.
 
 Exit status: 0 done (and verified, when verifying; a run that reached its cap is done: its
@@ -43,7 +45,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from maze_envs._registration import ENV_KINDS
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
 from maze_envs.bench.report import agimaze_level_table, escape_table
@@ -57,7 +58,7 @@ from maze_envs.bench.runner import (
     run_experiment,
 )
 from maze_envs.bench.seeds import parse_seeds
-from maze_envs.bench.spec import ESCAPE_VERSIONS, Experiment, describe_errors
+from maze_envs.bench.spec import ENV_KINDS, ESCAPE_VERSIONS, Experiment, describe_errors
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
 
@@ -129,6 +130,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     agimaze.add_argument("--budget-factor", type=float, help="evaluation budget x max_steps (5)")
     agimaze.add_argument("--pack-root", help="a pack tree of your own instead of the shipped one")
+    agimaze.add_argument(
+        "--pack-version", help="a shipped pack version, e.g. agimaze-packs-2 (default: current)"
+    )
+    sets = parser.add_argument_group("AGI Maze labyrinth sets (--env agimaze-set)")
+    sets.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a target bundle, or a pack path whose every bundle is one (repeatable): each is "
+        "played as the last labyrinth of its own set, after the tutorials",
+    )
+    sets.add_argument(
+        "--tutorials",
+        nargs="*",
+        metavar="PATH",
+        help="what each set plays before its target (default: TUTORIAL/STAGE-01..07/0000.json; "
+        "give none to play each target alone)",
+    )
+    sets.add_argument("--paths", nargs="+", metavar="PATH", help="one set: these bundles, in order")
     run = parser.add_argument_group("how to run")
     run.add_argument(
         "--executor",
@@ -188,6 +209,10 @@ def _setup_options(args: argparse.Namespace) -> list[str]:
         "--pack": args.pack,
         "--budget-factor": args.budget_factor,
         "--pack-root": args.pack_root,
+        "--pack-version": args.pack_version,
+        "--target": args.target,
+        "--tutorials": args.tutorials is not None,
+        "--paths": args.paths,
         "--policy": args.policy,
         "--team": args.team,
     }
@@ -209,12 +234,19 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
         return (experiment.model_copy(update=changes) if changes else experiment), False
     if args.env is None:
         if setup_flags:
-            raise ValueError(f"{', '.join(setup_flags)} need --env escape or --env agimaze")
+            raise ValueError(
+                f"{', '.join(setup_flags)} need --env escape or --env agimaze "
+                "(or --env agimaze-set)"
+            )
         experiment = main_experiment()
         return (experiment.model_copy(update=seeds) if seeds else experiment), True
+    agimaze_only = ["--pack", "--budget-factor", "--pack-root", "--pack-version"]
+    set_only = ["--target", "--tutorials", "--paths"]
+    escape_only = ["--preset", "--size", "--max-turns", "--set", "--team"]
     wrong = {
-        "escape": ["--pack", "--budget-factor", "--pack-root"],
-        "agimaze": ["--preset", "--size", "--max-turns", "--set", "--team"],
+        "escape": agimaze_only + set_only,
+        "agimaze": escape_only + set_only,
+        "agimaze-set": [*escape_only, "--pack"],
     }[args.env]
     misplaced = [flag for flag in setup_flags if flag in wrong]
     if misplaced:
@@ -230,12 +262,24 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
         if args.max_turns is not None:
             setup["max_turns"] = args.max_turns
     else:
-        setup["packs"] = args.pack or ["TRAINING"]
+        if args.env == "agimaze":
+            setup["packs"] = args.pack or ["TRAINING"]
+        elif args.paths:
+            setup["paths"] = args.paths
+        else:
+            from maze_envs.agimaze.set_env import DEFAULT_TARGET
+
+            setup["targets"] = args.target or [DEFAULT_TARGET]
+        if args.tutorials is not None:
+            setup["tutorials"] = args.tutorials
         if args.budget_factor is not None:
             setup["budget_factor"] = args.budget_factor
         if args.pack_root:
             setup["pack_root"] = args.pack_root
-    data = {"name": args.name or f"{args.env} bench", args.env: [setup], **seeds}
+        if args.pack_version:
+            setup["pack_version"] = args.pack_version
+    key = args.env.replace("-", "_")
+    data = {"name": args.name or f"{args.env} bench", key: [setup], **seeds}
     return Experiment.model_validate(data), False
 
 
@@ -273,6 +317,7 @@ def _slug(text: str) -> str:
 def _report(result: RunResult, main_job: bool) -> None:
     escape = result.summary.get("escape") or []
     families = (result.summary.get("agimaze") or {}).get("family") or []
+    sets = result.summary.get("agimaze_set") or []
     if escape:
         print("\nMaze Escape\n")
         print(escape_table(escape))
@@ -282,6 +327,11 @@ def _report(result: RunResult, main_job: bool) -> None:
             "table: summary.md)\n"
         )
         print(agimaze_level_table(families, "family"))
+    if sets:
+        from maze_envs.bench.setresults import agimaze_set_tables
+
+        print("\nAGI Maze labyrinth sets (the score is the target's, as EnvTraverse reports it)\n")
+        print("\n\n".join(agimaze_set_tables(sets)))
     errors = [r for r in result.rows if r.get("status") == "error"]
     apart = excluded_counts(result.rows)
     print(

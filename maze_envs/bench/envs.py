@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from maze_envs._registration import EnvKind, find_entry
+from maze_envs._registration import find_entry
 from maze_envs.bench.metrics import (
     AgiMazeTally,
     EscapeTally,
@@ -22,7 +22,7 @@ from maze_envs.bench.metrics import (
     agimaze_scores,
     harness_endpoint,
 )
-from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
+from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask, PolicyKind
 from maze_envs.policies.interface import is_privileged
 from maze_envs.policies.seeds import policy_seeds
 
@@ -58,7 +58,7 @@ class EnvAdapter(Protocol):
     def close(self) -> None: ...
 
 
-def make_policy(spec: str, env_kind: EnvKind, options: dict[str, Any]) -> Any:
+def make_policy(spec: str, env_kind: PolicyKind, options: dict[str, Any]) -> Any:
     """A policy from the registry (names, ``package.module:Class`` paths, plug-in prefixes)."""
     from maze_envs.policies.registry import make_policy as registry_make
 
@@ -67,9 +67,8 @@ def make_policy(spec: str, env_kind: EnvKind, options: dict[str, Any]) -> Any:
 
 def build_policies(task: GameTask) -> list[Any]:
     """One fresh policy per agent of ``task`` (a team shares nothing between members)."""
-    return [
-        make_policy(s.spec, task.case.kind, s.options) for s in task.policy.members(task.agents)
-    ]
+    kind = task.case.policy_kind
+    return [make_policy(s.spec, kind, s.options) for s in task.policy.members(task.agents)]
 
 
 def _endpoint(policy: Any) -> str | None:
@@ -177,11 +176,15 @@ class AgiMazeAdapter(_Base):
         case = task.case
         assert isinstance(case, AgiMazeCase)
         self.case = case
+        from maze_envs.agimaze.packs import PACK_VERSIONS
+
+        shipped = case.pack_root is None and case.pack_version in PACK_VERSIONS
         kwargs: dict[str, Any] = {
             "path": case.pack,
             "budget_factor": case.budget_factor,
             "max_steps": case.max_steps,
             "pack_root": case.pack_root,
+            "pack_version": case.pack_version if shipped else None,
         }
         if journal is not None:
             kwargs["journal"] = journal
@@ -252,4 +255,8 @@ def make_adapter(task: GameTask, journal: Any) -> EnvAdapter:
     """The adapter of ``task``'s environment."""
     if isinstance(task.case, EscapeCase):
         return EscapeAdapter(task, journal)
-    return AgiMazeAdapter(task, journal)
+    if isinstance(task.case, AgiMazeCase):
+        return AgiMazeAdapter(task, journal)
+    from maze_envs.bench.setgames import AgiMazeSetAdapter
+
+    return AgiMazeSetAdapter(task, journal)

@@ -9,7 +9,8 @@
 ``summary.md``
     The tables: Maze Escape per setup, size and policy; AGI Maze per stage laid out like the
     AGI Maze benchmark's calibration table (Family, Stage, Size, soft/hard, success, good, late
-    in %), then per pack family and per pack group.
+    in %), then per pack family and per pack group; labyrinth sets per arm (the target's
+    score) and per labyrinth of the set (:mod:`maze_envs.bench.setresults`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from maze_envs.bench.stats import describe_estimate
 Row = dict[str, Any]
 
 #: Row columns that hold nested data written as JSON text in the CSV.
-_JSON_COLUMNS = ("policy_specs", "quirks", "outage")
+_JSON_COLUMNS = ("policy_specs", "quirks", "outage", "labyrinths")
 #: Row columns left out of the CSV (in the JSON only).
 _JSON_ONLY = ("usage_by_agent", "exit_turns")
 
@@ -361,4 +362,9 @@ def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
             for setup, part in _by_setup(groups).items():
                 parts += [f"### {setup}: per {level}", agimaze_level_table(part, level)]
         parts.append(NOTES["agimaze"])
+    sets = summary.get("agimaze_set") or []
+    if sets:
+        from maze_envs.bench.setresults import SET_NOTE, agimaze_set_tables
+
+        parts += ["## AGI Maze labyrinth sets", *agimaze_set_tables(sets), SET_NOTE]
     return "\n\n".join(parts) + "\n"

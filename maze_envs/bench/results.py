@@ -297,8 +297,11 @@ def _pairs(
 
 
 def summarize(rows: Sequence[Row]) -> dict[str, Any]:
-    """Every aggregate of a run: Maze Escape groups and AGI Maze at each level."""
+    """Every aggregate of a run: Maze Escape groups, AGI Maze at each level, labyrinth sets."""
+    from maze_envs.bench.setresults import agimaze_set_summary
+
     return {
         "escape": escape_summary(rows),
         "agimaze": {level: agimaze_summary(rows, level) for level in AGIMAZE_LEVELS},
+        "agimaze_set": agimaze_set_summary(rows),
     }

@@ -60,13 +60,19 @@ def task_columns(task: GameTask) -> Row:
         "env": case.kind,
         "env_id": case.env_id,
         "setup": case.setup,
-        "case": case.size if isinstance(case, EscapeCase) else case.pack,
+        "case": (
+            case.size
+            if isinstance(case, EscapeCase)
+            else case.pack
+            if isinstance(case, AgiMazeCase)
+            else case.target
+        ),
         "size": case.size,
         "policy": task.policy.name,
         "policy_specs": [spec.text for spec in task.policy.members(task.agents)],
         "seed": task.seed,
     }
-    if isinstance(case, AgiMazeCase):
+    if not isinstance(case, EscapeCase):  # an AGI Maze bundle or a set: its target's pack meta
         row.update(group=case.group, family=case.family, stage=case.stage)
         row["optimal_steps"] = case.optimal_steps
     return row

@@ -34,6 +34,7 @@ from maze_envs.bench.metrics import (
     status_from_outcome,
 )
 from maze_envs.bench.rollout import Row, task_columns
+from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.policies.interface import Decision, Usage
 
@@ -121,6 +122,18 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
             tally.add_turn(turn.events, statuses[index])
         notebooks = {a: str(o.get("notebook", "")) for a, o in turns[-1].observations.items()}
         metrics = tally.finish(outcome, notebooks, case.game_config.max_turns)
+    elif isinstance(case, AgiMazeSetCase):
+        from maze_envs.bench.setgames import agimaze_set_scores
+
+        results = outcome.get("results") or []
+        metrics = agimaze_set_scores(results, len(case.paths), case.soft_good_steps)
+        moves = AgiMazeTally()
+        for index, turn in enumerate(turns[1:], start=1):
+            event = turn.events.get("player", {})
+            played = "steps" in event  # the set ignored actions without a labyrinth step
+            status = statuses[index].get("player", "ok")
+            moves.add_step(str(event.get("action")), event.get("events") or [], played, status)
+        metrics.update(moves.metrics())
     else:
         assert isinstance(case, AgiMazeCase)
         moves = AgiMazeTally()

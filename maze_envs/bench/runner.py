@@ -158,14 +158,14 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
     any_async = False
     for task in tasks:
         for spec in task.policy.specs:
-            key = (task.case.kind, spec.model_dump_json())
+            key = (task.case.policy_kind, spec.model_dump_json())
             if key in seen:
                 continue
             seen.add(key)
             try:
-                policy = make_policy(spec.spec, task.case.kind, spec.options)
+                policy = make_policy(spec.spec, task.case.policy_kind, spec.options)
             except Exception as exc:
-                raise RunError(f"policy {spec.text!r} ({task.case.kind}): {exc}") from None
+                raise RunError(f"policy {spec.text!r} ({task.case.policy_kind}): {exc}") from None
             any_async = any_async or is_async(policy)
             policy.close()
     setups: dict[str, GameTask] = {}
@@ -367,8 +367,8 @@ def _run(
             rows, done, notes = _resume_state(tasks, journal, store)
         except JournalError as exc:
             raise RunError(
-                f"{exc}; the run in {folder} cannot be continued; --fresh starts it over "
-                f"(check the journal with `maze-envs verify {folder / JOURNAL_NAME}`)"
+                f"the run in {folder} cannot be continued; --fresh starts it over: its journal "
+                f"cannot be read ({exc}); check it with `maze-envs verify {folder / JOURNAL_NAME}`"
             ) from None
         todo = [task for task in tasks if task.run_key not in done]
         spent = None if caps is None else caps.spent(rows.values(), tasks)

@@ -3,7 +3,9 @@
 An :class:`Experiment` holds Maze Escape setups (:class:`EscapeSetup`: env version, preset,
 sizes, turn limit, any :class:`~maze_envs.escape.types.Config` override) and AGI Maze setups
 (:class:`AgiMazeSetup`: pack paths or pack groups such as ``TUTORIAL``, ``TRAINING`` or
-``TRAINING/S1-rivers``, budget factor), each with the policies it is played by
+``TRAINING/S1-rivers``, budget factor, pack version) and AGI Maze labyrinth sets
+(:class:`~maze_envs.bench.setspec.AgiMazeSetSetup`: the tutorials, then each target), each with
+the policies it is played by
 (:class:`~maze_envs.bench.policyspec.PolicyEntry`) and optionally its own seeds. Everything is
 validated when the experiment is built, so a typo fails before the first game.
 
@@ -29,6 +31,10 @@ An experiment is one file (TOML, YAML or JSON), committed with its results::
     packs = ["TRAINING/S1-rivers"]
     policies = ["random", "explorer"]
 
+    [[agimaze_set]]
+    targets = ["CLASSIC/EASY/keys/4x4/0005.json", "EXTENDED/boat/STAGE-01-4x4/0005.json"]
+    policies = ["explorer"]
+
 Example:
     >>> exp = Experiment.model_validate({"seeds": "0-1", "escape": [
     ...     {"sizes": [9, 11], "max_turns": 50, "policies": ["explorer", "random"]}]})
@@ -44,31 +50,32 @@ from __future__ import annotations
 import tomllib
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from maze_envs._registration import EnvKind as PolicyKind
 from maze_envs._registration import find_entry, latest, versions
 from maze_envs.bench.policyspec import PolicyEntry
-from maze_envs.bench.seeds import parse_seeds
+from maze_envs.bench.setspec import AgiMazeSetCase, AgiMazeSetSetup
+from maze_envs.bench.specbase import (
+    DEFAULT_BUDGET_FACTOR,
+    Seeds,
+    SetupBase,
+    seeds_or_none,
+)
 from maze_envs.escape.types import Config
 from maze_envs.policies.seeds import agimaze_salt, escape_salt, stable_key
 
+#: The environment setups of an experiment (a labyrinth set is a setup of its own).
+EnvKind = Literal["escape", "agimaze", "agimaze-set"]
+ENV_KINDS: tuple[str, ...] = get_args(EnvKind)
 #: Env ids per kind and version, as journals store them (from the table of environments).
 ESCAPE_ENV_IDS = versions("escape")
 #: Maze Escape versions the runner can play.
 ESCAPE_VERSIONS = tuple(ESCAPE_ENV_IDS)
 AGIMAZE_ENV_ID = latest("agimaze").id
-#: Default evaluation budget of AGI Maze setups (EnvTraverse: 5 x max_steps).
-DEFAULT_BUDGET_FACTOR = 5.0
-
-
-def _seeds(value: Any) -> tuple[int, ...] | None:
-    return None if value is None else parse_seeds(value)
-
-
-Seeds = Annotated[tuple[int, ...], Field(min_length=1)]
 
 
 def parse_size(value: Any) -> tuple[int, int]:
@@ -104,6 +111,11 @@ class EscapeCase(BaseModel):
     @property
     def env_id(self) -> str:
         return ESCAPE_ENV_IDS[self.version]
+
+    @property
+    def policy_kind(self) -> PolicyKind:
+        """The registry's environment kind of the policies."""
+        return "escape"
 
     @cached_property
     def game_config(self) -> Config:
@@ -147,6 +159,11 @@ class AgiMazeCase(BaseModel):
         return AGIMAZE_ENV_ID
 
     @property
+    def policy_kind(self) -> PolicyKind:
+        """The registry's environment kind of the policies."""
+        return "agimaze"
+
+    @property
     def size(self) -> str:
         return f"{self.rows}x{self.cols}"
 
@@ -176,7 +193,8 @@ class AgiMazeCase(BaseModel):
         return agimaze_salt(self.env_id, self.pack, self.pack_root, self.pack_version)
 
 
-Case = Annotated[EscapeCase | AgiMazeCase, Field(discriminator="kind")]
+Case = Annotated[EscapeCase | AgiMazeCase | AgiMazeSetCase, Field(discriminator="kind")]
+AnyCase = EscapeCase | AgiMazeCase | AgiMazeSetCase
 
 
 class GameTask(BaseModel):
@@ -196,11 +214,13 @@ class GameTask(BaseModel):
         return ("player",)
 
 
-def _case_name(case: EscapeCase | AgiMazeCase) -> str:
-    return case.size if isinstance(case, EscapeCase) else case.pack
+def _case_name(case: AnyCase) -> str:
+    if isinstance(case, EscapeCase):
+        return case.size
+    return case.pack if isinstance(case, AgiMazeCase) else case.target
 
 
-def run_key(case: EscapeCase | AgiMazeCase, policy: PolicyEntry, seed: int) -> str:
+def run_key(case: AnyCase, policy: PolicyEntry, seed: int) -> str:
     """The stable identity of a game: hash of the resolved env, the policy specs and the seed."""
     agents = (
         Config.model_validate(case.config).agents if isinstance(case, EscapeCase) else ("player",)
@@ -211,19 +231,7 @@ def run_key(case: EscapeCase | AgiMazeCase, policy: PolicyEntry, seed: int) -> s
 # --- setups ----------------------------------------------------------------------------------
 
 
-class _Setup(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    label: str | None = None
-    policies: tuple[PolicyEntry, ...] = Field(min_length=1)
-    seeds: Seeds | None = None
-
-    @field_validator("seeds", mode="before")
-    @classmethod
-    def _parse_seeds(cls, value: Any) -> Any:
-        return _seeds(value)
-
-
-class EscapeSetup(_Setup):
+class EscapeSetup(SetupBase):
     """Maze Escape games: a version, a preset, sizes, a turn limit and config overrides.
 
     ``sizes`` empty plays the preset's own size; each size is ``9`` (9x9) or ``"13x9"``.
@@ -291,7 +299,7 @@ class EscapeSetup(_Setup):
         return " ".join(parts)
 
 
-class AgiMazeSetup(_Setup):
+class AgiMazeSetup(SetupBase):
     """AGI Maze games: pack paths or pack groups, every bundle below them a case."""
 
     kind: Literal["agimaze"] = "agimaze"
@@ -299,6 +307,9 @@ class AgiMazeSetup(_Setup):
     budget_factor: float = Field(DEFAULT_BUDGET_FACTOR, gt=0, allow_inf_nan=False)
     max_steps: int | None = Field(None, ge=1)
     pack_root: str | None = None
+    pack_version: str | None = Field(
+        default=None, description="a shipped pack version by name (default: the current one)"
+    )
 
     @field_validator("packs", mode="before")
     @classmethod
@@ -307,9 +318,13 @@ class AgiMazeSetup(_Setup):
 
     def cases(self) -> list[AgiMazeCase]:
         """One case per bundle below the packs (sorted within a pack, repeats dropped)."""
-        from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
+        from maze_envs.agimaze.packs import list_bundles, resolve_pack_path, version_root
 
+        if self.pack_root is not None and self.pack_version is not None:
+            raise ValueError(f"AGI Maze setup {self.name!r}: give pack_root or pack_version")
         root = None if self.pack_root is None else Path(self.pack_root)
+        if self.pack_version is not None:
+            root = version_root(self.pack_version)
         names: list[str] = []
         for pack in self.packs:
             found, _ = resolve_pack_path(pack, root=root)  # validates; lists choices if unknown
@@ -358,13 +373,14 @@ class Experiment(BaseModel):
     seeds: Seeds = (0,)
     escape: tuple[EscapeSetup, ...] = ()
     agimaze: tuple[AgiMazeSetup, ...] = ()
+    agimaze_set: tuple[AgiMazeSetSetup, ...] = ()
 
     @field_validator("seeds", mode="before")
     @classmethod
     def _parse_seeds(cls, value: Any) -> Any:
-        return _seeds(value)
+        return seeds_or_none(value)
 
-    @field_validator("escape", "agimaze", mode="before")
+    @field_validator("escape", "agimaze", "agimaze_set", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
@@ -374,14 +390,18 @@ class Experiment(BaseModel):
 
         Raises ValueError when the experiment has no setup, or two arms play the same games.
         """
-        if not self.escape and not self.agimaze:
+        if not self.escape and not self.agimaze and not self.agimaze_set:
             raise ValueError(
-                "the experiment has no environment setup: add an [[escape]] or [[agimaze]] "
-                "table (or --env escape|agimaze on the command line)"
+                "the experiment has no environment setup: add an [[escape]], [[agimaze]] or "
+                "[[agimaze_set]] table (or --env escape|agimaze|agimaze-set on the command line)"
             )
         tasks: list[GameTask] = []
         seen: dict[str, str] = {}
-        setups: list[EscapeSetup | AgiMazeSetup] = [*self.escape, *self.agimaze]
+        setups: list[EscapeSetup | AgiMazeSetup | AgiMazeSetSetup] = [
+            *self.escape,
+            *self.agimaze,
+            *self.agimaze_set,
+        ]
         for setup in setups:
             seeds = setup.seeds or self.seeds
             for case in setup.cases():

@@ -8,11 +8,12 @@ The game seed is the environment's reset seed. Each agent's policy gets its own 
     policy seed = :func:`agent_seed` (game seed, agent index, salt)
 
 drawn from ``numpy.random.SeedSequence((game seed, agent index, salt))``, where ``salt``
-(:func:`escape_salt`, :func:`agimaze_salt`: the first 60 bits of a SHA-256) tells the games of one
-arm apart beyond their seed: for Maze Escape the environment and the maze size, for AGI Maze the
-bundle (path, pack root and pack version). So teammates get independent streams; every game of an
-arm gets its own (another seed, another maze size, another AGI Maze bundle: another policy seed,
-so a random agent never replays one action sequence on every bundle); the same game always gets
+(:func:`escape_salt`, :func:`agimaze_salt`, :func:`agimaze_set_salt`: the first 60 bits of a
+SHA-256) tells the games of one arm apart beyond their seed: for Maze Escape the environment and
+the maze size, for AGI Maze the bundle (path, pack root and pack version) or the set. So
+teammates get independent streams; every game of an arm gets its own (another seed, another maze
+size, another AGI Maze bundle: another policy seed, so a random agent never replays one action
+sequence on every bundle); the same game always gets
 the same ones, in any process; and arms that play the same maze or bundle with the same seed hand
 their policies the same seeds even when their rules differ (the radio, the meeting alert, the
 budget), so paired arms differ in the rule alone (common random numbers).
@@ -69,6 +70,17 @@ def agimaze_salt(
     return _salt({"env": env_id, "pack": pack, "pack_root": pack_root, "version": pack_version})
 
 
+def agimaze_set_salt(
+    env_id: str, paths: Sequence[str], pack_root: str | None = None, pack_version: str = ""
+) -> int:
+    """The salt of a labyrinth-set game: the set (its paths, pack root and pack version), as an
+    AGI Maze game's bundle. Not the budget: the same set under another budget gets the same
+    seeds."""
+    return _salt(
+        {"env": env_id, "paths": list(paths), "pack_root": pack_root, "version": pack_version}
+    )
+
+
 def agent_seed(game_seed: int, agent_index: int, salt: int = 0) -> int:
     """The seed of agent ``agent_index``'s policy in the game seeded ``game_seed``.
 
@@ -92,4 +104,11 @@ def policy_seeds(
     return {agent: agent_seed(game_seed, index, salt) for index, agent in enumerate(agents)}
 
 
-__all__ = ["agent_seed", "agimaze_salt", "escape_salt", "policy_seeds", "stable_key"]
+__all__ = [
+    "agent_seed",
+    "agimaze_salt",
+    "agimaze_set_salt",
+    "escape_salt",
+    "policy_seeds",
+    "stable_key",
+]

@@ -6,7 +6,9 @@ recorded actions on the embedded engine (the journal does not store positions: t
 sees them on a hidden labyrinth). The game is verified on the way; a failing game is drawn only up
 to its first bad turn. The page draws the labyrinth with the cells the player has not visited yet
 shown as unknown when the labyrinth is hidden (a spectator can reveal them). The steps are read by
-:mod:`maze_envs.journal.read.agimaze`, which the analysis shares.
+:mod:`maze_envs.journal.read.agimaze`, which the analysis shares; each says whether the player's
+state could still win (``dead``), and ``lost`` lists where a player entered a dead state (from
+that step on the labyrinth was unwinnable: an unwinnable episode, not a slow one).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from typing import Any
 
 from maze_envs.agimaze.recording import PLAYER, SET_ENV_ID
 from maze_envs.journal import GameInfo, Journal, JournalError
-from maze_envs.journal.read.agimaze import decision_steps, rebuild_env, replay_steps
+from maze_envs.journal.read.agimaze import (
+    decision_steps,
+    lost_steps,
+    rebuild_env,
+    replay_steps,
+)
 from maze_envs.journal.read.turns import read_turns
 from maze_envs.metrics import decision_metrics
 from maze_envs.view.decisions import decision_tables, metric_lines
@@ -35,6 +42,9 @@ def _summary(info: GameInfo, steps: list[dict[str, Any]], labyrinths: list[Any])
     for key in ("steps", "rhae"):
         if outcome and key in outcome:
             result += f", {key} {outcome[key]}"
+    for lost in lost_steps(steps, labyrinths):
+        where = f" in {lost['name']}" if len(labyrinths) > 1 else ""
+        result += f", lost{where} at step {lost['step']} (no win possible after it)"
     played = [lab["name"] for lab in labyrinths if lab is not None]
     return [
         info.env_id,
@@ -83,6 +93,7 @@ def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         "labyrinths": labyrinths,
         "n": len(steps),
         "steps": steps,
+        "lost": lost_steps(steps, labyrinths),
         "decisions": None if decisions is None else decisions[PLAYER],
         "blobs": blobs,
     }

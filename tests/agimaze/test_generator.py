@@ -16,7 +16,7 @@ from maze_envs.agimaze.generator import (
     plan_events,
     without_item,
 )
-from maze_envs.agimaze.planner import random_agent_success, solve
+from maze_envs.agimaze.planner import dead_states, random_agent_success, solve
 from maze_envs.agimaze.types import DIRECTION_BITS, Labyrinth
 from maze_envs.grid import bfs_distances, open_edge_count
 
@@ -182,3 +182,43 @@ def test_config_round_trips_through_json() -> None:
         rows=4, cols=4, exit_key=True, rivers=RiverSpec(count=1), pits=PitSpec(cycles=1)
     )
     assert GeneratorConfig.model_validate_json(config.model_dump_json()) == config
+
+
+def test_no_draft_with_a_reachable_dead_state_is_accepted() -> None:
+    """Rivers that may cut the board (short rivers on a 3x4 tree plus a loop) make drafts with
+    dead states; the default rejects them, "allow" keeps them (generator version 2's rule)."""
+    config = GeneratorConfig(rows=3, cols=4, loops=1, rivers=RiverSpec(count=1, arrows=(2, 3)))
+    assert config.dead_states == "forbid"
+    for lab in draw(config, 25):
+        assert dead_states(lab).live.all()
+    allowed = draw(config.model_copy(update={"dead_states": "allow"}), 60, seed=3)
+    assert any(not dead_states(lab).live.all() for lab in allowed)
+
+
+def test_grenade_configs_default_to_dead_states_only_through_grenades() -> None:
+    config = GeneratorConfig(
+        rows=4, cols=4, loops=2, grenade_packs=1, sealed=("key",), requires=("grenades",)
+    )
+    assert config.dead_states == "grenades_only"
+    for lab in draw(config, 4):
+        entries = dead_states(lab).entries()
+        assert all(entry.action.startswith("bomb_") for entry in entries)
+        # the sealed key is the only cell cut off: nothing else walled in by mistake
+        distance = bfs_distances(maze_of(lab), lab.exit.cell)
+        assert lab.key is not None
+        assert {(r, c) for r in range(4) for c in range(4) if distance[r, c] < 0} == {lab.key}
+
+
+def test_rivers_in_the_tree_add_no_opening_and_loops_draw_from_a_range() -> None:
+    config = GeneratorConfig(rows=3, cols=4, loops=(0, 4), rivers=RiverSpec(count=1, in_tree=True))
+    extras = set()
+    for lab in draw(config, 30):
+        extra = open_edge_count(maze_of(lab)) - (3 * 4 - 1)
+        assert 0 <= extra <= 4
+        extras.add(extra)
+        river = lab.rivers[0]
+        assert len(river.cells) in (2, 3)
+    assert len(extras) >= 3  # the range is drawn from, not fixed
+    carved = GeneratorConfig(rows=3, cols=4, loops=0, rivers=RiverSpec(count=1, arrows=(3, 3)))
+    # carved on top of a tree a river usually opens walls; in the tree never
+    assert any(open_edge_count(maze_of(lab)) > 11 for lab in draw(carved, 20))

@@ -19,7 +19,7 @@ from maze_envs.agimaze import recording
 from maze_envs.agimaze.api import HttpBackend
 from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.env import AgiMazeEnv
-from maze_envs.agimaze.packs import pack_root
+from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION, pack_root
 from maze_envs.agimaze.planner import solve
 from maze_envs.agimaze.replay import env_from_config
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
@@ -65,6 +65,7 @@ def test_the_rows_hold_narration_formal_inventory_and_action(tmp_path: Path) -> 
         "budget_factor": 5.0,
         "max_steps": None,
         "pack_root": None,
+        "pack_version": DEFAULT_PACK_VERSION,  # the version played, by name
     }
     # journals written while the env had reward_shaping= still rebuild (the key is ignored)
     assert isinstance(env_from_config(game.config | {"reward_shaping": True}), AgiMazeEnv)
@@ -292,15 +293,16 @@ def test_edited_rows_missing_turns_and_outcomes_are_found(tmp_path: Path) -> Non
     _journal_of_two(path)
     db = sqlite3.connect(path)
     with db:  # an edit without recomputing hashes, and a lost middle turn
+        # (turn 1 is stored with its formal events in full; later turns as changes)
         db.execute(
             "UPDATE turns SET events = replace(events, 'moved', 'flew') "
-            "WHERE game_id = 1 AND turn = 2"
+            "WHERE game_id = 1 AND turn = 1"
         )
         db.execute("DELETE FROM turns WHERE game_id = 2 AND turn = 4")
     db.close()
     first, second = verify_journal(path)
     assert first.problem is not None and second.problem is not None
-    assert (first.problem.turn, first.problem.kind) == (2, "mismatch")
+    assert (first.problem.turn, first.problem.kind) == (1, "mismatch")
     assert (second.problem.turn, second.problem.kind) == (4, "missing")
     # turns cut off the end while the outcome still claims them
     _journal_of_two(tmp_path / "tail.sqlite")

@@ -8,10 +8,14 @@ import pytest
 from maze_envs.agimaze.engine import compile_labyrinth, initial_state, transition
 from maze_envs.agimaze.planner import (
     PlanningError,
+    dead_states,
+    live_mask,
+    lost_at,
     optimal_length,
     random_agent_success,
     solve,
     state_graph,
+    win_length,
 )
 from maze_envs.agimaze.types import ExitGap, GrenadePack, Labyrinth, PitCycle, River
 from maze_envs.grid import EAST, NORTH, SOUTH, WEST
@@ -266,3 +270,101 @@ def test_random_agent_success_matches_monte_carlo() -> None:
     sigma = (exact * (1 - exact) / runs) ** 0.5
     assert 0.05 < exact < 0.95
     assert abs(estimate - exact) < 4 * sigma
+
+
+# --- dead states ------------------------------------------------------------------------------
+
+
+def river_trap() -> Labyrinth:
+    """S K T . > m in a corridor, exit left of S: the river carries the player into a pocket.
+
+    The mouth (0, 5) is closed on every side but the river's; stepping back onto the arrow
+    (0, 4) washes the player straight back to the mouth. Winnable only by never riding in.
+    """
+    return Labyrinth(
+        rows=1,
+        cols=6,
+        open_edges=corridor(6),
+        exit=ExitGap(cell=(0, 0), side="left"),
+        start=(0, 0),
+        key=(0, 1),
+        chest=(0, 2),
+        rivers=[River(cells=[(0, 4)], mouth=(0, 5))],
+    )
+
+
+def test_dead_states_finds_the_river_trap_and_the_move_into_it() -> None:
+    lab = river_trap()
+    analysis = dead_states(lab)
+    assert analysis.winnable
+    dead = analysis.dead
+    assert dead and {state.pos for state in dead} == {(0, 5)}
+    # the corridor passes the key and the chest first: the mouth is reached holding both
+    assert len(dead) == 1 and dead[0].treasure
+    entries = analysis.entries()
+    assert {(e.state.pos, e.action) for e in entries} == {((0, 3), "right")}
+    assert all(e.events == ("moved", "river_entered", "river_carried") for e in entries)
+    assert all(not analysis.is_live(e.result) and analysis.is_live(e.state) for e in entries)
+    assert int(analysis.live.sum()) == len(analysis.graph.states) - 1
+
+
+def test_lost_at_names_the_step_that_entered_a_dead_state() -> None:
+    lab = river_trap()
+    assert lost_at(lab, ["right", "right", "right", "right"]) == 4  # step 4 rides in
+    assert lost_at(lab, ["right", "right", "left", "left", "left"]) is None  # a win
+    assert lost_at(lab, ["right", "left", "right"]) is None  # slow, but can still win
+    analysis = dead_states(lab)
+    assert lost_at(analysis, ["right"] * 9) == 4  # the analysis can be reused
+    with pytest.raises(KeyError, match="not reachable"):
+        analysis.is_live(initial_state(compile_labyrinth(lab)).moved((0, 4)))
+
+
+def test_an_unwinnable_start_is_lost_at_step_zero() -> None:
+    lab = Labyrinth(
+        rows=1,
+        cols=3,
+        open_edges=corridor(3, closed=(1,)),
+        exit=ExitGap(cell=(0, 0), side="left"),
+        start=(0, 0),
+        key=(0, 2),
+        chest=(0, 1),
+    )
+    analysis = dead_states(lab)
+    assert not analysis.winnable and not analysis.live.any()
+    assert analysis.entries() == []  # no live state to enter a dead one from
+    assert lost_at(analysis, ["right"]) == 0
+
+
+def test_live_mask_and_win_length_agree_with_search() -> None:
+    lab = river_trap()
+    graph = state_graph(lab)
+    assert win_length(graph) == optimal_length(lab) == 5
+    live = live_mask(graph)
+    for state, alive in zip(graph.states, live, strict=True):
+        # a state is live exactly when a breadth-first search from it finds a win
+        seen, queue, found = {state}, [state], False
+        for here in queue:
+            for action in graph.actions:
+                result = transition(compile_labyrinth(lab), here, action)
+                found = found or result.won
+                if not result.won and result.state not in seen:
+                    seen.add(result.state)
+                    queue.append(result.state)
+        assert bool(alive) == found, state
+
+
+def test_a_wasted_grenade_is_the_only_way_to_lose_a_sealed_key() -> None:
+    lab = Labyrinth(
+        rows=1,
+        cols=4,
+        open_edges=corridor(4, closed=(1,)),
+        exit=ExitGap(cell=(0, 3), side="right"),
+        start=(0, 0),
+        key=(0, 2),
+        chest=(0, 3),
+        grenade_packs=[GrenadePack(cell=(0, 1))],
+    )
+    entries = dead_states(lab).entries()
+    assert entries and all(e.action.startswith("bomb_") for e in entries)
+    # e.g. blowing at the monolith before reaching the wall: the one grenade is gone
+    assert any(e.events == ("bomb_failed",) for e in entries)

@@ -45,3 +45,19 @@ def test_games_of_both_environments_in_one_journal(tmp_path: Path) -> None:
     assert [m.game for m in analysis.escape] == [1] * 4
     assert [m.game for m in analysis.agimaze] == [2]
     assert analysis.skipped == [(3, "no behavioural metrics for someone/Else-v0")]
+
+
+def test_lost_at_tells_an_unwinnable_episode_from_a_slow_one(tmp_path: Path) -> None:
+    from maze_envs.bench.analysis.table import render
+    from tests.view.test_agimaze_page import river_trap
+
+    path = tmp_path / "games.sqlite"
+    record_agimaze(path, {"labyrinth": river_trap()}, ["right", "left"] * 4)  # slow
+    record_agimaze(path, {"labyrinth": river_trap()}, ["right"] * 4 + ["left"] * 4)  # lost
+    analysis = analyze_journal(path)
+    slow, lost = analysis.agimaze
+    assert slow.lost_at is None and slow.solved == 0
+    assert lost.lost_at == 4 and lost.lost_labyrinth == "<labyrinth>"
+    text = render(analysis)
+    assert "lost at" in text and "step 4" in text
+    assert lost.row()["lost_at"] == 4

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
 from maze_envs.bench.command import main, main_experiment
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import Journal
@@ -79,7 +80,11 @@ def test_an_agimaze_setup_and_resume(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(args) == 0
     assert capsys.readouterr().out == ""
     games = rows(out)
-    assert len(games) == 6 and {g["budget"] for g in games} == {60, 40}
+    budgets = {  # twice each bundle's max_steps
+        2 * (resolve_pack_path(name)[1].labyrinth.max_steps or 0)
+        for name in list_bundles("TUTORIAL/STAGE-01/")
+    }
+    assert len(games) == 6 and {g["budget"] for g in games} == budgets
     assert main([*args, "--resume"]) == 0
     with Journal(out / "games.sqlite", readonly=True) as journal:
         assert len(journal.game_ids()) == 6
@@ -306,5 +311,5 @@ def test_resume_of_an_unreadable_journal_exits_2_with_a_message(
     assert "cannot be read" in capsys.readouterr().err
     assert main([*SMALL, "--out", str(out), "--resume"]) == 2
     error = capsys.readouterr().err
-    assert "journal cannot be read" in error and "maze-envs verify" in error
+    assert "cannot be continued" in error and "maze-envs verify" in error and "--fresh" in error
     assert "Traceback" not in error

@@ -57,10 +57,12 @@ def test_a_full_episode_is_solved_in_the_planned_steps(mode: str) -> None:
         assert after.messages[: len(before.messages) - 1] == before.messages[:-1]
         assert len(after.messages) == len(before.messages) + 2
     first = requests[0]
-    assert "Board: 3 rows by 3 columns." in first.system
-    assert "You start at (row, col) = (1, 1)." in first.system
+    lab = env.unwrapped.backend.labyrinth  # the bundle's own board, start and budget
+    assert f"Board: {lab.rows} rows by {lab.cols} columns." in first.system
+    assert f"You start at (row, col) = ({lab.start[0]}, {lab.start[1]})." in first.system
     assert "Coordinates: a position is (row, col)" in first.system
-    assert last_user(first).startswith("Step 0 of 150.\nResult: Game has started.")
+    budget = info["budget"]
+    assert last_user(first).startswith(f"Step 0 of {budget}.\nResult: Game has started.")
 
 
 def test_observations_history_keeps_bare_actions() -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections import deque
 from functools import cache
 
 import numpy as np
 import pytest
 
-from maze_envs.agimaze.compiled import PlayerState
-from maze_envs.agimaze.engine import compile_labyrinth, transition
-from maze_envs.agimaze.packs import list_bundles, resolve_pack_path
-from maze_envs.agimaze.planner import optimal_length
+from maze_envs.agimaze.compiled import edge_id
+from maze_envs.agimaze.packs import list_bundles, resolve_pack_path, version_root
+from maze_envs.agimaze.planner import lost_at, optimal_length
 from maze_envs.agimaze.types import DIRECTION_BITS, DIRECTION_DELTAS, Labyrinth
 from maze_envs.policies import AgiMazeExplorer, AgiMazeOracle, AgiMazeRandom
-from maze_envs.policies.agimaze.world import Frame
+from maze_envs.policies.agimaze.world import Frame, plan
 from tests.policies.loops import play_agimaze, play_agimaze_set
 
 TUTORIAL = list_bundles("TUTORIAL/")
@@ -24,22 +22,6 @@ TRAINING = list_bundles("TRAINING/")
 @cache
 def labyrinth(path: str) -> Labyrinth:
     return resolve_pack_path(path)[1].labyrinth
-
-
-def can_still_win(lab: Labyrinth, state: PlayerState) -> bool:
-    """Exhaustive search: does any action sequence win from ``state``?"""
-    compiled = compile_labyrinth(lab)
-    seen, queue = {state}, deque([state])
-    while queue:
-        here = queue.popleft()
-        for action in compiled.actions:
-            result = transition(compiled, here, action)
-            if result.won:
-                return True
-            if result.state not in seen:
-                seen.add(result.state)
-                queue.append(result.state)
-    return False
 
 
 def true_edge(lab: Labyrinth, cell: tuple[int, int], direction: str) -> str:
@@ -57,6 +39,8 @@ def true_kinds(lab: Labyrinth) -> dict[tuple[int, int], str]:
             kinds[getattr(lab, name)] = name
     if lab.chest is not None:
         kinds[lab.chest] = "treasure"
+    for pack in lab.grenade_packs:
+        kinds[pack.cell] = "grenade_pack"
     for river in lab.rivers:
         kinds.update(dict.fromkeys(river.cells, "river"))
         kinds[river.mouth] = "river_mouth"
@@ -66,15 +50,24 @@ def true_kinds(lab: Labyrinth) -> dict[tuple[int, int], str]:
 
 
 def assert_learned_only_truths(
-    frame: Frame, lab: Labyrinth, held: dict[str, bool | int] | None = None
+    frame: Frame,
+    lab: Labyrinth,
+    held: dict[str, bool | int] | None = None,
+    blown: frozenset[int] = frozenset(),
 ) -> None:
     """Every fact in the explorer's main map is a fact of the labyrinth (a cell whose item the
-    player took before it first saw the cell in the main map reads as empty, as it now is)."""
+    player took before it first saw the cell in the main map reads as empty, as it now is; a
+    wall a grenade blew up, one of the edge ids ``blown``, is open)."""
     kinds = true_kinds(lab)
     held = held or {}
     for (cell, direction), fact in frame.edges.items():
         if lab.in_bounds(cell):
-            assert fact == true_edge(lab, cell, direction), (cell, direction)
+            truth = true_edge(lab, cell, direction)
+            dr, dc = DIRECTION_DELTAS[direction]
+            there = (cell[0] + dr, cell[1] + dc)
+            if truth == "wall" and edge_id(lab.cols, cell, there) in blown:
+                truth = "open"
+            assert fact == truth, (cell, direction)
     for cell, kind in frame.content.items():
         truth = kinds.get(cell, "empty")
         assert kind == truth or (kind == "empty" and held.get(truth)), (cell, kind, truth)
@@ -88,83 +81,115 @@ def assert_learned_only_truths(
         assert frame.exit == (lab.exit.cell, lab.exit.side)
 
 
-#: The shipped TUTORIAL and TRAINING bundles with a reachable state from which no action sequence
-#: wins (found by :func:`dead_end_entries`). In each a river carries the player to its mouth in a
-#: pocket walled in on every other side, whose only way out is the river's last arrow, which
-#: carries it straight back; none of these labyrinths has a boat. A player that has not seen the
-#: labyrinth cannot know a cell is a river before it steps on it, so no player that learns from
-#: what happens to it can always avoid them.
-RIVER_TRAPS = {
+#: The river-trap bundles of the earlier packs (agimaze-packs-2): reachable dead states.
+OLD_TRAPS = (
     "TRAINING/S3-full/STAGE-01/0004.json",
     "TRAINING/S3-full/STAGE-01/0009.json",
     "TRAINING/S3-full/STAGE-05/0005.json",
     "TRAINING/S3-full/STAGE-06/0000.json",
+)
+#: Explorer episodes on the default packs (seeds 0-19, 5x budget) that are not solved although
+#: a win stays possible, with why; every other (bundle, seed) is solved. Measured by
+#: ``benchmarks/agimaze_explorer.py all --seeds 0-19`` (docs/policies.md).
+KNOWN_FAILURES: dict[tuple[str, int], str] = {
+    **dict.fromkeys(
+        [("TRAINING/S3-full/STAGE-06/0003.json", seed) for seed in (2, 4, 5, 6, 8, 9, 11, 16)]
+        + [("TRAINING/S2-pits/STAGE-06/0001.json", seed) for seed in (8, 15)]
+        + [("CLASSIC/HARD/pits/10x10/0000.json", 10), ("CLASSIC/MEDIUM/pits/6x6/0006.json", 4)],
+        "pits: lost after a teleport among a few places the map cannot tell apart yet (an "
+        "unexplored row), it steps into another pit of unknown far end, cannot say where that "
+        "pit was, and starts locating itself over; the loop outlasts the budget",
+    ),
 }
 
 
-@cache
-def dead_end_entries(path: str) -> frozenset[tuple[str, ...]]:
-    """The events of every transition from a state that can still win into one that cannot
-    (backward reachability from the winning moves over the whole state graph)."""
-    from maze_envs.agimaze.planner import WIN, state_graph
+def explorer_failures(paths: list[str], seeds: range) -> list[tuple[str, int, str]]:
+    """Every (bundle, seed) the explorer does not solve within the 5x budget, with why.
 
-    lab = labyrinth(path)
-    graph = state_graph(lab)
-    succ = graph.successors
-    live = (succ == WIN).any(axis=1)
-    preds: list[list[int]] = [[] for _ in graph.states]
-    for i, row in enumerate(succ):
-        for j in row:
-            if j != WIN:
-                preds[int(j)].append(i)
-    stack = [int(i) for i in np.flatnonzero(live)]
-    while stack:
-        for i in preds[stack.pop()]:
-            if not live[i]:
-                live[i] = True
-                stack.append(i)
-    compiled = compile_labyrinth(lab)
-    entries = set()
-    for i, row in enumerate(succ):
-        for a, j in enumerate(row):
-            if live[i] and j != WIN and not live[int(j)]:
-                result = transition(compiled, graph.states[i], graph.actions[a])
-                entries.add(tuple(result.events))
-    return frozenset(entries)
-
-
-def test_the_only_dead_ends_of_tutorial_and_training_are_river_traps() -> None:
-    traps = {path for path in TUTORIAL + TRAINING if dead_end_entries(path)}
-    assert traps == RIVER_TRAPS
-    for path in traps:
-        # always entered by landing on a river whose current carries the player on
-        assert dead_end_entries(path) == {("moved", "river_entered", "river_carried")}, path
-        assert labyrinth(path).boat is None
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_explorer_solves_every_tutorial_and_training_bundle_within_the_5x_budget(
-    seed: int,
-) -> None:
-    """Every bundle without a dead end is solved within the 5x budget, whatever the seed; in the
-    four river-trap bundles (:data:`RIVER_TRAPS`) the explorer either solves it or ended in a
-    state from which no action sequence wins (proved by exhaustive search), never gave up
-    while a win was still possible. Which trap it meets depends on its seeded move order."""
-    unsolved = []
-    for path in TUTORIAL + TRAINING:
-        policy = AgiMazeExplorer()
-        game = play_agimaze(path, policy, seed=seed)
-        info = game.info
+    Each episode is also checked for honesty: every fact in the explorer's map is a fact of the
+    labyrinth, and a step count within the budget when solved.
+    """
+    out = []
+    for path in paths:
         lab = labyrinth(path)
-        assert_learned_only_truths(policy.main, lab, policy.held)
-        if info["solved"]:
-            assert info["steps"] <= info["budget"] == 5 * info["max_steps"]
-            continue
-        assert path in RIVER_TRAPS, f"{path} (seed {seed}): unsolved without a dead end"
-        assert info["steps"] == info["budget"]
-        state = game.env.unwrapped.backend.state
-        assert not can_still_win(lab, state), f"{path}: gave up while a win was possible"
-        unsolved.append(path)
+        for seed in seeds:
+            policy = AgiMazeExplorer()
+            game = play_agimaze(path, policy, seed=seed)
+            info = game.info
+            blown = game.env.unwrapped.backend.state.blown
+            assert_learned_only_truths(policy.main, lab, policy.held, blown)
+            if info["solved"]:
+                assert info["steps"] <= info["budget"] == 5 * info["max_steps"]
+                continue
+            lost = lost_at(lab, game.actions)
+            why = "not solved while a win was possible" if lost is None else f"lost at {lost}"
+            out.append((path, seed, why))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", ["TUTORIAL", "TRAINING", "CLASSIC", "EXTENDED"])
+def test_explorer_solves_every_bundle_within_the_5x_budget_on_20_seeds(group: str) -> None:
+    """The default packs have no dead state, so every episode can be won; the explorer wins all
+    of them but the episodes :data:`KNOWN_FAILURES` names (and says why)."""
+    failures = explorer_failures(list_bundles(f"{group}/"), range(20))
+    named = {(path, seed) for path, seed, _ in failures}
+    unexplained = [f for f in failures if (f[0], f[1]) not in KNOWN_FAILURES]
+    assert not unexplained, f"unsolved and not known: {unexplained}"
+    assert all(why == "not solved while a win was possible" for *_, why in failures)
+    known_here = {key for key in KNOWN_FAILURES if key[0].startswith(f"{group}/")}
+    assert named == known_here, f"known failures now solved: {sorted(known_here - named)}"
+
+
+def test_explorer_relocalises_after_a_pit_teleport() -> None:
+    """CLASSIC/HARD/pits/8x8/0004.json of agimaze-packs-2 with seed 1000: the explorer used to
+    fall into the same pit from a fresh blind map again and again, oscillating between two cells
+    for 940 of its 1,000 steps. Its map stays valid after a teleport: it now makes the moves
+    that tell the places apart and finds where it is."""
+    path = "CLASSIC/HARD/pits/8x8/0004.json"
+    policy = AgiMazeExplorer()
+    game = play_agimaze(path, policy, seed=1000, pack_version="agimaze-packs-2")
+    assert game.info["solved"] and game.info["steps"] <= game.info["budget"]
+    lab = game.env.unwrapped.backend.labyrinth
+    assert_learned_only_truths(policy.main, lab, policy.held)
+    assert policy.main.pit_dest  # it placed where pits lead
+
+
+def test_on_the_earlier_packs_an_unsolved_trap_episode_is_lost_never_abandoned() -> None:
+    """In agimaze-packs-2's river traps the explorer either solves the bundle or rode into the
+    trap (a dead state, found by :func:`~maze_envs.agimaze.planner.lost_at`): it never stops
+    trying while a win is possible."""
+    root = version_root("agimaze-packs-2")
+    trapped = 0
+    for path in OLD_TRAPS:
+        lab = resolve_pack_path(path, root=root)[1].labyrinth
+        for seed in range(5):
+            game = play_agimaze(path, AgiMazeExplorer(), seed=seed, pack_version="agimaze-packs-2")
+            if not game.info["solved"]:
+                assert lost_at(lab, game.actions) is not None, (path, seed)
+                trapped += 1
+    assert 0 < trapped < 20  # some seeds ride in, some do not
+
+
+def test_frame_edges_first_probes_the_frame_before_unknown_cells() -> None:
+    """Holding everything, exit unknown: the risk-aware order bumps the frame of known cells
+    (a step lost at worst) before stepping into an unknown cell (maybe a river into a trap)."""
+    frame = Frame(rows=3, cols=3)
+    for cell in [(1, 0), (1, 1), (0, 1)]:
+        frame.content[cell] = "empty"
+    frame.set_edge((1, 0), "right", "open")
+    frame.set_edge((1, 1), "up", "open")
+    frame.set_edge((1, 0), "left", "monolith")
+    for direction in ("up", "down"):
+        frame.set_edge((1, 0), direction, "wall")
+    frame.set_edge((1, 1), "down", "wall")
+    # from (1, 1): right is an unknown interior cell next door; the frame edges of (0, 1) are
+    # two moves away
+    order = ["right", "up", "left", "down"]
+    plain = plan(frame, (1, 1), boat=False, can_win=True, order=order)
+    careful = plan(frame, (1, 1), boat=False, can_win=True, order=order, frame_edges_first=True)
+    assert plain is not None and (plain.action, plain.aim) == ("right", "probe")
+    assert careful is not None and (careful.action, careful.aim) == ("up", "frame_edge")
 
 
 def test_explorer_solves_tutorials_fast_from_the_open_map() -> None:

@@ -130,3 +130,39 @@ def test_walls_blown_by_grenades_are_drawn_open(tmp_path: Path) -> None:
     r1, c1, r2, c2 = steps[first]["blown"][0]
     assert abs(r1 - r2) + abs(c1 - c2) == 1  # two neighbouring cells
     assert all(len(s["blown"]) >= 1 for s in steps[first:])  # it stays open
+
+
+def river_trap() -> Labyrinth:
+    """``S K T . > m``, the exit left of S: riding the river in leaves no way out."""
+    from maze_envs.agimaze.types import River
+
+    return Labyrinth(
+        rows=1,
+        cols=6,
+        open_edges=[[2, 10, 10, 10, 10, 8]],
+        exit=ExitGap(cell=(0, 0), side="left"),
+        start=(0, 0),
+        key=(0, 1),
+        chest=(0, 2),
+        rivers=[River(cells=[(0, 4)], mouth=(0, 5))],
+        max_steps=10,
+    )
+
+
+def test_the_step_that_entered_a_dead_state_is_marked(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite"
+    slow = ["right", "left", "right", "right", "left"]  # slow, but it can still win
+    lost = ["right", "right", "right", "right", "left", "left"]  # rides in at step 4
+    record_agimaze(path, {"labyrinth": river_trap()}, slow)
+    game = record_agimaze(path, {"labyrinth": river_trap()}, lost)
+    with Journal.open_readonly(path) as journal:
+        slow_data = agimaze_game_data(journal, 1)
+        data = agimaze_game_data(journal, game)
+    assert slow_data["lost"] == [] and not any(s["dead"] for s in slow_data["steps"])
+    assert [s["dead"] for s in data["steps"]] == [False] * 4 + [True] * 3
+    assert data["lost"] == [{"lab": 0, "name": "<labyrinth>", "turn": 4, "step": 4}]
+    assert any("lost at step 4" in part for part in data["summary"])
+    with Journal.open_readonly(path) as journal:
+        html = game_html(journal, game)
+    assert read_payload(html)["lost"] == data["lost"]
+    assert "lost here" in html  # the page's script marks that step in the narration log

@@ -15,6 +15,12 @@ it. Error messages name only the requested, root-relative path, never a path of 
 stage table behind the packs is :mod:`.catalog`; ``maze-envs agimaze build-packs``
 (:mod:`.build`) regenerates them.
 
+Pack versions. :data:`PACK_ROOT` holds the current version, :data:`DEFAULT_PACK_VERSION`; every
+earlier version still ships, unchanged, so results obtained on it can be reproduced:
+:func:`version_root` gives the bundle tree of a version named in :data:`PACK_VERSIONS` (pass it
+as ``root``, or ``pack_version=`` to the environments and ``maze-envs bench``). A bundle's
+``meta.pack_version`` names the version it belongs to.
+
 Example:
     >>> import numpy as np
     >>> name, bundle = resolve_pack_path("TRAINING/S0-keys/STAGE-01/0005.json")
@@ -25,6 +31,9 @@ Example:
     True
     >>> len(list_bundles("TRAINING/S0-keys/STAGE-01/"))
     10
+    >>> old = version_root("agimaze-packs-2")
+    >>> resolve_pack_path("TRAINING/S0-keys/STAGE-01/0005.json", root=old)[1].meta.pack_version
+    'agimaze-packs-2'
 """
 
 from __future__ import annotations
@@ -41,8 +50,18 @@ import numpy as np
 from maze_envs.agimaze.bundle import BundleError, parse_bundle
 from maze_envs.agimaze.types import Bundle
 
+_HERE: Final = Path(__file__).resolve().parent
 #: Package data directory that holds TUTORIAL/, TRAINING/, CLASSIC/ and EXTENDED/.
-PACK_ROOT: Final[Path] = Path(__file__).resolve().parent / "data"
+PACK_ROOT: Final[Path] = _HERE / "data"
+#: The pack version in :data:`PACK_ROOT`, played unless another is asked for.
+DEFAULT_PACK_VERSION: Final = "agimaze-packs-3"
+#: Every shipped pack version -> its bundle tree, newest first. ``agimaze-packs-2`` (generator
+#: version 2) may hold reachable dead states; ``agimaze-packs-3`` has none outside grenade
+#: throws and calibrates the good / late split too (``docs/agimaze-packs.md``).
+PACK_VERSIONS: Final[dict[str, Path]] = {
+    DEFAULT_PACK_VERSION: PACK_ROOT,
+    "agimaze-packs-2": _HERE / "archive" / "agimaze-packs-2",
+}
 #: Longest pack path accepted, in characters (real paths are far shorter; as the API allows).
 MAX_PATH_LENGTH: Final = 512
 #: Longest part (file or folder name) of a pack path, in UTF-8 bytes (POSIX NAME_MAX).
@@ -67,6 +86,17 @@ def pack_root(root: Path | None = None) -> Path:
     if not resolved.is_dir():
         raise PackPathError(f"pack root {str(root)!r} is not a directory")
     return resolved
+
+
+def version_root(version: str) -> Path:
+    """The bundle tree of the shipped pack version ``version`` (see :data:`PACK_VERSIONS`).
+
+    Raises :class:`PackPathError` naming the versions that exist.
+    """
+    if not isinstance(version, str) or version not in PACK_VERSIONS:
+        known = ", ".join(PACK_VERSIONS)
+        raise PackPathError(f"no pack version {version!r}; shipped versions: {known}")
+    return PACK_VERSIONS[version]
 
 
 def _split(path: str, root: Path) -> list[str]:
@@ -266,10 +296,13 @@ def list_bundles(prefix: str = "", root: Path | None = None) -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_PACK_VERSION",
     "MAX_PART_BYTES",
     "PACK_ROOT",
+    "PACK_VERSIONS",
     "PackPathError",
     "list_bundles",
     "pack_root",
     "resolve_pack_path",
+    "version_root",
 ]

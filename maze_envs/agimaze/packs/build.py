@@ -6,11 +6,14 @@ version, the stage path and the bundle number, so any bundle can be rebuilt alon
 ``LabyrinthGenerator(stage.generator)(numpy.random.default_rng(meta.seed))`` gives its labyrinth
 back. A draw that repeats an earlier bundle of the same stage is replaced by the draw of the
 next seed in the same hash sequence (``redraw`` 1, 2, ...). TRAINING stages also keep their
-*mean* random-agent success on the real rate: a draw whose exact success would take the stage's
-running total off the target line by more than the tolerance is replaced the same way (the rule
+*mean* random-agent success and good rate on the real table's: a draw whose exact success (won
+within ``hard_max_steps``) or good rate (won within ``soft_good_steps``) would take the stage's
+running total off its target line by more than the tolerance is replaced the same way (the rule
 is :func:`on_target_line`, its constants live in :mod:`~.catalog`). Each bundle is checked
-before it is written: the exact planner wins it, ``max_steps`` (= ``hard_max_steps``) is at
-least the optimal length, and the optimal length is stored in ``meta.optimal_steps``.
+before it is written: the exact planner wins it, its dead states are what the stage's generator
+allows (:func:`~maze_envs.agimaze.generator.dead_states_allowed`, over every reachable state),
+``max_steps`` (= ``hard_max_steps``) is at least the optimal length, and the optimal length is
+stored in ``meta.optimal_steps``.
 ``meta.pack_version`` holds :data:`~.catalog.PACK_VERSION` and ``meta.generator_version`` the
 generator's :data:`~maze_envs.agimaze.generator.GENERATOR_VERSION`.
 
@@ -37,16 +40,23 @@ from typing import Final
 import numpy as np
 
 from maze_envs.agimaze.bundle import dump_bundle
-from maze_envs.agimaze.generator import GENERATOR_VERSION, LabyrinthGenerator
+from maze_envs.agimaze.generator import (
+    GENERATOR_VERSION,
+    LabyrinthGenerator,
+    dead_states_allowed,
+)
 from maze_envs.agimaze.packs import PACK_ROOT
 from maze_envs.agimaze.packs.catalog import (
     BUNDLE_DRAWS,
+    GOOD_CALIBRATED_FROM,
+    GOOD_MEAN_TOLERANCE,
+    LOOSE_GOOD_TOLERANCE,
     PACK_VERSION,
     STAGE_MEAN_TOLERANCE,
     STAGES,
     StageSpec,
 )
-from maze_envs.agimaze.planner import optimal_length, random_agent_success
+from maze_envs.agimaze.planner import dead_states, random_agent_success, win_length
 from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 
 #: Name of the hash manifest written beside the group folders.
@@ -64,15 +74,22 @@ def bundle_seed(stage_path: str, index: int, redraw: int = 0) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
 
 
-def on_target_line(total: float, count: int, stage_bundles: int, target: float) -> bool:
-    """Whether the running total of ``count`` bundles' exact random success stays on target.
+def on_target_line(
+    total: float,
+    count: int,
+    stage_bundles: int,
+    target: float,
+    tolerance: float = STAGE_MEAN_TOLERANCE,
+) -> bool:
+    """Whether the running total of ``count`` bundles' exact random-agent rates stays on target.
 
     The rule of the TRAINING stages: after every bundle ``i`` (1-based) of a stage of ``n``
-    bundles, ``|success_1 + ... + success_i - i * target| <= STAGE_MEAN_TOLERANCE * n * target``.
-    At ``i = n`` this puts the stage mean within ``STAGE_MEAN_TOLERANCE`` (relative) of the
-    target; earlier bundles keep the full spread of the generator's per-bundle band.
+    bundles, ``|rate_1 + ... + rate_i - i * target| <= tolerance * n * target``. At ``i = n``
+    this puts the stage mean within ``tolerance`` (relative) of the target; earlier bundles keep
+    the spread of the generator's per-bundle band. It holds for the success rate
+    (``STAGE_MEAN_TOLERANCE``) and the good rate (``GOOD_MEAN_TOLERANCE``).
     """
-    return abs(total - count * target) <= STAGE_MEAN_TOLERANCE * stage_bundles * target
+    return abs(total - count * target) <= tolerance * stage_bundles * target
 
 
 def build_stage(stage: StageSpec) -> list[tuple[str, str]]:
@@ -80,7 +97,7 @@ def build_stage(stage: StageSpec) -> list[tuple[str, str]]:
     generator = LabyrinthGenerator(stage.generator)
     real = stage.real  # TRAINING stages: the real calibration row the stage mean must match
     seen: set[str] = set()
-    total = 0.0
+    total_good = total = 0.0
     out: list[tuple[str, str]] = []
     for index in range(stage.bundles):
         name = f"{stage.path}/{index:04d}.json"
@@ -92,14 +109,23 @@ def build_stage(stage: StageSpec) -> list[tuple[str, str]]:
                 continue
             if real is None:
                 break
-            (success,) = random_agent_success(lab, [real.hard_max_steps])
-            if on_target_line(total + success, index + 1, stage.bundles, real.success / 100):
+            good, success = random_agent_success(lab, [real.soft_good_steps, real.hard_max_steps])
+            count = index + 1
+            good_tolerance = (
+                GOOD_MEAN_TOLERANCE if real.good >= GOOD_CALIBRATED_FROM else LOOSE_GOOD_TOLERANCE
+            )
+            if on_target_line(
+                total + success, count, stage.bundles, real.success / 100
+            ) and on_target_line(
+                total_good + good, count, stage.bundles, real.good / 100, good_tolerance
+            ):
                 total += success
+                total_good += good
                 break
         else:
             raise PackBuildError(
                 f"{name}: none of {BUNDLE_DRAWS} draws is new"
-                + ("" if real is None else " and keeps the stage mean on the real rate")
+                + ("" if real is None else " and keeps the stage mean on the real rates")
             )
         seen.add(fingerprint)
         out.append((name, dump_bundle(_bundle(stage, name, seed, lab))))
@@ -107,9 +133,15 @@ def build_stage(stage: StageSpec) -> list[tuple[str, str]]:
 
 
 def _bundle(stage: StageSpec, name: str, seed: int, lab: Labyrinth) -> Bundle:
-    optimal = optimal_length(lab)
+    analysis = dead_states(lab)
+    optimal = win_length(analysis.graph)
     if optimal is None:
         raise PackBuildError(f"{name}: the planner cannot win the generated labyrinth")
+    if not dead_states_allowed(analysis, stage.generator.dead_states):
+        raise PackBuildError(
+            f"{name}: a reachable state cannot win, which the stage's generator forbids "
+            f"(dead_states={stage.generator.dead_states!r})"
+        )
     soft, hard = stage.budget(optimal)
     if hard < optimal:
         raise PackBuildError(f"{name}: max_steps {hard} is below the optimal length {optimal}")

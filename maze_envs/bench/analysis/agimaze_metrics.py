@@ -2,7 +2,7 @@
 
 The AGI Maze counterparts of the Maze Escape metrics that apply to a single player, from the
 journal's rows with the player's cells rebuilt by replaying the recorded actions on the embedded
-engine (:func:`maze_envs.view.agimaze_data.replay_steps`):
+engine (:func:`maze_envs.journal.read.agimaze.replay_steps`):
 
 ``setup``, ``policy``, ``run_key``, ``status``  the benchmark arm of the game
                     (:mod:`.labels`) and how it ended, as for Maze Escape;
@@ -20,7 +20,12 @@ engine (:func:`maze_envs.view.agimaze_data.replay_steps`):
 ``cells_visited``, ``coverage``, ``revisits``  as for Maze Escape, summed over the labyrinths
                     played (coverage over their cells);
 ``steps``, ``solved`` steps played (actions less those not played and the set's ``start``s) and
-                    labyrinths solved (0/1; for a set, how many).
+                    labyrinths solved (0/1; for a set, how many);
+``lost_at``         the step at which the player entered a *dead state*, one from which no action
+                    sequence wins (:func:`~maze_envs.agimaze.planner.dead_states`), counted in
+                    the steps of that labyrinth: the episode was unwinnable from then on, not
+                    merely slow; None when it never happened. In a set, the first labyrinth
+                    where it happened, named by ``lost_labyrinth``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from maze_envs.agimaze.types import OPPOSITE_DIRECTION
 from maze_envs.bench.analysis.labels import game_labels
 from maze_envs.bench.metrics import decision_metrics, status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.journal.read.agimaze import decision_steps, not_played, replay_steps
+from maze_envs.journal.read.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
 _OPPOSITE: Final = OPPOSITE_DIRECTION
 
@@ -63,6 +68,8 @@ class AgiMazeMetrics:
     cells_visited: int
     coverage: float | None
     revisits: int
+    lost_at: int | None = None
+    lost_labyrinth: str | None = None
     note: str = ""
 
     def row(self) -> dict[str, Any]:
@@ -108,6 +115,7 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
     cells = sum(len(v) for v in seen.values())
     area = sum(labyrinths[lab]["rows"] * labyrinths[lab]["cols"] for lab in seen)
     names = [lab["name"] for lab in labyrinths if lab is not None]
+    lost = lost_steps(steps, labyrinths)
     counts = decision_metrics(counted, escape=False)
     labels = game_labels(info.meta)
     return AgiMazeMetrics(
@@ -132,5 +140,7 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
         cells_visited=cells,
         coverage=cells / area if area else None,
         revisits=revisits,
+        lost_at=lost[0]["step"] if lost else None,
+        lost_labyrinth=lost[0]["name"] if lost else None,
         note=note,
     )

@@ -53,6 +53,11 @@ AGIMAZE_COLUMNS: Final = (
     ("reversals", "rev", "{}"),
     ("coverage", "cover", "{:.0%}"),
     ("revisits", "revisit", "{}"),
+    ("lost_at", "lost at", "step {}"),
+)
+AGIMAZE_LEGEND: Final = (
+    "lost at: the step at which the player entered a state from which no action sequence wins "
+    "(the rest of the episode could not be won; - never)"
 )
 GENERIC_COLUMNS: Final = (
     ("game", "game", "{}"),
@@ -117,6 +122,7 @@ def render(analysis: Analysis) -> str:
     if analysis.agimaze:
         rows = [m.row() for m in analysis.agimaze]
         parts += ["AGI Maze: behaviour per game", text_table(rows, AGIMAZE_COLUMNS)]
+        parts.append(AGIMAZE_LEGEND)
         parts += [f"game {m.game}: analysed up to {m.note}" for m in analysis.agimaze if m.note]
     if analysis.generic:
         rows = [m.row() for m in analysis.generic]

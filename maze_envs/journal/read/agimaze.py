@@ -5,6 +5,12 @@ What was said and held comes from the journal rows as recorded (narration, set m
 formal observation, inventory, steps, errors); where the player stood comes from replaying the
 recorded actions on the embedded engine (the journal does not store positions: the player never
 sees them on a hidden labyrinth). The viewer draws the steps; the analysis measures them.
+
+Each step also says whether the player's state could still win (``dead``: no action sequence
+wins from it, by :func:`~maze_envs.agimaze.planner.dead_states`), and :func:`lost_steps` lists
+where a player entered a dead state: from that step on the labyrinth was unwinnable, which tells
+an unwinnable episode from a slow one (the viewer marks it, ``maze-envs analyze`` reports "lost
+at step N").
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.engine import compile_labyrinth
 from maze_envs.agimaze.env import AgiMazeEnv, LocalBackend
 from maze_envs.agimaze.observation import AgiMazeObservation
+from maze_envs.agimaze.planner import DeadStates, PlanningError, dead_states
 from maze_envs.agimaze.recording import PLAYER, SET_ENV_ID
 from maze_envs.agimaze.replay import env_from_config, set_env_from_config
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
@@ -65,6 +72,52 @@ class _Walls:
         }
 
 
+class _Liveness:
+    """Whether a player state can still win, per labyrinth (analysed once per labyrinth)."""
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[Labyrinth, DeadStates | None]] = {}
+
+    def dead(self, labyrinth: Labyrinth | None, state: PlayerState | None) -> bool | None:
+        """True when no action sequence wins from ``state``; None when unknown or not playing."""
+        if labyrinth is None or state is None:
+            return None
+        if state.won:
+            return False
+        entry = self._tables.get(id(labyrinth))
+        if entry is None or entry[0] is not labyrinth:
+            try:
+                analysis: DeadStates | None = dead_states(labyrinth)
+            except PlanningError:  # too large to enumerate: say nothing rather than guess
+                analysis = None
+            entry = self._tables[id(labyrinth)] = (labyrinth, analysis)
+        analysis = entry[1]
+        if analysis is None:
+            return None
+        try:
+            return not analysis.is_live(state)
+        except KeyError:  # not reachable from the start: cannot come from a replayed game
+            return None
+
+
+def lost_steps(steps: list[dict[str, Any]], labyrinths: list[Any]) -> list[dict[str, Any]]:
+    """Where the player entered a dead state: per labyrinth, the first such step.
+
+    ``steps`` and ``labyrinths`` are what :func:`replay_steps` returns. Each entry: ``lab``
+    (index), ``name``, ``turn`` (the journal turn) and ``step`` (that labyrinth's step count
+    after the move, i.e. the 1-based number of the move that lost it).
+    """
+    out: list[dict[str, Any]] = []
+    done: set[int] = set()
+    for turn, step in enumerate(steps):
+        lab = step["lab"]
+        if step.get("dead") and lab >= 0 and lab not in done:
+            done.add(lab)
+            name = labyrinths[lab]["name"] if labyrinths[lab] is not None else ""
+            out.append({"lab": lab, "name": name, "turn": turn, "step": step["steps"]})
+    return out
+
+
 def _recorded(record: TurnRecord, replayed: AgiMazeObservation) -> dict[str, Any]:
     """The step as the journal recorded it (the replay fills what a row does not hold)."""
     obs = record.observations.get(PLAYER)
@@ -110,6 +163,7 @@ def replay_steps(info: GameInfo, turns: list[TurnRecord]) -> tuple[list[dict[str
     )
     before, was_waiting = 0, True
     walls = _Walls()
+    liveness = _Liveness()
     steps: list[dict[str, Any]] = []
     obs, step_info = env.reset(seed=info.seed)
     for record in turns:
@@ -153,13 +207,11 @@ def replay_steps(info: GameInfo, turns: list[TurnRecord]) -> tuple[list[dict[str
                 "budget": replayed.budget,
                 **_recorded(record, replayed),
                 **walls.fields(labyrinth, state),
+                "dead": liveness.dead(labyrinth, state),
             }
         )
     env.close()
     return steps, labyrinths
-
-
-__all__ = ["SET_ENV_ID", "rebuild_env", "replay_steps"]
 
 
 def not_played(before: Mapping[str, Any], step: Mapping[str, Any], is_set: bool) -> bool:
@@ -186,3 +238,13 @@ def decision_steps(
         )
         for k in range(1, len(steps))
     ]
+
+
+__all__ = [
+    "SET_ENV_ID",
+    "decision_steps",
+    "lost_steps",
+    "not_played",
+    "rebuild_env",
+    "replay_steps",
+]

@@ -14,6 +14,7 @@ from maze_envs.agimaze.narration import read_ride
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.set_env import START_ACTION
 from maze_envs.agimaze.types import DIRECTIONS
+from maze_envs.policies.agimaze.telling import telling_move
 from maze_envs.policies.agimaze.world import (
     Cell,
     Frame,
@@ -26,6 +27,8 @@ from maze_envs.policies.agimaze.world import (
 )
 from maze_envs.policies.interface import AgiMazeEpisode, PolicyBase
 
+#: Lost with at most this many places left, it tells them apart before exploring on.
+FEW_PLACES: Final = 6
 #: After this many teleports out of one pit without finding out where it leads, stop using it.
 MAX_LOST_TRIPS = 4
 
@@ -69,28 +72,33 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
     3. Otherwise *explores*: the nearest unknown that may reveal a new cell or the exit (an
        untried edge, an unvisited neighbour, a ride whose end is unknown); pits whose far end
        is unknown come after every such walkable unknown; unknown edges between known cells
-       last. Ties are broken by a move order drawn from its seeded generator.
-    4. After a pit whose far end it cannot place, it is *lost*: it maps a frame relative to that
-       pit (kept per pit, so a second trip goes on with the same map) and keeps every main-map
-       position consistent with what it sees (board edges, walls, tiles, flows, what the main
-       map says there); when one is left it merges the two maps and knows where the pit leads.
+       last. Ties are broken by a move order drawn from its seeded generator. *Risk-aware*
+       (``frame_edges_first``, on by default): once it holds everything and lacks only the
+       exit, it probes the frame edges of the cells it knows before stepping into any unknown
+       cell, which could be a river that carries it into a trap in packs that still have one
+       (earlier pack versions, packs of your own); ``benchmarks/agimaze_explorer.py rules``
+       measures the rule on paired seeds (``docs/policies.md``).
+    4. After a pit whose far end it cannot place, it is *lost*: its map is still valid, only its
+       position is not. It maps a frame relative to that pit (kept per pit, so a second trip
+       goes on with the same map) and keeps every place on the map consistent with what it sees
+       (board edges, walls, tiles, flows, what the map says there); it first makes the moves
+       that tell those places apart best by what the map predicts there (walking back through
+       what it saw since to a cell where such a move exists), and when one place is left it
+       merges the two maps and knows where the pit leads. Falling into another pit while lost,
+       it keeps only the places that pit may lead to (its far end where the map knows it).
        Knowing the cycle's size (task info or the open map), it gets back by stepping into the
        pit it climbed out of, round the cycle, when walkable work is left at home.
 
     With grenades and nothing left to explore it blows up a wall next to an unvisited cell. In a
     labyrinth set it answers ``start`` while the set waits; reset it for each labyrinth.
 
-    It solves every TUTORIAL and TRAINING bundle within the 5x budget (tested with seeds 0-2),
-    except where a river traps it. Four TRAINING bundles (S3-full STAGE-01/0004, STAGE-01/0009,
-    STAGE-05/0005, STAGE-06/0000) have a river whose mouth lies in a pocket walled in on every
-    other side: its last arrow carries the player straight back, and none of them has a boat, so
-    riding in is a dead end whatever the player holds. A cell cannot be known to be a river
-    before it is entered, so no player that learns from what happens to it always avoids them;
-    with seeds 0-19 the explorer rode into one in 35 of those 80 episodes (see
-    ``docs/policies.md``).
+    On the default packs, which have no reachable dead state, it solves every TUTORIAL,
+    TRAINING, CLASSIC and EXTENDED bundle within the 5x budget on 20 seeds, but for the few
+    pit episodes ``tests/policies/test_agimaze_baselines.py`` names (``docs/policies.md``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, frame_edges_first: bool = True) -> None:
+        self.frame_edges_first = frame_edges_first
         self.main = Frame()
         self.frame = self.main
         self.pos: Cell = (0, 0)
@@ -178,7 +186,28 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
                 goals = [*goals, _RETURN]
         # a seeded order of moves breaks ties, so no situation repeats forever the same way
         order = [DIRECTIONS[i] for i in self.rng.permutation(len(DIRECTIONS))]
-        found = plan(frame, self.pos, boat=boat, can_win=self.can_win, goals=goals, order=order)
+        only_exit = self.can_win and self.main.exit is None  # everything held, exit unknown
+        found = plan(
+            frame,
+            self.pos,
+            boat=boat,
+            can_win=self.can_win,
+            goals=goals,
+            order=order,
+            frame_edges_first=only_exit and self.frame_edges_first,
+            pits_last=self.lost is not None,
+        )
+        lost = self.lost
+        if lost is not None and (
+            found is None or found.aim == "pit" or len(lost.candidates) <= FEW_PLACES
+        ):
+            # lost, with few places left or next into a pit of unknown far end (which would
+            # lose them): first tell the places apart by the map, if a move can
+            telling = telling_move(
+                lost.frame, lost.candidates, self.pos, self.main, self.held, boat, self.rng
+            )
+            if telling is not None:
+                return telling
         if found is not None:
             return found.action
         bomb = self._bomb()
@@ -303,8 +332,15 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             entry, hops = pit, 1
         elif lost.entry is not None and pit == (0, 0):
             entry, hops = lost.entry, lost.hops + 1  # back into the pit it came out of
-        else:
-            entry, hops = None, 0
+        else:  # another pit: where it was may follow from where a pit can be
+            entry, hops = self._placed_pit(lost, pit), 1
+            if entry is None:
+                hops = 0
+            elif entry in self.main.pit_dest:
+                self.frame, self.pos, self.lost = self.main, self.main.pit_dest[entry], None
+                self._resolve_pockets()
+                return
+        landings = self._landings(lost, pit) if entry is None else None
         if lost is not None and lost.entry is not None:
             self._lost_trips[lost.entry] += 1  # left without finding out where it was
             if self._lost_trips[lost.entry] >= MAX_LOST_TRIPS * (self._cycle_of(lost.entry) or 2):
@@ -318,7 +354,8 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         if pocket is None:
             frame = Frame()
             frame.content[(0, 0)] = "pit"
-            pocket = Lost(frame, entry, hops, self._candidates(entry))
+            candidates = self._candidates(entry) if landings is None else landings
+            pocket = Lost(frame, entry, hops, candidates)
             if entry is not None:
                 self.pockets[(entry, hops)] = pocket
         self.lost = pocket
@@ -339,6 +376,38 @@ class AgiMazeExplorer(PolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             if len(pocket.candidates) == 1:
                 self._place(pocket, pocket.candidates[0])
                 del self.pockets[key]
+
+    def _placed_pit(self, lost: Lost, pit: Cell | None) -> Cell | None:
+        """Lost and fallen into the pit ``pit`` of its lost frame: when that leaves one place for
+        the lost frame (the cell entered is a pit there), merge it into the map and return the
+        pit's cell on the map; else None."""
+        if pit is None:
+            return None
+        lost.candidates = [
+            c for c in lost.candidates if consistent(lost.frame, c, self.main, self.held)
+        ]
+        if len(lost.candidates) != 1:
+            return None
+        origin = lost.candidates[0]
+        self._place(lost, origin)
+        self.pockets = {k: p for k, p in self.pockets.items() if p is not lost}
+        return (origin[0] + pit[0], origin[1] + pit[1])
+
+    def _landings(self, lost: Lost | None, pit: Cell | None) -> list[Cell]:
+        """Where a lost player that fell into ``pit`` (a cell of its lost frame) may be now.
+
+        The map is still valid, only the position is unknown: for every place the lost frame
+        may lie at, the pit is a known cell of the map, whose far end is known or is one of the
+        places a pit may be. Without a lost frame to place, anywhere a pit may be.
+        """
+        if lost is None or pit is None or not lost.candidates:
+            return self._candidates(None)
+        out: set[Cell] = set()
+        for origin in lost.candidates:
+            here = (origin[0] + pit[0], origin[1] + pit[1])  # the pit fallen into, on the map
+            dest = self.main.pit_dest.get(here)
+            out.update([dest] if dest is not None else self._candidates(here))
+        return sorted(out)
 
     def _candidates(self, entry: Cell | None) -> list[Cell]:
         main = self.main

@@ -17,7 +17,9 @@ Facts are only ever learned from what happened to the player:
 
 :func:`outcome` predicts where a move leads from these facts (or says the fact that is missing),
 and :func:`plan` searches breadth-first over the predictions for the nearest goal or, failing
-that, the nearest informative unknown ("frontier").
+that, the nearest informative unknown ("frontier"). Its risk-aware order is for a player that
+holds everything and lacks only the exit, where a river may be a trap: the frame edges of known
+cells before any unknown cell.
 """
 
 from __future__ import annotations
@@ -40,10 +42,18 @@ WIN: Final = "win"
 PROBE: Final = "probe"  # an unknown that may reveal a new cell or the exit
 SHORTCUT: Final = "shortcut"  # an unknown edge between two cells already known
 PIT: Final = "pit"  # a pit whose far end is unknown: the player would be lost there
+FRAME_EDGE: Final = "frame_edge"  # an unknown edge of a known cell on the frame: exit or monolith
 #: Search order of the unknowns: what may reveal a new cell by walking, then a pit of unknown
 #: destination (the player is lost after it, so every walkable place comes first), then edges
 #: between cells already known.
-RANK: Final[dict[str, int]] = {PROBE: 0, PIT: 1, SHORTCUT: 2}
+RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 0, PIT: 1, SHORTCUT: 2}
+#: The risk-aware order (``plan(..., frame_edges_first=True)``): a frame edge of a known cell
+#: first (a bump costs a step, never the game), then the rest, among them unknown cells, which
+#: may be a river that carries the player into a trap.
+RISK_AWARE_RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 1, PIT: 2, SHORTCUT: 3}
+#: The order while lost after a pit: a pit of unknown destination last, after edges between
+#: known cells, which can still tell apart the places the player may be (a pit loses them).
+LOST_RANK: Final[dict[str, int]] = {FRAME_EDGE: 0, PROBE: 0, SHORTCUT: 1, PIT: 2}
 
 
 def neighbour(cell: Cell, direction: str) -> Cell:
@@ -159,7 +169,7 @@ class Plan:
     """The first move of the chosen plan, what it aims at and its length."""
 
     action: str
-    aim: Literal["win", "goal", "probe", "shortcut", "pit"]
+    aim: Literal["win", "goal", "probe", "shortcut", "pit", "frame_edge"]
     length: int
 
 
@@ -171,13 +181,20 @@ def plan(
     can_win: bool,
     goals: Iterable[Cell] = (),
     order: Sequence[str] = DIRECTIONS,
+    frame_edges_first: bool = False,
+    pits_last: bool = False,
 ) -> Plan | None:
     """The shortest way to a win or a goal cell; else to the cheapest unknown worth learning.
 
     Breadth-first over predicted moves; unknowns are ranked by :data:`RANK`, nearest first.
-    ``order`` is the order moves are tried in, which breaks ties between equally good plans.
+    ``frame_edges_first`` ranks the unknown frame edges of known cells before every other
+    unknown (:data:`RISK_AWARE_RANK`; on a board of known size); ``pits_last`` ranks pits of
+    unknown destination after every other unknown (:data:`LOST_RANK`). ``order`` is the order
+    moves are tried in, which breaks ties between equally good plans.
     """
     goal_set = set(goals)
+    risk_aware = frame_edges_first and frame.bounded
+    ranks = LOST_RANK if pits_last else RISK_AWARE_RANK if risk_aware else RANK
     first: dict[Cell, str | None] = {start: None}
     depth = {start: 0}
     queue = deque([start])
@@ -191,7 +208,9 @@ def plan(
             if result == WIN:
                 return Plan(move, "win", cost)
             if isinstance(result, str):
-                key = (RANK[result], cost)
+                if risk_aware and result == PROBE and not frame.inside(neighbour(cell, direction)):
+                    result = FRAME_EDGE
+                key = (ranks[result], cost)
                 if best is None or key < best[0]:
                     best = (key, move, result)
                 continue
@@ -206,6 +225,56 @@ def plan(
         return None
     (_, cost), move, aim = best
     return Plan(move, aim, cost)  # type: ignore[arg-type]
+
+
+# --- predicting what a move will show -----------------------------------------------------------
+
+
+def ride_moves(frame: Frame, start: Cell) -> tuple[str, ...] | None:
+    """The directions the current carries a player on the arrow ``start`` (``None``: unknown)."""
+    cell, moves = start, []
+    for hop in range(2):
+        flow = frame.flow.get(cell)
+        if flow is None:
+            return None
+        moves.append(flow)
+        cell = neighbour(cell, flow)
+        kind = frame.content.get(cell)
+        if kind == "river_mouth":
+            break
+        if kind is None and hop == 0:
+            return None  # the mouth (stop) or another arrow (go on)?
+    return tuple(moves)
+
+
+def expect(
+    frame: Frame, here: Cell, direction: str, boat: bool, held: Mapping[str, object]
+) -> tuple[object, ...] | None:
+    """What moving ``direction`` from ``here`` will show, as far as ``frame`` knows.
+
+    ``("exit",)``; ``("wall" | "monolith", ride directions)``; ``("moved", tile seen, ride
+    directions, pit)``; ``None`` when the frame does not know. Two positions whose expectations
+    differ are told apart by making the move.
+    """
+    fact = frame.edge(here, direction)
+    if fact is None:
+        return None
+    if fact == "exit":
+        return ("exit",)
+    if fact in ("wall", "monolith"):
+        moves: tuple[str, ...] | None = ()
+        if frame.content.get(here) == "river" and not boat:
+            moves = ride_moves(frame, here)
+        return None if moves is None else (fact, moves)
+    there = neighbour(here, direction)
+    kind = frame.content.get(there)
+    if kind is None or kind == "grenade_pack":  # which packs were taken is not known
+        return None
+    shown = "empty" if kind in ITEM_KINDS and held.get(kind) else kind
+    if kind == "river" and not boat:
+        moves = ride_moves(frame, there)
+        return None if moves is None else ("moved", shown, moves, False)
+    return ("moved", shown, (), kind == "pit")
 
 
 # --- loading an open map ------------------------------------------------------------------------

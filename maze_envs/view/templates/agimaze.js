@@ -125,10 +125,25 @@ function viewer(D) {
       g.fillStyle = "#d62828"; g.beginPath(); g.arc(pad + (c + 0.5) * cs, pad + (r + 0.5) * cs, cs * 0.27, 0, 7); g.fill();
       g.strokeStyle = "#000"; g.lineWidth = 1.5; g.stroke();
     }
+    if (steps[t].dead) {  // unwinnable from here: say so on the board itself
+      g.fillStyle = "#b00020"; g.font = "bold 13px sans-serif";
+      g.fillText("lost: no win possible", canvas.width / 2, pad / 2 + 4);
+    }
     if (steps[t].lab < 0) {
       g.fillStyle = "rgba(250,246,234,0.7)"; g.fillRect(0, 0, canvas.width, canvas.height);
       g.fillStyle = "#223"; g.font = "bold 15px sans-serif"; g.fillText("waiting for start", canvas.width / 2, canvas.height / 2);
     }
+  }
+
+  // where the player entered a state from which no action sequence wins (per labyrinth)
+  const lostTurn = new Map((D.lost || []).map((x) => [x.turn, x]));
+  function winnable(t) {
+    const s = steps[t];
+    if (s.dead === null || s.dead === undefined) return undefined;
+    if (!s.dead) return "yes";
+    const first = (D.lost || []).find((x) => x.lab === s.lab);
+    return el("span", {class: "lost"}, pill("no", "bad"),
+      first ? " lost at step " + first.step + ": no action sequence wins from here" : "");
   }
 
   function inventoryNode(inv) {
@@ -167,6 +182,7 @@ function viewer(D) {
       ["reward", s.reward],
       ["inventory", inventoryNode(s.inventory)],
       ["solved", s.solved === null || s.solved === undefined ? undefined : s.solved ? "yes" : "no"],
+      ["can still win", winnable(t)],
     ]));
     box.append(el("h3", {}, "narration"));
     box.append(pre(s.text || ""));
@@ -195,8 +211,10 @@ function viewer(D) {
   $("logtitle").textContent = "Narration (click a step to go to it)";
   const log = $("log");
   const rows = steps.map((s, t) => {
+    const lost = lostTurn.get(t);
     const row = el("div", {onclick: () => window.VIEW.show(t)}, el("b", {}, "step " + t),
-      s.action ? " " + s.action + ": " : ": ", s.text || "", s.message ? el("span", {class: "muted"}, " — " + s.message) : "");
+      s.action ? " " + s.action + ": " : ": ", s.text || "", s.message ? el("span", {class: "muted"}, " — " + s.message) : "",
+      lost ? el("span", {class: "lost"}, " ⚠ lost here (step " + lost.step + "): no win possible after this move") : "");
     log.append(row);
     return row;
   });
