@@ -18,6 +18,9 @@
   the median ratio and the range over rounds, with the machine's load average; for the default
   (turns stored as what changed) and for ``Journal(changes=False)`` (every turn stored whole);
 * per-turn parts of ``record_turn`` on pre-played rows (encoding, hashing, the rest);
+* a what-if for a later schema version: the stored observations, actions and events of each turn
+  deflated (zlib) alone and against the previous turn's row as a preset dictionary, bytes and
+  microseconds per turn;
 * AGI Maze steps per second with the journal off and on (both storage modes), by rounds (random
   actions on a TRAINING bundle);
 * ``maze-envs verify`` replay speed, turns per second, for both environments;
@@ -27,7 +30,16 @@
 ``--profile`` instead runs one journaled ``navigator, notes`` game under cProfile and prints the
 top entries by own time (what benchmarks/README.md shows before and after schema version 4).
 
-Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]``.
+``--analyze N`` instead measures ``maze-envs analyze`` in one process on a journal of ``N``
+Maze Escape games of 120 turns (``viewer_bench.py``'s games: 11x11, ``full``, random moves, notes
+and radio; built once into ``--games-file`` when given): the CPU and wall time of the analysis
+(:func:`~maze_envs.bench.analysis.analyze_games`, one core), and, in the same run as its peer,
+the time to read the same games with every observation rebuilt whole (what the analysis read
+before it read only the observation keys its metrics use); ``--profile`` with it profiles the
+analysis instead.
+
+Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]
+[--analyze 1000 [--games-file PATH]]``.
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,12 +64,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import escape_bench  # the same Maze Escape setup as the step-rate benchmark
+import viewer_bench  # the games of the analysis benchmark
 
 from maze_envs import maze_escape_v0, maze_escape_v1
 from maze_envs.agimaze.env import AgiMazeEnv
+from maze_envs.bench.analysis.analyze import analyze_games
 from maze_envs.journal import Blob, Journal
 from maze_envs.journal.blobs import encode_decisions
 from maze_envs.journal.format import chain_record_hash, encode_json_bytes, encode_received
+from maze_envs.journal.read.turns import read_turns
 from maze_envs.verify import verify_journal
 
 AGIMAZE_BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"
@@ -65,6 +81,7 @@ WORDS = ("piano", "tree", "dead end", "corridor", "fork", "exit?", "picture", "b
 #: The goals of issue 16, checked by this script.
 GOAL_BYTES_PER_TURN = 1024
 GOAL_JOURNAL_RATIO = 0.5
+GOAL_ANALYZE_SECONDS = 3.0
 
 
 # -- workloads ---------------------------------------------------------------------------------
@@ -164,6 +181,36 @@ def bytes_per_turn(workload: str, folder: Path, changes: bool = True) -> dict[st
     db.close()
     figures = {name: value / turns for name, value in parts.items()}
     figures.update(file=size / turns, blobs=blobs / turns, turns=turns, schema=version)
+    return figures
+
+
+def deflated_rows(workload: str, folder: Path) -> dict[str, float]:
+    """A what-if for a later schema: bytes and microseconds per turn of a whole game's stored
+    observations, actions and events (NUL-joined) compressed with zlib (raw deflate, level 6)
+    alone, and with the previous turn's row as the preset dictionary."""
+    path = folder / f"deflate-{workload.replace(',', '').replace(' ', '-')}.sqlite"
+    play_one_game(workload, path)
+    db = sqlite3.connect(path)
+    rows = [
+        b"\0".join(text.encode() for text in row)
+        for row in db.execute("SELECT observations, actions, events FROM turns ORDER BY turn")
+    ]
+    db.close()
+    sizes = {"stored": 0.0, "deflate": 0.0, "deflate, previous row as dictionary": 0.0}
+    times = {"deflate": 0.0, "deflate, previous row as dictionary": 0.0}
+    previous = b""
+    for row in rows:
+        sizes["stored"] += len(row)
+        start = time.perf_counter()
+        sizes["deflate"] += len(zlib.compress(row, 6, wbits=-15))
+        middle = time.perf_counter()
+        packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=previous or b"\0")
+        sizes["deflate, previous row as dictionary"] += len(packer.compress(row) + packer.flush())
+        times["deflate"] += middle - start
+        times["deflate, previous row as dictionary"] += time.perf_counter() - middle
+        previous = row
+    figures = {name: value / len(rows) for name, value in sizes.items()}
+    figures.update({f"{name} us": value / len(rows) * 1e6 for name, value in times.items()})
     return figures
 
 
@@ -349,6 +396,56 @@ def profile(top: int) -> str:
     return f"one journaled game, {turns} turns:\n" + out.getvalue()
 
 
+def analyze_costs(path: Path, games: int, rounds: int, profiled: bool) -> str:
+    """``maze-envs analyze`` on ``games`` games of 120 turns, one process: CPU and wall time of
+    the analysis and of its peer, reading the games with every observation whole."""
+    if not path.exists():
+        started = time.perf_counter()
+        viewer_bench.many_games(path, games)
+        print(f"built {games} games in {time.perf_counter() - started:.0f} s into {path}")
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids()[:games]
+        if profiled:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            analyze_games(journal, ids)
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+            return f"maze-envs analyze, {len(ids)} games, one process:\n" + out.getvalue()
+        rows = len(analyze_games(journal, ids).escape)  # warm-up: board makers, caches
+
+        def whole() -> None:
+            for game in ids:
+                read_turns(journal, game)
+
+        costs: dict[str, list[tuple[float, float]]] = {"analyze": [], "read whole": []}
+        for round_ in range(rounds):
+            order = ["analyze", "read whole"] if round_ % 2 == 0 else ["read whole", "analyze"]
+            for name in order:
+                work: Callable[[], object] = (
+                    whole if name == "read whole" else lambda: analyze_games(journal, ids)
+                )
+                wall, cpu = time.perf_counter(), time.process_time()
+                work()
+                costs[name].append((time.process_time() - cpu, time.perf_counter() - wall))
+    cpu = [c for c, _ in costs["analyze"]]
+    verdict = "met" if min(cpu) <= GOAL_ANALYZE_SECONDS else "NOT MET"
+    ratios = [w[0] / a[0] for a, w in zip(costs["analyze"], costs["read whole"], strict=True)]
+    return "\n".join(
+        [
+            f"maze-envs analyze, {len(ids)} games of 120 turns ({rows} rows), one process, "
+            f"{rounds} rounds:",
+            f"  analysis CPU {statistics.median(cpu):.2f} s (rounds {min(cpu):.2f}-{max(cpu):.2f}"
+            f" s; wall {statistics.median(w for _, w in costs['analyze']):.2f} s) "
+            f"(goal <= {GOAL_ANALYZE_SECONDS:.0f} s: {verdict})",
+            f"  peer, reading the same games with every observation whole: CPU "
+            f"{statistics.median(c for c, _ in costs['read whole']):.2f} s; whole read / analysis "
+            f"{_range(ratios)}",
+        ]
+    )
+
+
 def _range(values: list[float]) -> str:
     return f"{statistics.median(values):.2f}x (rounds {min(values):.2f}-{max(values):.2f}x)"
 
@@ -359,7 +456,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1500, help="turns (steps) per window")
     parser.add_argument("--profile", action="store_true", help="profile one journaled game")
     parser.add_argument("--top", type=int, default=25, help="profile entries to print")
+    parser.add_argument("--analyze", type=int, metavar="N", help="time analyze on N games")
+    parser.add_argument("--games-file", type=Path, help="the analysis journal (kept)")
     args = parser.parse_args(argv)
+    if args.analyze:
+        print(f"load average {os.getloadavg()[0]:.2f} at the start")
+        with tempfile.TemporaryDirectory() as name:
+            path = args.games_file or Path(name) / "games.sqlite"
+            print(analyze_costs(path, args.analyze, max(args.rounds // 2, 1), args.profile))
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+        return 0
     if args.profile:
         print(f"load average {os.getloadavg()[0]:.2f}")
         print(profile(args.top))
@@ -369,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(name)
         sizes = {workload: bytes_per_turn(workload, folder) for workload in WORKLOADS}
         whole = {w: bytes_per_turn(w, folder, changes=False)["file"] for w in WORKLOADS}
+        deflated = {w: deflated_rows(w, folder) for w in WORKLOADS}
         ratios = journal_ratios(args.rounds, args.turns, folder)
         ratios_whole = journal_ratios(args.rounds, args.turns, folder, changes=False)
         costs = per_turn_costs(escape_rows(2000), folder)
@@ -389,6 +496,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{size['schema']:.0f}): {size['file']:,.0f} (goal <= {GOAL_BYTES_PER_TURN}: "
             f"{verdict}); stored whole (changes=False): {whole[workload]:,.0f}",
             f"  stored per turn: {columns}",
+            "  what-if, observations + actions + events per turn: stored "
+            f"{deflated[workload]['stored']:,.0f}; deflated alone "
+            f"{deflated[workload]['deflate']:,.0f} ({deflated[workload]['deflate us']:.0f} us); "
+            "deflated with the previous row as dictionary "
+            f"{deflated[workload]['deflate, previous row as dictionary']:,.0f} "
+            f"({deflated[workload]['deflate, previous row as dictionary us']:.0f} us)",
         ]
     lines.append(
         f"journal on / off, default durability, {args.rounds} rounds of {args.turns} turns:"

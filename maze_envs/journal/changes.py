@@ -311,6 +311,11 @@ class ChangeWriter:
                 fragment = orjson.dumps(item, default=json_default, option=_OPTIONS)
                 children[key] = _Array(item, data, fragment)
                 parts.append(kj + b":" + self._changed(fragment, previous))
+            elif kind is bool or item is None:  # as _other writes them, without its calls
+                fragment = b"null" if item is None else b"true" if item else b"false"
+                children[key] = fragment
+                if fragment != previous or not skip:
+                    parts.append(kj + b":" + fragment)
             elif kind is dict and inner < MAX_DEPTH and not _is_marker(item):
                 if self._container(node, key, kj, item, previous, inner, path, out, deferred):
                     moving = True

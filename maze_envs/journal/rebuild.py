@@ -1,8 +1,18 @@
 """Rebuilding a column of a schema version 4 journal: each turn's full JSON text from what was
-stored (the format is :mod:`maze_envs.journal.changes`'s)."""
+stored (the format is :mod:`maze_envs.journal.changes`'s), or its values directly.
+
+The reader keeps the previous turn's tree and builds each turn's tree copy-on-write: a patch
+copies its container's children (one dict copy in C) and touches only the keys it lists and
+the integers that move on by themselves (each container remembers which children move), so the
+cost of a turn follows what changed, not the size of the observation. The JSON text of a
+container is made once and kept while the container is unchanged; :meth:`ChangeReader.values`
+gives the turn as Python values without making JSON text at all (and, for reading a few keys of
+each agent's observation, only those).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Final
 
 import orjson
@@ -18,7 +28,6 @@ from maze_envs.journal.changes import (
     REF,
     TEXT_EDIT,
     WHOLE,
-    Node,
     TextHistory,
     json_fragment,
     key_json,
@@ -30,15 +39,34 @@ _PENDING: Final = object()
 _References = list[tuple[dict[str, Any], tuple[str, ...], Any]]
 
 
+class Tree:
+    """A container of the reader: children by key (in order), the keys of the children that
+    move on by themselves (an integer with a non-zero step, a container holding one), and its
+    JSON text once made. A tree is never changed once built (a later turn copies it)."""
+
+    __slots__ = ("children", "movers", "text")
+
+    def __init__(self, children: dict[str, Any], movers: tuple[str, ...]) -> None:
+        self.children = children
+        self.movers = movers
+        self.text: bytes | None = None
+
+
+def _moves(child: Any) -> bool:
+    kind = type(child)
+    return bool((kind is tuple and child[1]) or (kind is Tree and child.movers))
+
+
 def _advance(value: Any) -> Any:
     """A value a patch does not list: its integers move on by their steps."""
     kind = type(value)
     if kind is tuple:
         return (value[0] + value[1], value[1]) if value[1] else value
-    if kind is Node and value.moving:
-        node = Node({key: _advance(child) for key, child in value.children.items()})
-        node.keys, node.moving = value.keys, True
-        return node
+    if kind is Tree and value.movers:
+        children = value.children.copy()
+        for name in value.movers:
+            children[name] = _advance(children[name])
+        return Tree(children, value.movers)
     return value
 
 
@@ -61,6 +89,29 @@ def _text(value: Any) -> bytes:
     return value.text
 
 
+def _value(value: Any) -> Any:
+    """The Python value of a tree or leaf (what ``orjson.loads`` makes of its JSON text)."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is tuple:
+        return value[0]
+    if kind is bytes:
+        return orjson.loads(value)
+    out = {}
+    for key, child in value.children.items():  # the leaves inline: most children are leaves
+        kind = type(child)
+        if kind is str:
+            out[key] = child
+        elif kind is tuple:
+            out[key] = child[0]
+        elif kind is bytes:
+            out[key] = orjson.loads(child)
+        else:
+            out[key] = _value(child)
+    return out
+
+
 def _literal(value: Any, previous: Any) -> Any:
     kind = type(value)
     if kind is int:
@@ -70,12 +121,24 @@ def _literal(value: Any, previous: Any) -> Any:
     return json_fragment(value)
 
 
-class ChangeReader:
-    """Rebuilds one column of one game, turn after turn, as full JSON text."""
+class SkippedKeyError(ValueError):
+    """A reader that keeps a few keys met a reference to a text under a key it skipped."""
 
-    def __init__(self) -> None:
-        self._root: Node | None = None
+
+class ChangeReader:
+    """Rebuilds one column of one game, turn after turn, as full JSON text (:meth:`decode`)
+    or as Python values (:meth:`values`); each turn goes through exactly one of them.
+
+    ``keep``: rebuild only these keys of each agent's value (the others are skipped, never
+    rebuilt; :meth:`decode` then gives the JSON of what was kept). A stored reference from a
+    kept text to a skipped one raises :class:`SkippedKeyError`: the game must then be read
+    again from its first turn without ``keep``.
+    """
+
+    def __init__(self, keep: Collection[str] | None = None) -> None:
+        self._root: Tree | None = None
         self._history: dict[tuple[str, ...], TextHistory] = {}
+        self._keep = None if keep is None else frozenset(keep)
 
     def _remember(self, path: tuple[str, ...], text: str) -> None:
         if len(text) <= HISTORY_CHARS:
@@ -89,6 +152,29 @@ class ChangeReader:
 
         ``actions``: this turn's stored actions text (edits may copy from it).
         """
+        return _text(self._read(stored, actions))
+
+    def values(
+        self, stored: str | bytes, actions: bytes, keys: Collection[str] | None = None
+    ) -> dict[str, Any]:
+        """This turn's value (``orjson.loads`` of :meth:`decode`'s text), made without JSON text.
+
+        ``keys``: keep only these keys of each agent's value (an agent's value that is not an
+        object is kept whole); None keeps everything. ``ValueError`` as :meth:`decode`.
+        """
+        root = self._read(stored, actions)
+        if keys is None:
+            return {agent: _value(child) for agent, child in root.children.items()}
+        out: dict[str, Any] = {}
+        for agent, child in root.children.items():
+            if type(child) is Tree:
+                children = child.children
+                out[agent] = {key: _value(children[key]) for key in keys if key in children}
+            else:
+                out[agent] = _value(child)
+        return out
+
+    def _read(self, stored: str | bytes, actions: bytes) -> Tree:
         try:
             item = orjson.loads(stored)
         except orjson.JSONDecodeError as exc:
@@ -101,9 +187,11 @@ class ChangeReader:
             self._history.clear()
         try:
             root = self._item(item, old, 0, actions, refs, None, ())
-            if type(root) is not Node:
+            if type(root) is not Tree:
                 raise ValueError("the stored value is not a JSON object")
             for children, path, target in refs:
+                if self._keep is not None and len(target) > 1 and target[1] not in self._keep:
+                    raise SkippedKeyError(f"a reference to {target}, which this reader skips")
                 text = children[path[-1]] = _target(root, target)
                 self._remember(path, text)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -111,7 +199,7 @@ class ChangeReader:
                 f"cannot apply the stored changes ({type(exc).__name__}: {exc})"
             ) from None
         self._root = root
-        return _text(root)
+        return root
 
     def _item(
         self,
@@ -149,23 +237,24 @@ class ChangeReader:
                 raise ValueError(f"{marker} where it cannot be")
         if depth >= MAX_DEPTH:
             return json_fragment(item)
-        if type(old) is Node and NEW not in item:
+        if type(old) is Tree and NEW not in item:
             return self._patch(item, old, depth, actions, refs, path)
         item.pop(NEW, None)
-        node = Node({})
-        node.keys = tuple(item)
-        olds = old.children if type(old) is Node else {}
+        olds = old.children if type(old) is Tree else {}
+        made: dict[str, Any] = {}
+        keep = self._keep if depth == 1 else None
         for name, sub in item.items():
-            node.children[name] = self._item(
-                sub, olds.get(name), depth + 1, actions, refs, node.children, (*path, name)
+            if keep is not None and name not in keep:
+                continue
+            made[name] = self._item(
+                sub, olds.get(name), depth + 1, actions, refs, made, (*path, name)
             )
-        node.moving = _moving(node)
-        return node
+        return Tree(made, tuple(name for name, child in made.items() if _moves(child)))
 
     def _patch(
         self,
-        body: Any,
-        old: Any,
+        body: dict[str, Any],
+        old: Tree,
         depth: int,
         actions: bytes,
         refs: _References,
@@ -173,23 +262,28 @@ class ChangeReader:
     ) -> Any:
         if not body:
             return _advance(old)
-        if not body.keys() <= old.children.keys():
-            raise ValueError(f"a patch adds keys {sorted(body.keys() - old.children.keys())}")
-        node = Node({})
-        node.keys = old.keys
-        children = node.children
-        for name, previous in old.children.items():
-            if name in body:
-                children[name] = self._item(
-                    body[name], previous, depth + 1, actions, refs, children, (*path, name)
-                )
-            else:
-                children[name] = _advance(previous)
-        node.moving = _moving(node)
-        return node
+        olds = old.children
+        if depth == 1 and self._keep is not None:
+            body = {name: sub for name, sub in body.items() if name in self._keep}
+            if not body:
+                return _advance(old)
+        if not body.keys() <= olds.keys():
+            raise ValueError(f"a patch adds keys {sorted(body.keys() - olds.keys())}")
+        children = olds.copy()
+        for name in old.movers:
+            if name not in body:
+                children[name] = _advance(children[name])
+        for name, sub in body.items():
+            children[name] = self._item(
+                sub, olds[name], depth + 1, actions, refs, children, (*path, name)
+            )
+        movers = tuple(name for name in old.movers if name not in body) + tuple(
+            name for name in body if _moves(children[name])
+        )
+        return Tree(children, movers)
 
 
-def _target(root: Node, path: list[Any]) -> str:
+def _target(root: Tree, path: list[Any]) -> str:
     node: Any = root
     for name in path[:-1]:
         node = node.children[name]
@@ -199,12 +293,4 @@ def _target(root: Node, path: list[Any]) -> str:
     return leaf
 
 
-def _moving(node: Node) -> bool:
-    for child in node.children.values():
-        kind = type(child)
-        if (kind is tuple and child[1]) or (kind is Node and child.moving):
-            return True
-    return False
-
-
-__all__ = ["ChangeReader"]
+__all__ = ["ChangeReader", "SkippedKeyError", "Tree"]

@@ -10,7 +10,7 @@ changed (:mod:`.changes`) in version 4.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -23,7 +23,7 @@ from maze_envs.journal.format import (
     chain_record_hash,
     decode_json,
 )
-from maze_envs.journal.rebuild import ChangeReader
+from maze_envs.journal.rebuild import ChangeReader, SkippedKeyError
 
 ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
 
@@ -100,14 +100,32 @@ class RowDecoder:
 
     ``version``: the file's schema version (4 stores what changed, rebuilt here turn after turn,
     so the rows of one game go through one decoder from turn 0). ``observations=False`` leaves
-    every record's observations empty (``{}``) and skips rebuilding them.
+    every record's observations empty (``{}``) and skips rebuilding them; a collection of keys
+    keeps only those keys of each agent's observation (for readers that need a few of them,
+    such as the analysis), rebuilt as values without their JSON text. Records read with a
+    collection of keys leave ``raw_observations`` and ``raw_events`` empty (``""``).
     """
 
-    def __init__(self, version: int = SCHEMA_VERSION, *, observations: bool = True) -> None:
+    def __init__(
+        self, version: int = SCHEMA_VERSION, *, observations: bool | Collection[str] = True
+    ) -> None:
         self._changes = version >= 4
-        self._with_observations = observations
-        self._observations = ChangeReader()
+        self._with_observations = observations is not False
+        self._keys: tuple[str, ...] | None = None
+        if not isinstance(observations, bool):
+            if isinstance(observations, str) or not all(
+                isinstance(key, str) for key in observations
+            ):
+                raise TypeError(
+                    "observations must be True, False or a collection of observation keys, "
+                    f"not {observations!r}"
+                )
+            self._keys = tuple(observations)
+        self._observations = ChangeReader(keep=self._keys)
         self._events = ChangeReader()
+        # With a few keys kept: this game's stored observations so far, to read them again
+        # without skipping anything if a kept text turns out to be a reference to a skipped one.
+        self._stored: list[tuple[str, bytes]] | None = [] if self._keys is not None else None
 
     def __call__(self, expected: int, row: tuple[Any, ...]) -> TurnRecord | Problem:
         """The row (as :data:`~.format.SELECT_TURNS` gives it) decoded, or why it cannot be."""
@@ -122,6 +140,8 @@ class RowDecoder:
                 return Problem(turn, "unreadable", f"{name} are not text")
         if not (isinstance(state_hash, str) and isinstance(record_hash, str)):
             return Problem(turn, "unreadable", "hashes are not text")
+        if self._keys is not None:
+            return self._values(row)
         if self._changes:
             stored_actions = actions.encode()
             try:
@@ -139,13 +159,9 @@ class RowDecoder:
         for name, text in zip(
             _JSON_COLUMNS, (observations, actions, events, decisions), strict=True
         ):
-            try:
-                value = orjson.loads(text)
-            except ValueError as exc:
-                return Problem(turn, "unreadable", f"{name} are not valid JSON ({exc})")
-            if not isinstance(value, dict):
-                return Problem(turn, "unreadable", f"{name} are not a JSON object")
-            decoded.append(value)
+            problem = _load(turn, name, text, decoded)
+            if problem is not None:
+                return problem
         return TurnRecord(
             turn=turn,
             observations=decoded[0],
@@ -157,6 +173,78 @@ class RowDecoder:
             raw_events=events,
             decisions=decoded[3],
         )
+
+    def _values(self, row: tuple[Any, ...]) -> TurnRecord | Problem:
+        """A row read with a collection of observation keys: values, no JSON text."""
+        turn, observations, actions, events, decisions, state_hash, record_hash = row
+        keys = self._keys or ()
+        decoded: list[dict[str, Any]] = []
+        for name, text in (("actions", actions), ("decisions", decisions)):
+            problem = _load(turn, name, text, decoded)
+            if problem is not None:
+                return problem
+        if self._changes:
+            stored_actions = actions.encode()
+            try:
+                events_value = self._events.values(events, stored_actions)
+            except ValueError as exc:
+                return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
+            try:
+                seen = self._kept_values(observations, stored_actions)
+            except ValueError as exc:
+                return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
+        else:
+            for name, text in (("events", events), ("observations", observations)):
+                problem = _load(turn, name, text, decoded)
+                if problem is not None:
+                    return problem
+            events_value, whole = decoded[2], decoded[3]
+            seen = {
+                agent: (
+                    {key: value[key] for key in keys if key in value}
+                    if isinstance(value, dict)
+                    else value
+                )
+                for agent, value in whole.items()
+            }
+        return TurnRecord(
+            turn=turn,
+            observations=seen,
+            actions=decoded[0],
+            events=events_value,
+            state_hash=state_hash,
+            record_hash=record_hash,
+            raw_observations="",
+            raw_events="",
+            decisions=decoded[1],
+        )
+
+    def _kept_values(self, stored: str, actions: bytes) -> dict[str, Any]:
+        """The kept keys of this turn's observations (a version 4 file)."""
+        keys, rows = self._keys, self._stored
+        if rows is None:  # reading everything since a reference to a skipped key
+            return self._observations.values(stored, actions, keys)
+        rows.append((stored, actions))
+        try:
+            return self._observations.values(stored, actions)
+        except SkippedKeyError:
+            self._stored, reader = None, ChangeReader()
+            for earlier, earlier_actions in rows[:-1]:
+                reader.decode(earlier, earlier_actions)
+            self._observations = reader
+            return reader.values(stored, actions, keys)
+
+
+def _load(turn: int, name: str, text: str, out: list[dict[str, Any]]) -> Problem | None:
+    """Parse one JSON column into ``out``, or why it cannot be."""
+    try:
+        value = orjson.loads(text)
+    except ValueError as exc:
+        return Problem(turn, "unreadable", f"{name} are not valid JSON ({exc})")
+    if not isinstance(value, dict):
+        return Problem(turn, "unreadable", f"{name} are not a JSON object")
+    out.append(value)
+    return None
 
 
 def scan_rows(

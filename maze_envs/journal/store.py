@@ -7,7 +7,7 @@ import os
 import sqlite3
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -396,12 +396,17 @@ class Journal:
         """Every game's header, oldest first."""
         return [game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
 
-    def turns(self, game_id: int, *, observations: bool = True) -> Iterator[TurnRecord]:
+    def turns(
+        self, game_id: int, *, observations: bool | Collection[str] = True
+    ) -> Iterator[TurnRecord]:
         """A game's turns in order, every observation and event whole (as recorded), whatever
         the file's version; raises :class:`CorruptTurnError` at the first bad one.
 
         ``observations=False`` leaves each record's observations empty (``{}``) and skips
-        rebuilding them, for readers that need only actions, events and decisions.
+        rebuilding them, for readers that need only actions, events and decisions; a collection
+        of keys (``{"notebook", "teammate_notebooks"}``) keeps only those keys of each agent's
+        observation, rebuilt without their JSON text (``raw_observations`` and ``raw_events``
+        are then ``""``): several times faster for a reader that needs a few of them.
         """
         decoder = self.row_decoder(observations=observations)
         for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError, decoder):
@@ -416,7 +421,7 @@ class Journal:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
-    def row_decoder(self, *, observations: bool = True) -> RowDecoder:
+    def row_decoder(self, *, observations: bool | Collection[str] = True) -> RowDecoder:
         """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
         return RowDecoder(self.schema_version, observations=observations)
 

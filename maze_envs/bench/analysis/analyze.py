@@ -18,7 +18,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from maze_envs.bench.analysis.agimaze_metrics import AgiMazeMetrics, agimaze_metrics
-from maze_envs.bench.analysis.escape_metrics import AgentMetrics, game_metrics
+from maze_envs.bench.analysis.escape_metrics import (
+    OBSERVATION_KEYS,
+    AgentMetrics,
+    game_metrics,
+)
 from maze_envs.bench.analysis.generic_metrics import GenericMetrics, generic_metrics
 from maze_envs.journal import Journal, JournalError
 from maze_envs.journal.read.tracks import escape_track, is_escape_game
@@ -70,7 +74,8 @@ def _analyze_games(journal: Journal, game_ids: Sequence[int]) -> Analysis:
         try:
             info = journal.game(game_id)
             if is_escape_game(info):
-                out.escape += game_metrics(escape_track(journal, game_id, info))
+                track = escape_track(journal, game_id, info, observations=OBSERVATION_KEYS)
+                out.escape += game_metrics(track)
             elif info.env_id.startswith("maze_envs/AgiMaze"):
                 turns, problem = read_turns(journal, game_id)
                 if turns:

@@ -59,6 +59,8 @@ from maze_envs.journal.read.tracks import EscapeTrack
 
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"
+#: The observation keys the metrics read (the analysis reads only these from the journal).
+OBSERVATION_KEYS: Final = ("distances", "notebook", "teammate_notebooks")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ before it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -138,15 +139,25 @@ def stored_move(action: Any) -> str | None:
     return None
 
 
-def escape_track(journal: Journal, game_id: int, info: GameInfo | None = None) -> EscapeTrack:
-    """Read one Maze Escape game and walk every agent through it (see the module docstring)."""
+def escape_track(
+    journal: Journal,
+    game_id: int,
+    info: GameInfo | None = None,
+    *,
+    observations: bool | Collection[str] = True,
+) -> EscapeTrack:
+    """Read one Maze Escape game and walk every agent through it (see the module docstring).
+
+    ``observations``: which of each agent's observations the turns hold (every key; none;
+    only the keys listed), as :meth:`~maze_envs.journal.Journal.turns` reads them.
+    """
     info = journal.game(game_id) if info is None else info
     if not is_escape_game(info):
         raise JournalError(f"game {game_id} is a {info.env_id} game, not a Maze Escape game")
     config, layout = game_layout(info)
     board = Board.from_layout(layout)
     agents = config.agents
-    turns, problem = read_turns(journal, game_id)
+    turns, problem = read_turns(journal, game_id, observations=observations)
     cells = {a: [board.starts[i]] for i, a in enumerate(agents)}
     moves: dict[str, list[str | None]] = {a: [None] for a in agents}
     results: dict[str, list[str | None]] = {a: [None] for a in agents}

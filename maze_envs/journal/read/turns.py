@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from maze_envs.journal import CorruptTurnError, Journal, TurnRecord
 
 
 def read_turns(
-    journal: Journal, game_id: int, *, observations: bool = True
+    journal: Journal, game_id: int, *, observations: bool | Collection[str] = True
 ) -> tuple[list[TurnRecord], str | None]:
     """A game's readable turns, and why reading stopped early (None: every turn was read).
 
-    ``observations=False`` reads them without rebuilding the observations (see
+    ``observations=False`` reads them without rebuilding the observations, a collection of
+    keys with only those keys of each agent's observation (see
     :meth:`maze_envs.journal.Journal.turns`).
     """
     turns: list[TurnRecord] = []
