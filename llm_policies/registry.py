@@ -167,6 +167,14 @@ def make_llm_policy(spec: str, env_kind: str, **options: Any) -> EscapeLLMPolicy
     **options)``); see the module docstring for the options.
     """
     kind = _env_kind(env_kind)
+    stand_in = spec.startswith("stand-in:") or (
+        spec.startswith("scripted:") and options.get("client") is None
+    )
+    if kind != "escape" and stand_in:
+        raise ValueError(
+            f"{spec} is a stand-in model for Maze Escape; AGI Maze has no stand-in (a scripted "
+            "backend with a script of your own takes it as client=)"
+        )
     model_options, harness_options, other = _split(spec, dict(options))
     try:
         settings = ModelSettings(**model_options)

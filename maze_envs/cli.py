@@ -36,6 +36,22 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "maze_envs.bench.analysis.cli:main",
         "behavioural metrics of journaled Maze Escape games per agent and game (table, CSV)",
     ),
+    ("study", "list"): (
+        "maze_envs.studies.cli:list_main",
+        "the studies shipped with maze-envs, each with the question it answers",
+    ),
+    ("study", "show"): (
+        "maze_envs.studies.cli:show_main",
+        "print a study's file (TOML: a starting point to copy)",
+    ),
+    ("study", "run"): (
+        "llm_policies.study_run:main",
+        "play a study with a model, through the benchmark runner (llm extra)",
+    ),
+    ("study", "report"): (
+        "maze_envs.studies.cli:report_main",
+        "(re)write the report of a study run from its folder (Markdown, HTML, plots)",
+    ),
     ("agimaze", "serve"): (
         "maze_envs.agimaze.api.server:main",
         "serve the AGI Maze HTTP API over the embedded engine and packs",
@@ -60,6 +76,9 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
 GROUPS: dict[tuple[str, ...], str] = {
     ("agimaze",): "AGI Maze tools: the offline HTTP server and the pack builder",
     ("contract",): "play an environment through files in a workspace (EnvTraverse contract)",
+    (
+        "study",
+    ): "replicated, paired studies of the Maze Escape write-up's questions (run: llm extra)",
 }
 
 

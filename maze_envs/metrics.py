@@ -258,6 +258,99 @@ def decision_metrics(
     return out
 
 
+# --- the Maze Escape study's later questions --------------------------------------------------
+
+
+def stays_while_searching(steps: Iterable[Step], searching: Iterable[bool]) -> int:
+    """Turns waiting for messages (STAYs while searching): decisions of the policy's play that
+    were STAY while the agent was still searching, that is had not yet stood on the exit
+    (``searching[i]`` for ``steps[i]``). An agent that has been out may wait for a teammate;
+    one that has not is waiting for news instead of looking.
+
+    >>> stays_while_searching([Step("stay"), Step("stay", "fallback"), Step("stay")],
+    ...                       [True, True, False])
+    1
+    """
+    return sum(
+        1
+        for step, still in zip(steps, searching, strict=True)
+        if still and is_play(step) and step.kind == "stay"
+    )
+
+
+def position_right(
+    written: tuple[int, int], before: tuple[int, int], after: tuple[int, int]
+) -> bool:
+    """Whether a self-tracked position is right: the pair an agent wrote for itself equals its
+    true position, in its frame, on the cell where it stood when it wrote the note (``before``)
+    or on the cell the same turn's move took it to (``after``: a note may record the move it is
+    making). The frame is the game's coordinate frame, or the agent's own (origin at its start,
+    x east, y north) when the game shows no coordinates.
+
+    >>> position_right((1, 0), (0, 0), (1, 0)), position_right((2, 0), (0, 0), (1, 0))
+    (True, False)
+    """
+    return written in (before, after)
+
+
+def share(part: int, whole: int) -> float | None:
+    """A share ``part / whole`` of counted events (None when there were none): the share of
+    self-tracked positions that are right, of exit choices that took an untried exit, of radio
+    messages with coordinates that name their frame.
+
+    >>> share(7, 25), share(0, 0)
+    (0.28, None)
+    """
+    return part / whole if whole else None
+
+
+#: Characters a notebook rewrite must remove to count as a compaction (about three notes of a
+#: line each).
+COMPACTION_MIN_CHARS: Final = 200
+
+
+def is_compaction(before: str, after: str, changed: tuple[int, int]) -> bool:
+    """A notebook compaction: an edit of the agent's own that removed at least
+    :data:`COMPACTION_MIN_CHARS` characters of its notebook and left it shorter, i.e. rewrote
+    part of its notes into less text. ``changed`` is (common prefix, common suffix) of the two
+    texts (:func:`maze_envs.journal.read.text.common_affixes`); the removed characters are
+    ``len(before) - prefix - suffix``. Only splice notebooks can be compacted by their agent: a
+    rolling log takes appends alone (the lines it drops when full are the engine's doing).
+
+    >>> is_compaction("x" * 300, "summary", (0, 0)), is_compaction("abc", "a", (1, 0))
+    (True, False)
+    """
+    prefix, suffix = changed
+    return len(before) - prefix - suffix >= COMPACTION_MIN_CHARS and len(after) < len(before)
+
+
+def exit_choice(move: str, open_sides: Iterable[str], used_sides: Iterable[str]) -> bool | None:
+    """Whether a move took an untried exit, when the cell offered a choice (None when not).
+
+    A cell offers a choice when at least one of its open sides is untried (the agent has never
+    moved through it, in or out) and at least one is used. The move (N, E, S or W; a move into a
+    wall is no untried exit) took an untried exit when it goes through an open, untried side.
+
+    >>> exit_choice("E", "NE", "N"), exit_choice("N", "NE", "N"), exit_choice("E", "NE", "")
+    (True, False, None)
+    """
+    opened, used = set(open_sides), set(used_sides)
+    untried = opened - used
+    if not untried or not opened & used:
+        return None
+    return move in untried
+
+
+def is_exhausted(open_sides: Iterable[str], used_sides: Iterable[str]) -> bool:
+    """Whether a cell is used up for the agent: it has moved through every open side of it
+    (in or out), so no untried exit is left there.
+
+    >>> is_exhausted("NS", "SN"), is_exhausted("NS", "S")
+    (True, False)
+    """
+    return set(open_sides) <= set(used_sides)
+
+
 # --- one game --------------------------------------------------------------------------------
 
 

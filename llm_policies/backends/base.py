@@ -360,12 +360,15 @@ def make_backend(
         spec: ``"anthropic:<model>"``, ``"openai:<model>"`` (OpenAI's Responses API),
             ``"openai-chat:<model>"`` (Chat Completions, what most OpenAI-compatible servers
             speak), ``"openrouter:<vendor>/<model>"``, any other pydantic-ai provider prefix,
-            ``"ollama:<model>"`` (Ollama's native ``/api/chat``) or ``"scripted:<name>"`` (tests).
+            ``"ollama:<model>"`` (Ollama's native ``/api/chat``) or ``"scripted:<name>"`` (a
+            stand-in model of :mod:`llm_policies.backends.stand_in` such as
+            ``scripted:wall-follower``, or, with ``client=``, a script of your own).
         settings: the model settings (defaults when ``None``).
         client: an SDK client to send through (an ``openai.AsyncOpenAI``,
             ``anthropic.AsyncAnthropic``, ``ollama.AsyncClient``, or an ``httpx2``/``httpx``
             ``AsyncClient``); for ``scripted:`` the script (see
-            :class:`~llm_policies.backends.scripted.ScriptedBackend`).
+            :class:`~llm_policies.backends.scripted.ScriptedBackend`; without one, the named
+            stand-in model).
         provider: a pydantic-ai ``Provider`` instance (proxies, OpenRouter through a gateway...).
         local: count the model as local (cost 0, ``"local"``), e.g. a vLLM server of your own;
             ``None``: only Ollama and scripted backends are local.
@@ -373,14 +376,13 @@ def make_backend(
     """
     settings = settings if settings is not None else ModelSettings()
     prefix, _ = parse_spec(spec)
-    if prefix == "scripted":
+    if prefix in ("scripted", "stand-in"):  # stand-in:NAME is always a named stand-in
         from llm_policies.backends.scripted import ScriptedBackend
 
-        if client is None:
-            raise ValueError(
-                "a scripted backend needs its script: make_backend('scripted:<name>', settings, "
-                "client=[reply, ...] or a function of the request)"
-            )
+        if client is None:  # a named stand-in model (scripted:wall-follower), or an error
+            from llm_policies.backends.stand_in import stand_in_script
+
+            client = stand_in_script(spec)
         return ScriptedBackend(client, spec=spec, settings=settings)
     if prefix == "ollama":
         try:

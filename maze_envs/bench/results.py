@@ -245,7 +245,7 @@ def paired_difference(
     first: tuple[str, str],
     second: tuple[str, str],
     column: str,
-    by: str = "size",
+    by: str | None = "size",
 ) -> dict[str, Estimate]:
     """Per ``by`` value, the mean of ``column`` in arm ``first`` minus arm ``second``, paired.
 
@@ -253,7 +253,8 @@ def paired_difference(
     same maze when the setups differ only in what the agents may do, such as the radio), so
     the maze's own difficulty cancels out; the interval is the bootstrap one of the paired
     differences. Pairs where either value is missing, or either game was not played (an outage
-    or a cap ended it), are left out.
+    or a cap ended it), are left out. ``by=None`` pools every case into one group, ``"all"``
+    (games still pair up only on the same case, e.g. maze size, and seed).
     """
     differences = {
         group: [float(a) - float(b) for a, b in pairs]
@@ -267,7 +268,7 @@ def paired_ratio(
     first: tuple[str, str],
     second: tuple[str, str],
     column: str = "finish_turn",
-    by: str = "size",
+    by: str | None = "size",
 ) -> dict[str, Estimate]:
     """Per ``by`` value, how many times larger ``column`` is in arm ``second`` than in arm
     ``first``: the ratio of its means over the same pairs as :func:`paired_difference`
@@ -280,19 +281,25 @@ def paired_ratio(
 
 
 def _pairs(
-    rows: Iterable[Row], first: tuple[str, str], second: tuple[str, str], column: str, by: str
+    rows: Iterable[Row],
+    first: tuple[str, str],
+    second: tuple[str, str],
+    column: str,
+    by: str | None,
 ) -> dict[Any, list[tuple[float, float]]]:
-    """Per ``by`` value, the (first, second) values of ``column`` of games paired by seed."""
+    """Per ``by`` value (``"all"`` when None), the (first, second) values of ``column`` of
+    games paired by ``by`` (or case) and seed."""
+    on = by or "case"
     values: dict[tuple[str, str], dict[tuple[Any, int], Any]] = {first: {}, second: {}}
     for row in played(rows):
         arm = (str(row.get("setup")), str(row.get("policy")))
         if arm in values:
-            values[arm][(row.get(by), int(row.get("seed") or 0))] = row.get(column)
+            values[arm][(row.get(on), int(row.get("seed") or 0))] = row.get(column)
     pairs: dict[Any, list[tuple[float, float]]] = {}
     for (group, seed), a in values[first].items():
         b = values[second].get((group, seed))
         if a is not None and b is not None:
-            pairs.setdefault(group, []).append((float(a), float(b)))
+            pairs.setdefault(group if by else "all", []).append((float(a), float(b)))
     return pairs
 
 

@@ -10,12 +10,13 @@ name the prefixes even when the ``llm`` extra is not installed.
 
 Example:
     >>> LLM_PREFIXES
-    ('anthropic', 'openai', 'openai-chat', 'openrouter', 'ollama')
+    ('anthropic', 'openai', 'openai-chat', 'openrouter', 'ollama', 'scripted', 'stand-in')
     >>> sorted(LOCAL_PREFIXES)
-    ['ollama', 'scripted']
+    ['ollama', 'scripted', 'stand-in']
     >>> print(unknown_prefix("antropic:claude-sonnet-4-5"))  # doctest: +NORMALIZE_WHITESPACE
     unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-4-5'; did you mean
-    'anthropic'? Language-model prefixes: anthropic:, openai:, openai-chat:, openrouter:, ollama:
+    'anthropic'? Language-model prefixes: anthropic:, openai:, openai-chat:, openrouter:, ollama:,
+    scripted:, stand-in:
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ MODEL_PROVIDERS: Final = (
     ModelProvider("openai-chat", "Chat Completions, what most OpenAI-compatible servers speak"),
     ModelProvider("openrouter", "OpenRouter"),
     ModelProvider("ollama", "Ollama's native /api/chat", local=True),
-    ModelProvider("scripted", "scripted replies, for tests", local=True, entry_point=False),
+    ModelProvider("scripted", "scripted replies (a stand-in model without a script)", local=True),
+    ModelProvider("stand-in", "offline stand-in models (stand-in:wall-follower)", local=True),
 )
 #: The prefixes registered as ``maze_envs.policies`` entry points (the ``llm`` extra).
 LLM_PREFIXES: Final = tuple(p.prefix for p in MODEL_PROVIDERS if p.entry_point)

@@ -284,7 +284,9 @@ def test_scripted_errors_and_functions() -> None:
 def test_make_backend_for_scripts() -> None:
     backend = make_backend("scripted:stay", ModelSettings(), client=['{"move": "STAY"}'])
     assert backend.spec == "scripted:stay" and backend.local
-    with pytest.raises(ValueError, match="needs its script"):
+    # without a script, the name must be a stand-in model (scripted:wall-follower...)
+    with pytest.raises(ValueError, match=r"no stand-in model 'scripted:stay'.*wall-follower"):
         make_backend("scripted:stay", ModelSettings())
+    assert make_backend("scripted:wall-follower", ModelSettings()).spec == "scripted:wall-follower"
     with pytest.raises(TypeError, match="a script is a sequence"):
         ScriptedBackend("not a list")

@@ -76,9 +76,19 @@ def test_hosted_prefixes_build_without_network() -> None:
 
 
 def test_entry_points_name_the_factory() -> None:
+    import tomllib
+
+    from tests.conftest import REPO_ROOT
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    declared = project["entry-points"]["maze_envs.policies"]
+    assert {p: declared.get(p) for p in PREFIXES} == dict.fromkeys(
+        PREFIXES, "llm_policies.registry:make_llm_policy"
+    )
     group = {ep.name: ep.value for ep in entry_points(group="maze_envs.policies")}
-    if not set(PREFIXES) & set(group):
-        pytest.skip("the package metadata predates the entry points: pip install -e . again")
+    missing = sorted(set(PREFIXES) - set(group))
+    if missing:
+        pytest.skip(f"the package metadata predates the entry points {missing}: pip install -e .")
     for prefix in PREFIXES:
         assert group[prefix] == "llm_policies.registry:make_llm_policy"
 

@@ -43,7 +43,7 @@ def test_a_dotted_import_path_keeps_its_import_error() -> None:
 
 
 def test_local_models_are_the_local_rows() -> None:
-    assert {"ollama", "scripted"} == LOCAL_PREFIXES
+    assert {"ollama", "scripted", "stand-in"} == LOCAL_PREFIXES
     accounting = pytest.importorskip("llm_policies.accounting")
     assert accounting.LOCAL_PREFIXES is LOCAL_PREFIXES
     registry = pytest.importorskip("llm_policies.registry")

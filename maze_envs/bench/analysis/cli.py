@@ -25,7 +25,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rate, reversals (and those right after a move that raised the distance reading), "
         "STAYs, turns on the exit after reaching it, passages copied from a colocated "
         "teammate's notebook, radio messages with coordinates and whether they name the frame, "
-        "coverage and revisits, first exit visit and turns from it to team success; for games "
+        "coverage and revisits, first exit visit and turns from it to team success, STAYs "
+        "while searching, self-tracked positions and how many are right, untried-exit choices, "
+        "notebook compactions, landmark-relative radio, frame-offset notes; for games "
         "of other environments (wrappers.recording): steps, total reward, terminated/truncated "
         "and distinct observations per agent.",
     )

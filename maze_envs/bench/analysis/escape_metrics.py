@@ -40,6 +40,12 @@ Definitions (turn ``t`` holds the action chosen after seeing turn ``t - 1``):
     moves of the policy's play into a cell it had stood on before.
 ``first_exit_turn``, ``turns_to_team_success``
     Turn of its first exit visit; turns from it to team success (None without either).
+``plays``, ``stays_while_searching``, ``self_positions``, ``self_positions_right``,
+``notebook_compactions``, ``exit_choices``, ``untried_exit_moves``, ``exhausted_turns``,
+``radio_landmark``, ``offset_notes``, ``trail_doubts``
+    The metrics of the study's later questions (waiting, self-tracked positions, compactions,
+    untried exits, landmark-relative radio, frame offsets, doubts about the trail): defined in
+    :mod:`.study_metrics`.
 
 The team row sums the counts, computes the wall-move rate over every agent's decisions (the
 same function, so it equals the benchmark row's), takes the union of the cells for coverage, and
@@ -53,6 +59,8 @@ from typing import Any, Final
 
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
 from maze_envs.bench.analysis.patterns import copied_passages, has_coordinates, names_frame
+from maze_envs.bench.analysis.study_metrics import FIELDS as STUDY_FIELDS
+from maze_envs.bench.analysis.study_metrics import study_metrics
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 from maze_envs.journal.read.tracks import EscapeTrack
@@ -100,6 +108,17 @@ class AgentMetrics:
     revisits: int
     first_exit_turn: int | None
     turns_to_team_success: int | None
+    plays: int
+    stays_while_searching: int
+    self_positions: int
+    self_positions_right: int
+    notebook_compactions: int
+    exit_choices: int
+    untried_exit_moves: int
+    exhausted_turns: int
+    radio_landmark: int
+    offset_notes: int
+    trail_doubts: int
     note: str = ""
 
     def row(self) -> dict[str, Any]:
@@ -257,6 +276,7 @@ def agent_metrics(
             else None
         ),
         note=track.problem or "",
+        **study_metrics(track, agent, steps),
     )
 
 
@@ -279,6 +299,7 @@ def team_metrics(
             "radio_with_coordinates",
             "radio_frame_named",
             "revisits",
+            *STUDY_FIELDS,
         )
     }
     union = {cell for a in track.agents for cell in track.cells[a]}

@@ -12,6 +12,18 @@ These are the checks the Maze Escape study ran by hand, made exact so every user
 * A **copied passage** is a run of at least :data:`COPY_MIN_CHARS` characters that is new in an
   agent's notebook and was, the turn before, in the notebook of a teammate on its cell (which it
   was shown). Copying in one's own words scores zero, as the study noted.
+* A **self-tracked position** is a coordinate pair an agent writes about itself
+  (:func:`self_positions`): right after a position word that starts a clause (``at``, ``pos``,
+  ``position``, ``here``, ``now``, ``me``, optionally after a turn tag such as ``t12:``), or
+  after ``my position``, ``I am at``, ``I'm at``. ``exit at [2,5]`` or ``B at [5,-3]`` name
+  something else and do not count.
+* A message **names a landmark** when it holds the name of one of the maze's landmarks as a word
+  (:func:`names_landmark`): ``5W,1N of the picture``.
+* A note **states a frame offset** when it writes one agent's frame as another's plus a pair
+  (:func:`states_offset`): ``B = A + (6,0)``, ``B frame = C frame + (4,-3)``.
+* A note **doubts the trail** when one line mentions the trail and a word of doubt (lag,
+  conflict, mismatch, wrong, stale, behind, inconsistent, disagree, doubt, off by one)
+  (:func:`doubts_trail`): ``trail lagged``, ``position conflicts with trail``.
 
 Example:
     >>> has_coordinates("exit at [2,5]"), names_frame("exit at [2,5]")
@@ -20,6 +32,10 @@ Example:
     (True, True)
     >>> names_frame("B = A + (-4,-3)"), has_coordinates("10 west and 3 south of the key")
     (True, False)
+    >>> self_positions("t12: at [3, -1]; exit at [2,5]; B at [5,-3]")
+    [(3, -1)]
+    >>> names_landmark("exit is 5W,1N of the Picture", ["picture", "piano"])
+    True
 """
 
 from __future__ import annotations
@@ -45,6 +61,68 @@ _FRAME_WORDS: Final = re.compile(
 )
 _WHOSE: Final = re.compile(r"\b[A-Z]'s\s+(?:coords?|coordinates)\b", re.IGNORECASE)
 _OFFSET: Final = re.compile(r"\b[A-Z]\s*=\s*[A-Z]\s*[+-]")  # agent names are capitals
+
+
+_SELF_POSITION: Final = re.compile(
+    r"(?:(?:^|[;.,:(\n-])[ \t]*(?:(?:t|turn)[ \t]*\d+[ \t]*[:.)-]?[ \t]*)?"
+    r"(?:(?:i[ \t]*am|i'm)[ \t]+(?:now[ \t]+)?at|now[ \t]+at|at|pos(?:ition)?|here|now|me)"
+    r"|\bmy[ \t]+pos(?:ition)?|\bi[ \t]*(?:am|'m)[ \t]+(?:now[ \t]+)?at)"
+    r"[ \t]*(?:is[ \t]*|[=:][ \t]*)?"
+    r"[\[(][ \t]*(?P<x>[+-]?\d+)[ \t]*[,;][ \t]*(?P<y>[+-]?\d+)[ \t]*[\])]",
+    re.IGNORECASE,
+)
+_OFFSET_NOTE: Final = re.compile(
+    r"\b[A-Z](?:'s)?(?:[ \t]+frame)?[ \t]*=[ \t]*[A-Z](?:'s)?(?:[ \t]+frame)?[ \t]*[+-][ \t]*"
+    r"[\[(][ \t]*[+-]?\d+[ \t]*,[ \t]*[+-]?\d+[ \t]*[\])]"
+)
+_TRAIL: Final = re.compile(r"\btrail\b", re.IGNORECASE)
+_DOUBT: Final = re.compile(
+    r"\b(?:lag\w*|conflict\w*|mismatch\w*|wrong|stale|behind|inconsisten\w*|disagree\w*|"
+    r"doubt\w*|off[ \t]+by[ \t]+one)\b",
+    re.IGNORECASE,
+)
+
+
+def self_positions(text: str) -> list[tuple[int, int]]:
+    """The coordinate pairs ``text`` gives as the writer's own position (module docstring).
+
+    >>> self_positions("Position: [0, 2]. I am at (1,1); now at [2, 2]; my position is [-1, 0]")
+    [(0, 2), (1, 1), (2, 2), (-1, 0)]
+    >>> self_positions("exit at [2,5]; the piano is at [1, 1]; route to [3,3]")
+    []
+    """
+    return [(int(m.group("x")), int(m.group("y"))) for m in _SELF_POSITION.finditer(text)]
+
+
+def names_landmark(message: str, landmarks: Iterable[str]) -> bool:
+    """Whether ``message`` names one of ``landmarks`` (as a word, in any case).
+
+    >>> names_landmark("go to the key", ["key"]), names_landmark("keyboard", ["key"])
+    (True, False)
+    """
+    return any(re.search(rf"\b{re.escape(name)}\b", message, re.IGNORECASE) for name in landmarks)
+
+
+def states_offset(text: str) -> bool:
+    """Whether ``text`` writes one agent's frame as another's plus an offset.
+
+    >>> states_offset("so B = A + (6,0)"), states_offset("B frame = C frame + (4,-3)")
+    (True, True)
+    >>> states_offset("A = 3")
+    False
+    """
+    return _OFFSET_NOTE.search(text) is not None
+
+
+def doubts_trail(line: str) -> bool:
+    """Whether one line of a note doubts the trail (module docstring).
+
+    >>> doubts_trail("trail lagged again"), doubts_trail("position conflicts with trail")
+    (True, True)
+    >>> doubts_trail("trail: [0, 1], [0, 2]"), doubts_trail("the map is wrong")
+    (False, False)
+    """
+    return _TRAIL.search(line) is not None and _DOUBT.search(line) is not None
 
 
 def has_coordinates(message: str) -> bool:

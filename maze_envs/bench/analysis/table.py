@@ -35,6 +35,12 @@ ESCAPE_COLUMNS: Final = (
     ("revisits", "revisit", "{}"),
     ("first_exit_turn", "1st-exit", "{}"),
     ("turns_to_team_success", "to-team", "{}"),
+    ("stays_while_searching", "wait", "{}"),
+    ("self_positions", "pos", "{}"),
+    ("self_positions_right", "pos-ok", "{}"),
+    ("exit_choices", "choice", "{}"),
+    ("untried_exit_moves", "untried", "{}"),
+    ("notebook_compactions", "compact", "{}"),
 )
 AGIMAZE_COLUMNS: Final = (
     ("game", "game", "{}"),
@@ -85,7 +91,10 @@ LEGEND: Final = (
     "after reaching it; copied 40+ character passages copied from a colocated teammate's "
     "notebook; radio messages sent, xy with coordinates, framed of those naming whose frame; "
     "cover share of cells visited; revisit moves into a cell visited before; 1st-exit turn of "
-    "the first exit visit; to-team turns from it to team success"
+    "the first exit visit; to-team turns from it to team success; wait STAYs before reaching the "
+    "exit; pos coordinates it wrote for itself in its notebook, pos-ok of those its true "
+    "position; choice moves from a cell with untried and used exits, untried of those through "
+    "an untried exit; compact notebook rewrites into less text (the CSV has every metric)"
 )
 
 

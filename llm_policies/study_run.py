@@ -1,0 +1,321 @@
+"""``maze-envs study run``: play a study with a model, through the benchmark runner.
+
+A study (:mod:`maze_envs.studies`) becomes a benchmark experiment
+(:meth:`~maze_envs.studies.spec.Study.experiment`: one setup per arm, one policy entry per
+model) that :func:`maze_envs.bench.runner.run_experiment` plays, exactly as ``maze-envs bench``
+would: the same journal, rows, resume, caps and executors. Before a game, the command checks
+that compared arms play the same mazes (:func:`~maze_envs.studies.pairing.check_same_mazes`).
+Every model gets the response cache ``--cache`` (default ``OUT/responses.sqlite``): a rerun
+of the same study (``--fresh``, or another folder with the same ``--cache``) sends nothing and
+reproduces every reply, token and cost. The temperature study also replays the recorded
+decisions of one arm with changed settings (:mod:`llm_policies.replay`), through the same
+cache. Then the report is written (:func:`maze_envs.studies.folder.write_report`).
+
+``--dry-run`` plays nothing: it prints the games, the model calls to expect and a cost estimate
+(:mod:`llm_policies.study_plan`).
+
+Offline, the stand-in models (``--model stand-in:wall-follower``,
+:mod:`llm_policies.backends.stand_in`) play through the real harness at no cost.
+
+Exit status: 0 done; 1 a game failed verification (``--verify``); 2 bad arguments, an unknown
+study, arms that would not play the same mazes, or an unusable output folder; 3 the run failed
+(see ``maze-envs bench``); 4 a model could not be reached (outages, reported apart; ``--resume``
+plays those games again); 130 / 143 stopped by SIGINT / SIGTERM (``--resume`` completes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from maze_envs.bench.executors import EXECUTORS, ExecutorError
+from maze_envs.bench.folder import held_run
+from maze_envs.bench.policyspec import PolicySpec
+from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
+from maze_envs.bench.seeds import parse_seeds
+from maze_envs.bench.spec import parse_size
+from maze_envs.bench.stopping import RunStopped
+from maze_envs.journal import JournalError
+from maze_envs.studies.folder import REPLAY_FILE, REPORT_FILES, RUN_FILE, STUDY_FILE, write_report
+from maze_envs.studies.pairing import check_same_mazes, comparisons
+from maze_envs.studies.spec import ReplaySpec, Study, model_label
+
+#: The response cache of a run, in its folder, unless ``--cache`` says otherwise.
+CACHE_NAME: Final = "responses.sqlite"
+#: Prefixes of the offline stand-in models.
+STAND_IN_PREFIXES: Final = ("stand-in", "scripted")
+EXIT_OUTAGE: Final = 4
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maze-envs study run",
+        description="Play a study: its arms on the same mazes and seeds, through the benchmark "
+        "runner (journal, resume, caps, executors), then write its report. Offline: "
+        "--model stand-in:wall-follower.",
+    )
+    parser.add_argument("study", help="a study name (maze-envs study list) or a study file")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        required=True,
+        metavar="SPEC",
+        help="the model (repeatable: the models study compares them): anthropic:<model>, "
+        "ollama:<model>, stand-in:wall-follower...; options after a colon "
+        "(ollama:qwen3:8b:num_ctx=8192). An option the study sets itself is refused.",
+    )
+    parser.add_argument("--seeds", nargs="+", metavar="SEEDS", help="replace the study's seeds")
+    parser.add_argument("--size", nargs="+", metavar="N", help="replace its maze sizes")
+    parser.add_argument("--max-turns", type=int, help="replace its turn limits")
+    parser.add_argument("--arms", nargs="+", metavar="ARM", help="run only these arms")
+    parser.add_argument("--out", help="the run's folder (default: study-NAME)")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out")
+    parser.add_argument("--fresh", action="store_true", help="delete the run in --out first")
+    parser.add_argument("--cache", help=f"response cache file (default: OUT/{CACHE_NAME})")
+    parser.add_argument("--dry-run", action="store_true", help="print games, calls and cost only")
+    parser.add_argument("--executor", choices=EXECUTORS, default="inline")
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--concurrency", type=int)
+    parser.add_argument("--max-tokens-per-run", type=int, metavar="N")
+    parser.add_argument("--max-cost-per-run", type=float, metavar="USD")
+    parser.add_argument("--verify", action="store_true", help="replay and check every game")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    return parser
+
+
+def _stand_in(models: Sequence[PolicySpec]) -> bool:
+    return all(m.spec.partition(":")[0] in STAND_IN_PREFIXES for m in models)
+
+
+def _sizes(values: Sequence[str] | None) -> list[tuple[int, int]] | None:
+    return [parse_size(v) for v in values] if values else None
+
+
+def _prepare(out: Path, study_text: str, resume: bool, fresh: bool) -> None:
+    """Refuse a folder holding another run (or a run of another study file when resuming)."""
+    if not out.exists():
+        return
+    held = held_run(out)
+    old = out / STUDY_FILE
+    if resume and old.is_file() and old.read_text("utf-8") != study_text:
+        raise RunError(
+            f"{out} holds a run of another study file ({old}); resume it with that file, or "
+            "choose another --out"
+        )
+    if held is not None and not (resume or fresh):
+        raise RunError(
+            f"{out} already holds a run; pass --resume to continue it, --fresh to delete it "
+            f"and start over, or choose another folder with --out DIR (it holds {held})"
+        )
+    if fresh:
+        for name in (STUDY_FILE, RUN_FILE, REPLAY_FILE, *REPORT_FILES):
+            (out / name).unlink(missing_ok=True)
+
+
+def _replay(study: Study, result: RunResult, models: Sequence[PolicySpec], cache: str) -> Any:
+    """The temperature study's decision replay, per model label (None when the study has
+    none): the recorded decisions of one arm re-asked with the changed settings, through the
+    response cache, beside the full games of the other arm."""
+    if study.replay is None or result.journal is None:
+        return None
+    from llm_policies.replay import open_journal
+
+    journal = open_journal(result.journal)
+    try:
+        out: dict[str, Any] = {}
+        for model in models:
+            label = model_label(model)
+            report = _replay_model(study.replay, journal, result.rows, model, label, cache)
+            if report is not None:
+                out[label] = report
+        return out
+    finally:
+        journal.close()
+
+
+def _replay_model(
+    spec: ReplaySpec,
+    journal: Any,
+    rows: Sequence[dict[str, Any]],
+    model: PolicySpec,
+    label: str,
+    cache: str,
+) -> dict[str, Any] | None:
+    from llm_policies.backends.base import make_backend
+    from llm_policies.cache import CachedBackend
+    from llm_policies.replay import (
+        full_game_summary,
+        recorded_decisions,
+        replay_decisions,
+        replay_settings,
+    )
+    from llm_policies.settings import ModelSettings
+
+    def games(arm: str) -> list[int]:
+        return [
+            int(r["game_id"])
+            for r in rows
+            if r.get("setup") == arm and r.get("policy") == label and r.get("game_id")
+        ]
+
+    recorded, full = games(spec.recorded), games(spec.full_games)
+    first = next(iter(recorded_decisions(journal, recorded)), None)
+    if first is None:
+        return None
+    changed = dict(spec.set)
+    settings = replay_settings(first, changed, ModelSettings())[0]
+    backend = CachedBackend(make_backend(model.spec, settings), cache)
+
+    async def run() -> Any:
+        try:
+            return await replay_decisions(
+                journal, backend, settings, games=recorded, limit=spec.limit, changed=changed
+            )
+        finally:
+            await backend.aclose()
+
+    report = asyncio.run(run())
+    if full:
+        report.full_games = full_game_summary(journal, full)
+    data = report.to_json()
+    data.pop("per_decision", None)
+    return {**data, "recorded_arm": spec.recorded, "full_arm": spec.full_games}
+
+
+def _describe_run(
+    args: argparse.Namespace, study: Study, models: Sequence[PolicySpec], cache: str, argv: Any
+) -> dict[str, Any]:
+    experiment_seeds = parse_seeds(list(args.seeds)) if args.seeds else study.seeds
+    names = [arm.name for arm in study.selected(args.arms)]
+    turns = sorted({args.max_turns or study.setup_of(study.arm(n)).max_turns or 0 for n in names})
+    return {
+        "study": study.name,
+        "models": [model_label(m) for m in models],
+        "specs": [m.text for m in models],
+        "arms": names,
+        "seeds": list(experiment_seeds),
+        "seeds_text": f"{len(experiment_seeds)} ({experiment_seeds[0]}..{experiment_seeds[-1]})",
+        "turns_text": ", ".join(str(t) if t else "the preset's" for t in turns),
+        "cache": cache,
+        "command": shlex.join(["maze-envs", "study", "run", *argv]),
+        "stand_in": _stand_in(models),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``maze-envs study run``: play a study with a model and write its report."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(given)
+    except RunStopped as stop:
+        resume = shlex.join(
+            ["maze-envs", "study", "run", *[a for a in given if a != "--fresh"], "--resume"]
+        )
+        print(
+            f"maze-envs study run: stopped by {stop.signal_name}; every finished game is in the "
+            f"journal. resume with: {resume}",
+            file=sys.stderr,
+        )
+        return stop.exit_status
+
+
+def _main(given: list[str]) -> int:
+    from maze_envs.studies.catalog import find
+
+    parser = _parser()
+    args = parser.parse_args(given)
+    if args.fresh and args.resume:
+        parser.error("--fresh starts over and --resume continues: give one of them")
+    try:
+        study, text, _ = find(args.study)
+        models = [PolicySpec.parse(m) for m in args.model]
+        seeds = parse_seeds(list(args.seeds)) if args.seeds else None
+        sizes = _sizes(args.size)
+        out = Path(args.out or f"study-{study.name}")
+        cache = args.cache or str(out / CACHE_NAME)
+        experiment = study.experiment(
+            models,
+            seeds=seeds,
+            sizes=sizes,
+            max_turns=args.max_turns,
+            arms=args.arms,
+            model_options={"cache": cache},
+        )
+        experiment.tasks()
+        labels = [model_label(m) for m in models]
+        names = [arm.name for arm in study.selected(args.arms)]
+        check_same_mazes(experiment, comparisons(study, labels, names))
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.dry_run:
+        from llm_policies.study_plan import plan_text, study_plan
+
+        plan = study_plan(
+            study,
+            args.model,
+            seeds=seeds,
+            sizes=sizes,
+            max_turns=args.max_turns,
+            arms=args.arms,
+        )
+        print(f"study {study.name}: {study.question}\n")
+        print(plan_text(study, plan))
+        print("\n(dry run: nothing was played)")
+        return 0
+    try:
+        _prepare(out, text, args.resume, args.fresh)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / STUDY_FILE).write_text(text, "utf-8")
+        described = _describe_run(args, study, models, cache, given)
+        (out / RUN_FILE).write_bytes(orjson.dumps(described, option=orjson.OPT_INDENT_2))
+        options = RunOptions(
+            executor=args.executor,
+            workers=args.workers,
+            concurrency=args.concurrency,
+            resume=args.resume,
+            fresh=args.fresh,
+            verify=args.verify,
+            quiet=args.quiet,
+            max_tokens_per_run=args.max_tokens_per_run,
+            max_cost_per_run=args.max_cost_per_run,
+        )
+        result = run_experiment(experiment, out, options)
+    except (RunError, ValueError) as exc:
+        print(f"maze-envs study run: {exc}", file=sys.stderr)
+        return 2
+    except (ExecutorError, JournalError) as exc:
+        print(
+            f"maze-envs study run: the run failed: {exc}\nEvery game finished before is in the "
+            f"journal in {out}; resume with --resume",
+            file=sys.stderr,
+        )
+        return 3
+    replay = _replay(study, result, models, cache)
+    if replay is not None:
+        (out / REPLAY_FILE).write_bytes(orjson.dumps(replay, option=orjson.OPT_INDENT_2))
+    written = write_report(out)
+    if not args.quiet:
+        print(
+            f"study {study.name}: {len(result.rows)} games ({result.played} played, "
+            f"{result.skipped} already done)"
+        )
+        for path in [*written.paths.values(), *written.plots]:
+            print(f"wrote {path}")
+        if written.note:
+            print(f"note: {written.note}")
+    from maze_envs.bench.command import outage_report
+
+    outages = outage_report(result.rows)
+    if outages is not None:
+        print(f"maze-envs study run: {outages}", file=sys.stderr)
+    if not result.verified_ok:
+        return 1
+    return EXIT_OUTAGE if outages is not None else 0
