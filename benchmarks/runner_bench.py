@@ -42,8 +42,8 @@ from typing import Any
 
 from maze_envs.bench.executors import ProcessExecutor
 from maze_envs.bench.rollout import play
-from maze_envs.bench.seeds import agent_seed
 from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
+from maze_envs.policies.seeds import agent_seed
 
 
 def RunOptions(**options: Any) -> Any:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,7 +37,6 @@ from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.bench.analysis import analyze_journal
 from maze_envs.journal import Blob, Journal
 from maze_envs.view import game_html
-from maze_envs.view.browser import Chromium, file_url, find_chromium
 
 PROMPT_PREFIX = (
     "You are one of three agents in a maze. Each turn you see the four edges of your cell, "
@@ -125,6 +125,9 @@ def measure_page(journal_path: Path, out: Path, loads: int) -> dict[str, Any]:
     build = time.perf_counter() - started
     out.write_text(page, encoding="utf-8")
     result: dict[str, Any] = {"bytes": len(page.encode()), "build_s": build}
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the driver lives with the tests
+    from tests.chromium import Chromium, file_url, find_chromium
+
     if find_chromium() is None:
         result["paint_ms"] = None
         return result

@@ -7,7 +7,7 @@ change. The same code plays an AGI Maze tutorial, a labyrinth set and a Maze Esc
 
 Run: ``.venv/bin/python examples/contract_client.py [--max-actions 60] [--subprocess]``
 (``--subprocess`` sends every action through ``python -m maze_envs contract ...``, as a coding
-agent would; it needs the ``maze_envs.commands`` entry points installed).
+agent would).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from maze_envs import maze_escape_v0
 from maze_envs.escape.convert import observation_to_model
-from maze_envs.policies import DepthFirstExplorer
+from maze_envs.policies import TremauxExplorer
 from maze_envs.verify import verify_journal
 
 
@@ -21,7 +21,7 @@ def main() -> None:
         preset="navigator", width=12, height=12, render_mode="ansi", journal=journal_path
     )
     observations, _ = env.reset(seed=7)
-    team = {agent: DepthFirstExplorer() for agent in env.possible_agents}
+    team = {agent: TremauxExplorer() for agent in env.possible_agents}
     for number, (agent, policy) in enumerate(team.items()):
         policy.reset(agent, number)
     while env.agents:

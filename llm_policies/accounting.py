@@ -29,10 +29,10 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from maze_envs.policies.interface import Usage
+from maze_envs.policies.providers import LOCAL_PREFIXES  # the table of providers
 
 __all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "BudgetNode", "Reservation", "price"]
 
-LOCAL_PREFIXES = frozenset({"ollama", "scripted", "stand-in"})
 
 # pydantic-ai provider prefixes whose genai-prices provider id differs from the prefix
 _PRICE_PROVIDER = {

@@ -51,6 +51,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any, Final, Literal, TypeVar
 
 from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelRequest
@@ -136,9 +137,13 @@ def is_mode_rejection(error: ModelError, mode: OutputMode) -> bool:
         return False
     if error.kind == "config":
         return True
-    return bool(error.permanent or (error.status is not None and 400 <= error.status < 500)) and (
-        bool(_MODE_FEATURES.search(error.message))
-    )
+    return bool(
+        error.permanent
+        or (
+            error.status is not None
+            and HTTPStatus.BAD_REQUEST <= error.status < HTTPStatus.INTERNAL_SERVER_ERROR
+        )
+    ) and (bool(_MODE_FEATURES.search(error.message)))
 
 
 def json_object_in(text: str | None) -> dict[str, Any] | None:

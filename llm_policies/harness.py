@@ -20,7 +20,6 @@ the journal. :func:`decide` is the loop both policies share:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -438,8 +437,3 @@ def prefix_share(previous: str, current: str) -> float:
     while n < limit and a[n] == b[n]:
         n += 1
     return n / len(b) if b else 1.0
-
-
-def json_text(value: Any) -> str:
-    """Compact JSON with the keys as given (for assistant echoes in a history)."""
-    return json.dumps(value, ensure_ascii=False)

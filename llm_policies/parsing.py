@@ -26,7 +26,6 @@ import ast
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -355,8 +354,3 @@ def parse_reply(
 def _once_each(quirks: Counter[str]) -> dict[str, int]:
     # one count per reply and kind, in the order the rules fired
     return dict.fromkeys(quirks, 1)
-
-
-def count_quirks(results: Mapping[str, int], into: Counter[str]) -> None:
-    """Add one result's quirk counts to a running total."""
-    into.update(results)

@@ -37,6 +37,7 @@ from llm_policies.prompts.escape import escape_system, escape_user
 from llm_policies.schema import agimaze_schema, escape_action, escape_schema, short_errors
 from llm_policies.settings import OutputMode
 from llm_policies.tokens import estimate_count, reply_reserve
+from maze_envs._registration import env_ids
 from maze_envs.agimaze.backends import rejected_action
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.set_env import (
@@ -55,6 +56,8 @@ ESCAPE_FALLBACK: Final = Action(move="STAY")
 #: An AGI Maze history trimmed to fit is cut to this share of the room, so that it is not cut
 #: again at the next step (each cut changes the prompt's start: no provider cache hit).
 TRIM_TARGET: Final = 0.75
+#: The env ids of the labyrinth set (its episodes begin each labyrinth with ``start``).
+SET_IDS: Final = env_ids("agimaze", labyrinth_set=True)
 #: Trims of one AGI Maze decision after context-length errors before the game stops.
 CONTEXT_RETRIES: Final = 4
 
@@ -194,7 +197,7 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
     def reset(self, agent: str, seed: int | None, episode: AgiMazeEpisode) -> None:
         super().reset(agent, seed, episode)
         names = tuple(episode.action_names)
-        self.is_set = START_ACTION in names or episode.env_id.endswith("AgiMazeSet-v0")
+        self.is_set = START_ACTION in names or episode.env_id in SET_IDS
         self.actions = tuple(n for n in names if n != START_ACTION)
         enum = (START_ACTION, *self.actions) if self.is_set else self.actions
         reasoning = REASONING_FIELD[self.options.history]

@@ -1,9 +1,8 @@
 """The ``maze_envs.policies`` entry point of the LLM policies: specs such as ``ollama:qwen3:8b``.
 
 ``maze-envs bench --policy anthropic:claude-sonnet-4-5:temperature=0.2`` (or
-``maze_envs.policies.registry.make_policy``) finds the prefix (``anthropic``, ``openai``,
-``openai-chat``, ``openrouter``, ``ollama``, and ``stand-in`` (or ``scripted``) for the offline
-stand-in models of :mod:`llm_policies.backends.stand_in`) in the entry-point group and calls
+``maze_envs.policies.registry.make_policy``) finds the prefix (one of
+:data:`maze_envs.policies.providers.LLM_PREFIXES`) in the entry-point group and calls
 :func:`make_llm_policy` with the spec, the environment kind and the options. Options are
 validated with clear errors; strings from the command line are converted (``"0.2"`` -> 0.2).
 
@@ -52,26 +51,12 @@ from llm_policies.backends.base import ModelBackend, make_backend
 from llm_policies.harness import HarnessSettings
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
+from maze_envs._registration import ENV_KINDS
+from maze_envs.policies.providers import LLM_PREFIXES
 
-#: Prefixes this package registers in the ``maze_envs.policies`` entry-point group.
-PREFIXES: Final = (
-    "anthropic",
-    "openai",
-    "openai-chat",
-    "openrouter",
-    "ollama",
-    "scripted",
-    "stand-in",
-)
-#: Environment kinds and the names that mean them.
-ENV_KINDS: Final[dict[str, str]] = {
-    "escape": "escape",
-    "maze_escape": "escape",
-    "maze-escape": "escape",
-    "agimaze": "agimaze",
-    "agi_maze": "agimaze",
-    "agi-maze": "agimaze",
-}
+#: Prefixes this package registers in the ``maze_envs.policies`` entry-point group (the table
+#: of providers: :mod:`maze_envs.policies.providers`).
+PREFIXES: Final = LLM_PREFIXES
 ALIASES: Final[dict[str, str]] = {
     "timeout": "timeout_s",
     "version": "prompt_version",
@@ -112,16 +97,10 @@ def run_budget(name: str, max_tokens: int | None, max_cost_usd: float | None) ->
 
 
 def _env_kind(env_kind: str) -> str:
-    kind = ENV_KINDS.get(str(env_kind).lower())
-    if kind is None and "escape" in str(env_kind).lower():
-        kind = "escape"
-    if kind is None and "agimaze" in str(env_kind).lower():
-        kind = "agimaze"
-    if kind is None:
-        raise ValueError(
-            f"unknown environment kind {env_kind!r}; LLM policies play 'escape' or 'agimaze'"
-        )
-    return kind
+    if env_kind not in ENV_KINDS:
+        kinds = " or ".join(repr(kind) for kind in ENV_KINDS)
+        raise ValueError(f"unknown environment kind {env_kind!r}; LLM policies play {kinds}")
+    return env_kind
 
 
 def _split(

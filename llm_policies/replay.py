@@ -41,6 +41,7 @@ from llm_policies.replay_report import FullGameSummary, ReplayedDecision, Replay
 from llm_policies.schema import ReplySchema, agimaze_schema, escape_schema
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs import metrics
+from maze_envs.agimaze.types import WALL_EVENTS
 from maze_envs.escape.types import DIRECTIONS, EDGE_KINDS, Config
 
 __all__ = [
@@ -360,7 +361,7 @@ def _played_step(
 def _bumped(events: Mapping[str, Any]) -> bool:
     formal = events.get("formal")
     names = formal.get("events", []) if isinstance(formal, Mapping) else []
-    return any(n in ("bumped_wall", "bumped_monolith") for n in names)
+    return any(n in WALL_EVENTS for n in names)
 
 
 # --- command line ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ answer": a server that does not know a route is the common case, never an error.
 from __future__ import annotations
 
 import re
+from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -61,7 +62,7 @@ async def get_json(method: str, url: str, body: Any = None) -> Any:
     try:
         async with httpx.AsyncClient(timeout=INFO_TIMEOUT_S) as client:
             response = await client.request(method, url, json=body)
-        if response.status_code != 200:
+        if response.status_code != HTTPStatus.OK:
             return None
         return response.json()
     except (httpx.HTTPError, ValueError, OSError):

@@ -104,11 +104,6 @@ def conservative_tokens(request: ModelRequest) -> int:
     return int(prompt_bytes(request) / CONSERVATIVE_BYTES_PER_TOKEN) + overhead(request)
 
 
-def optimistic_tokens(request: ModelRequest) -> int:
-    """An underestimate of the prompt's tokens: above the window, the prompt cannot fit."""
-    return int(prompt_bytes(request) / OPTIMISTIC_BYTES_PER_TOKEN) + overhead(request)
-
-
 @dataclass
 class TokenRate:
     """Prompt tokens per byte as an endpoint reports them (the largest ratio seen)."""

@@ -5,15 +5,9 @@ Each command lives in the module that owns the feature, as ``main(argv) -> int``
 functions, so adding a command is one row of :data:`COMMANDS` and never touches another feature.
 Command groups (``maze-envs agimaze``) list their commands; ``--version`` prints the version.
 
-Commands of packages above ``maze_envs`` (which it must not import: ``llm_policies``,
-``wrappers``) come from the entry-point group :data:`ENTRY_POINT_GROUP` (``maze_envs.commands``):
-the entry point's name is the command words joined by spaces (``"contract start"``), its value
-the ``"module:function"``; the command's help line is the first line of the function's
-docstring (without a leading ````maze-envs ...``:````). An entry point that names a string
-(``contract = "wrappers.contract.cli:GROUP_HELP"``) gives the help line of a command group.
-They are merged with :data:`COMMANDS` (built-in rows win) at lookup and in ``--help``, and only
-the module of the command that runs is imported (listings import the plug-ins' modules for their
-help lines; one that fails to import is listed as unavailable).
+Every command of the wheel is a row, the commands of the packages above ``maze_envs``
+(``llm_policies``, ``wrappers``) too: a row names its function by an import string, so this
+module imports none of them, and only the module of the command that runs is imported.
 """
 
 from __future__ import annotations
@@ -22,9 +16,7 @@ import argparse
 import difflib
 import importlib
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from importlib.metadata import entry_points
-from typing import Final
+from collections.abc import Iterator, Sequence
 
 #: command words -> ("module:function", one-line help)
 COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
@@ -52,6 +44,10 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "maze_envs.studies.cli:show_main",
         "print a study's file (TOML: a starting point to copy)",
     ),
+    ("study", "run"): (
+        "llm_policies.study_run:main",
+        "play a study with a model, through the benchmark runner (llm extra)",
+    ),
     ("study", "report"): (
         "maze_envs.studies.cli:report_main",
         "(re)write the report of a study run from its folder (Markdown, HTML, plots)",
@@ -64,33 +60,26 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "maze_envs.agimaze.packs.build:main",
         "regenerate the shipped AGI Maze packs (deterministic)",
     ),
+    ("replay-decisions",): (
+        "llm_policies.replay:main",
+        "replay a journal's decisions and print the report",
+    ),
+    ("contract", "start"): ("wrappers.contract.cli:start_main", "start a session in a workspace"),
+    ("contract", "move"): ("wrappers.contract.cli:move_main", "send one JSON action"),
+    ("contract", "status"): (
+        "wrappers.contract.cli:status_main",
+        "print the session's status.json",
+    ),
 }
 
 #: command groups -> one-line help
 GROUPS: dict[tuple[str, ...], str] = {
     ("agimaze",): "AGI Maze tools: the offline HTTP server and the pack builder",
+    ("contract",): "play an environment through files in a workspace (EnvTraverse contract)",
     (
         "study",
     ): "replicated, paired studies of the Maze Escape write-up's questions (run: llm extra)",
 }
-
-
-#: Entry-point group of the commands of other packages (see the module docstring).
-ENTRY_POINT_GROUP: Final = "maze_envs.commands"
-
-
-def plugin_entries() -> dict[tuple[str, ...], str]:
-    """Command words -> ``"module:attribute"`` of every ``maze_envs.commands`` entry point."""
-    found: dict[tuple[str, ...], str] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        words = tuple(point.name.split())
-        if words:
-            found.setdefault(words, point.value)
-    return found
-
-
-def _is_group(words: tuple[str, ...], table: Iterable[tuple[str, ...]]) -> bool:
-    return any(len(w) > len(words) and w[: len(words)] == words for w in table)
 
 
 def _loaded(target: str) -> object:
@@ -99,40 +88,6 @@ def _loaded(target: str) -> object:
     for part in attribute.strip().split(".") if attribute else ():
         loaded = getattr(loaded, part)
     return loaded
-
-
-def _help_line(target: str) -> str:
-    """The one-line help of a plug-in entry (a string, or a function's docstring)."""
-    try:
-        loaded = _loaded(target)
-    except Exception as exc:  # a broken plug-in must not break the listing
-        return f"(unavailable: {type(exc).__name__}: {exc})"
-    text = loaded if isinstance(loaded, str) else (getattr(loaded, "__doc__", None) or "")
-    line = text.strip().split("\n", 1)[0].strip()
-    if line.startswith("``maze-envs") and "``:" in line:
-        line = line.split("``:", 1)[1].strip()
-    return line.rstrip(".") or target
-
-
-def all_commands() -> dict[tuple[str, ...], tuple[str, str | None]]:
-    """Every command: :data:`COMMANDS` rows and plug-in commands (help ``None``: not loaded)."""
-    table: dict[tuple[str, ...], tuple[str, str | None]] = dict(COMMANDS)
-    plugins = plugin_entries()
-    for words, target in plugins.items():
-        if words not in table and not _is_group(words, {**plugins, **COMMANDS}):
-            table[words] = (target, None)
-    return table
-
-
-def all_groups() -> dict[tuple[str, ...], str | None]:
-    """Every command group's help: :data:`GROUPS` and plug-in group entries (None: not loaded)."""
-    groups: dict[tuple[str, ...], str | None] = dict(GROUPS)
-    plugins = plugin_entries()
-    table = {**plugins, **COMMANDS}
-    for words in plugins:
-        if words not in groups and _is_group(words, table):
-            groups[words] = None
-    return groups
 
 
 def _version() -> str:
@@ -144,9 +99,7 @@ def _version() -> str:
 def _commands_under(prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
     """(words after ``prefix``, help) of every command and group directly below ``prefix``."""
     seen: set[tuple[str, ...]] = set()
-    groups = all_groups()
-    plugins = plugin_entries()
-    for words, (target, help_text) in all_commands().items():
+    for words, (_, help_text) in COMMANDS.items():
         if words[: len(prefix)] != prefix or len(words) == len(prefix):
             continue
         head = words[: len(prefix) + 1]
@@ -154,12 +107,9 @@ def _commands_under(prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], 
             continue
         seen.add(head)
         if len(words) == len(head):
-            yield head[len(prefix) :], help_text if help_text is not None else _help_line(target)
+            yield head[len(prefix) :], help_text
         else:
-            group_help = groups.get(head)
-            if group_help is None and head in plugins:
-                group_help = _help_line(plugins[head])
-            yield head[len(prefix) :], group_help or "command group"
+            yield head[len(prefix) :], GROUPS.get(head, "command group")
 
 
 def _parser(prefix: tuple[str, ...]) -> argparse.ArgumentParser:
@@ -181,10 +131,7 @@ def _parser(prefix: tuple[str, ...]) -> argparse.ArgumentParser:
 
 
 def _group(prefix: tuple[str, ...]) -> str | None:
-    if prefix in GROUPS:
-        return GROUPS[prefix]
-    target = plugin_entries().get(prefix)
-    return _help_line(target) if target is not None else None
+    return GROUPS.get(prefix)
 
 
 def _run(target: str, words: tuple[str, ...], argv: list[str]) -> int:
@@ -204,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``maze-envs`` script."""
     args = list(sys.argv[1:] if argv is None else argv)
     prefix: tuple[str, ...] = ()
-    commands = all_commands()
+    commands = COMMANDS
     while True:
         words = (*prefix, args[len(prefix)]) if len(args) > len(prefix) else None
         if words is not None and words in commands:

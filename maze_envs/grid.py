@@ -203,15 +203,25 @@ def is_perfect_maze(maze: Maze) -> bool:
     return reachable and open_edge_count(maze) == width * height - 1
 
 
+def straight_line(dx: float, dy: float) -> float:
+    """Euclidean distance between cell centres ``dx`` columns and ``dy`` rows apart, in cells:
+    the one straight-line distance of the library.
+
+    Example:
+        >>> straight_line(3, 4)
+        5.0
+    """
+    return math.hypot(dx, dy)
+
+
 def straight_line_tenths(dx: int, dy: int) -> int:
-    """Euclidean distance between cell centres ``dx`` columns and ``dy`` rows apart, in whole
-    tenths of a cell (rounded half to even).
+    """:func:`straight_line` in whole tenths of a cell (rounded half to even).
 
     Example:
         >>> straight_line_tenths(4, 4), straight_line_tenths(0, 3)
         (57, 30)
     """
-    return round(10 * math.hypot(dx, dy))
+    return round(10 * straight_line(dx, dy))
 
 
 @lru_cache(maxsize=8)

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from pettingzoo.utils.env import AECEnv
@@ -57,4 +58,4 @@ def env(**kwargs: Any) -> AECEnv[str, Any, Any]:
 
 
 # help(maze_escape_v0) shows the environment reference (Description, Action Space, ...) too.
-__doc__ = f"{__doc__}\n{_reference.__doc__}"
+__doc__ = f"{__doc__}\n{inspect.cleandoc(_reference.MazeEscapeEnv.__doc__ or '')}"

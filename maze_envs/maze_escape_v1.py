@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from pettingzoo.utils.env import AECEnv
@@ -67,4 +68,4 @@ def env(**kwargs: Any) -> AECEnv[str, Any, Any]:
 
 
 # help(maze_escape_v1) shows the environment reference (Description, Action Space, ...) too.
-__doc__ = f"{__doc__}\n{_reference.__doc__}"
+__doc__ = f"{__doc__}\n{inspect.cleandoc(_reference.MazeEscapeV1Env.__doc__ or '')}"

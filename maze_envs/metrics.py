@@ -49,6 +49,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
+from maze_envs.agimaze.types import DIRECTIONS, WALL_EVENTS
+
 _T = TypeVar("_T")
 Status = Literal["ok", "fallback", "outage"]
 Kind = Literal["move", "wall", "stay", "other"]
@@ -70,8 +72,8 @@ _ESCAPE_KINDS: Final[Mapping[str, Kind]] = {
     "stayed": "stay",
 }
 #: AGI Maze moves and the formal events of a move into a wall.
-AGIMAZE_MOVES: Final = frozenset({"up", "down", "left", "right"})
-AGIMAZE_BUMPS: Final = frozenset({"bumped_wall", "bumped_monolith"})
+AGIMAZE_MOVES: Final = frozenset(DIRECTIONS)
+AGIMAZE_BUMPS: Final = WALL_EVENTS
 
 
 class Step(NamedTuple):

@@ -1,12 +1,12 @@
 """``maze-envs verify``: replay and check every game of a journal, whatever its environment.
 
 One journal may hold games of several environments. Each game is checked by the replayer of its
-env id (:data:`REPLAYERS`; other packages add theirs through the ``maze_envs.replayers`` entry
-point group, name = env id, value = ``"module:factory"``, or on the command line with
-``--replayer ENV_ID=module:factory``). This module lives above the journal and the environments,
-so the journal never imports an environment: the table holds import strings, resolved when a
-game of that env id is met. A game whose env id has no replayer gets the row checks only
-(contiguous turns, record-hash chain, blobs, outcome turns), and the report says so.
+env id: the table of environments (:mod:`maze_envs._registration`) names each one's replayer
+(:data:`REPLAYERS`); games of other env ids get theirs from the caller (``replayers=``, or on the
+command line ``--replayer ENV_ID=module:factory``). This module lives above the journal and the
+environments, so the journal never imports an environment: the table holds import strings,
+resolved when a game of that env id is met. A game whose env id has no replayer gets the row
+checks only (contiguous turns, record-hash chain, blobs, outcome turns), and the report says so.
 
 The journal is opened read-only (:class:`~maze_envs.journal.Journal` ``readonly=True``): verify
 never writes, so it works on a read-only file or directory, and an empty file is refused (exit
@@ -20,20 +20,14 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from importlib.metadata import entry_points
 from typing import Final
 
+from maze_envs import _registration
+from maze_envs._registration import ENVIRONMENTS
 from maze_envs.journal import Journal, JournalError, Replayer, VerifyReport, verify_game
 
 #: Env ids -> ``"module:factory"`` of their replayer (a class or function returning one).
-REPLAYERS: Final[Mapping[str, str]] = {
-    "maze_envs/MazeEscape-v0": "maze_envs.escape.replay:EscapeReplayer",
-    "maze_envs/MazeEscape-v1": "maze_envs.escape.replay:EscapeReplayer",
-    "maze_envs/AgiMaze-v0": "maze_envs.agimaze.replay:AgiMazeReplayer",
-    "maze_envs/AgiMazeSet-v0": "maze_envs.agimaze.replay:AgiMazeSetReplayer",
-}
-#: Entry point group through which other packages name the replayers of their env ids.
-ENTRY_POINT_GROUP: Final = "maze_envs.replayers"
+REPLAYERS: Final[Mapping[str, str]] = {env.id: env.replayer for env in ENVIRONMENTS}
 
 ReplayerFactory = Callable[[], Replayer]
 
@@ -51,20 +45,15 @@ def replayer_for(
 ) -> ReplayerFactory | None:
     """The replayer factory of ``env_id`` (None when no replayer is known).
 
-    Looked up in ``extra`` (import strings or factories), then :data:`REPLAYERS`, then the
-    ``maze_envs.replayers`` entry points. The module is imported when the factory is called,
-    so a replayer that cannot be imported is reported by the game's verification.
+    Looked up in ``extra`` (import strings or factories), then :data:`REPLAYERS`. The module is
+    imported when the factory is called, so a replayer that cannot be imported is reported by
+    the game's verification.
     """
-    target: str | ReplayerFactory | None = None
+    target: str | ReplayerFactory | None
     if extra is not None and env_id in extra:
         target = extra[env_id]
-    elif env_id in REPLAYERS:
-        target = REPLAYERS[env_id]
-    else:
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            if point.name == env_id:
-                target = point.value
-                break
+    else:  # the live table: a row added at run time (a test's fake version) is found too
+        target = next((e.replayer for e in _registration.ENVIRONMENTS if e.id == env_id), None)
     if target is None or callable(target):
         return target
     name = target
@@ -178,7 +167,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "REPLAYERS",
     "main",
     "replayer_for",

@@ -17,12 +17,9 @@ from maze_envs.policies import (
     AsyncPolicy,
     AsyncPolicyBase,
     Decision,
-    DepthFirstExplorer,
     EscapeEpisode,
     Policy,
     PolicyBase,
-    RandomWalk,
-    RandomWalker,
     TremauxExplorer,
     Usage,
     as_async,
@@ -106,9 +103,13 @@ def test_usage_adds_up_and_never_counts_an_unknown_cost_as_zero() -> None:
     assert Usage().to_json()["cost_status"] == "none"
 
 
-def test_old_mover_names_still_work() -> None:
-    assert DepthFirstExplorer is TremauxExplorer and RandomWalker is RandomWalk
-    explorer = DepthFirstExplorer()
+def test_the_old_mover_names_are_gone_and_the_two_argument_reset_stays() -> None:
+    """``RandomWalker`` / ``DepthFirstExplorer`` (``policies/movers.py``) were cut as legacy
+    aliases (issue 17); a reset without an episode still assumes the default rules."""
+    import maze_envs.policies as policies
+
+    assert not hasattr(policies, "RandomWalker") and not hasattr(policies, "DepthFirstExplorer")
+    explorer = TremauxExplorer()
     explorer.reset("A", 0)  # the old two-argument reset: default rules assumed
     assert explorer.config.width == 10
 

@@ -58,10 +58,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from maze_envs._registration import env_ids
+from maze_envs.agimaze.narration import read_ride
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.spaces import EVENT_KINDS, INVENTORY_FLAGS, OBSERVE_KINDS
-from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE
-from maze_envs.policies.agimaze.reading import read_ride
+from maze_envs.agimaze.types import DIRECTIONS, MAX_SIDE, OPPOSITE_DIRECTION
 
 #: Channels of the local map, by index.
 MAP_CHANNELS: Final = (
@@ -82,8 +83,9 @@ _VISITED, _WALL, _OPEN, _EXIT, _ITEM, _HAZARD = 0, 1, 5, 9, 10, 11
 _CHANNELS: Final = len(MAP_CHANNELS)
 #: Grenades held at which the ``grenades`` feature saturates at 1.
 GRENADE_SCALE: Final = 10
+AGIMAZE_IDS: Final = " or ".join(env_ids("agimaze", labyrinth_set=None))
 _DELTAS: Final = ((-1, 0), (1, 0), (0, -1), (0, 1))  # DIRECTIONS order: up, down, left, right
-_OPPOSITE: Final = (1, 0, 3, 2)
+_OPPOSITE: Final = tuple(DIRECTIONS.index(OPPOSITE_DIRECTION[d]) for d in DIRECTIONS)
 _DIRECTION_INDEX: Final[dict[str, int]] = {str(d): i for i, d in enumerate(DIRECTIONS)}
 _ITEM_TILES: Final = frozenset(
     {"key", "treasure", "exit_key", "boat", "flashlight", "grenade_pack"}
@@ -286,8 +288,8 @@ class AgiMazeNumericObservation(gym.Wrapper[Any, Any, Any, Any]):
         raw = env.observation_space
         if not (isinstance(raw, spaces.Dict) and {"formal", "inventory"} <= set(raw.spaces)):
             raise ValueError(
-                "AgiMazeNumericObservation wraps an AGI Maze env (maze_envs/AgiMaze-v0 or "
-                f"maze_envs/AgiMazeSet-v0) whose observation has formal and inventory; got {raw}"
+                f"AgiMazeNumericObservation wraps an AGI Maze env ({AGIMAZE_IDS}) whose "
+                f"observation has formal and inventory; got {raw}"
             )
         names = getattr(env.unwrapped, "action_names", None)
         if not isinstance(env.action_space, spaces.Discrete) or names is None:

@@ -33,6 +33,8 @@ from typing import Any, Final, SupportsFloat
 import gymnasium as gym
 from gymnasium import spaces
 
+from maze_envs._registration import env_ids
+from maze_envs.agimaze.types import BLOCKED_EVENTS
 from wrappers.agimaze_numeric import LocalMapMemory
 
 #: Events that count as progress for ``item_bonus`` (each happens at most once a labyrinth).
@@ -45,7 +47,7 @@ ITEM_EVENTS: Final = (
     "picked_grenades",
 )
 #: Events of an action that met an obstacle, for ``bump_penalty``.
-BUMP_EVENTS: Final = ("bumped_wall", "bumped_monolith", "exit_blocked", "exit_locked")
+BUMP_EVENTS: Final = BLOCKED_EVENTS
 _ITEMS: Final = frozenset(ITEM_EVENTS)
 _BUMPS: Final = frozenset(BUMP_EVENTS)
 
@@ -54,8 +56,8 @@ def _check_agimaze(env: gym.Env[Any, Any], who: str) -> None:
     space = env.observation_space
     if not (isinstance(space, spaces.Dict) and "formal" in space.spaces):
         raise ValueError(
-            f"{who} wraps an AGI Maze env (maze_envs/AgiMaze-v0 or maze_envs/AgiMazeSet-v0) with "
-            f"its Dict observation; got observation space {space}"
+            f"{who} wraps an AGI Maze env ({' or '.join(env_ids('agimaze', labyrinth_set=None))}) "
+            f"with its Dict observation; got observation space {space}"
         )
 
 

@@ -1,27 +1,5 @@
-"""One Maze Escape agent as a Gymnasium environment, its teammates driven by policies.
-
-:class:`SingleAgentEscape` plays one agent (``agent="A"``) of a Maze Escape game as a
-``gymnasium.Env``; every other agent is played by a policy of the policy interface
-(:mod:`maze_envs.policies`): reset each game with :func:`~maze_envs.policies.escape_episode`
-(privileged policies get the ground truth) and asked for an action each turn with its typed
-:class:`~maze_envs.escape.types.Observation`. Teammates always see and act on the raw game
-(their notebooks and radio work), whatever wrappers change the learning agent's view.
-
-* ``teammates``: a policy spec string (one fresh policy per teammate, e.g. ``"explorer"``), or
-  a mapping teammate name -> policy object or spec string, one entry per teammate.
-* ``env``: a Maze Escape parallel env (v0 or v1), bare or wrapped by the maze-envs Escape
-  wrappers (:class:`~wrappers.escape_numeric.EscapeNumericObservation`,
-  :class:`~wrappers.move_only.MoveOnlyActions`, :class:`~wrappers.masks.EscapeActionMasks`);
-  or leave it out and give ``maze_escape_v1.parallel_env`` keyword arguments (``preset``,
-  ``width``, ...) plus ``wrappers``, callables applied to that env in order.
-* Spaces: the agent's observation and action spaces of the (wrapped) env.
-* Reward: the agent's reward; ``terminated`` when the game ends in team success, ``truncated``
-  at the turn limit. ``info`` is the agent's info plus ``team_rewards`` (every agent's reward).
-* Seeding: ``reset(seed=s)`` plays the game of seed ``s`` (as the parallel env would) and
-  seeds the teammates from ``s``; later resets without a seed continue deterministically.
-* ``action_masks()``: the 5-move mask (N, E, S, W, STAY open) for sb3-contrib's
-  ``MaskablePPO``; from :class:`~wrappers.masks.EscapeActionMasks` when it is in the stack,
-  otherwise computed from the agent's cell the same way.
+"""One Maze Escape agent as a Gymnasium environment, its teammates driven by policies
+(:class:`SingleAgentEscape`; its reference is the class docstring).
 
 Example:
     >>> from wrappers.move_only import MoveOnlyActions
@@ -50,6 +28,8 @@ from numpy.typing import NDArray
 from maze_envs import maze_escape_v1
 from maze_envs.escape.types import Observation
 from maze_envs.policies import as_decision, escape_episode, is_privileged, make_policy
+from maze_envs.policies.episodes import escape_env_id
+from maze_envs.policies.seeds import escape_salt, policy_seeds
 from wrappers.escape_base import escape_layers
 from wrappers.masks import EscapeActionMasks, open_moves
 
@@ -59,7 +39,55 @@ TeammateSpec = str | Mapping[str, Any]
 
 
 class SingleAgentEscape(gymnasium.Env[Any, Any]):
-    """One Maze Escape agent as a Gymnasium env; the teammates play by the given policies."""
+    """One Maze Escape agent as a Gymnasium env; the teammates play by the given policies.
+
+    ## Description
+
+    Plays one agent (``agent="A"``) of a Maze Escape game as a ``gymnasium.Env``; every other
+    agent is played by a policy of the policy interface (:mod:`maze_envs.policies`): reset each
+    game with :func:`~maze_envs.policies.escape_episode` (privileged policies get the ground
+    truth) and asked for an action each turn with its typed
+    :class:`~maze_envs.escape.types.Observation`. Teammates always see and act on the raw game
+    (their notebooks and radio work), whatever wrappers change the learning agent's view.
+
+    ## Action Space
+
+    The agent's action space of the (wrapped) parallel env. ``action_masks()`` gives the 5-move
+    mask (N, E, S, W, STAY open) for sb3-contrib's ``MaskablePPO``: from
+    :class:`~wrappers.masks.EscapeActionMasks` when it is in the stack, otherwise computed from
+    the agent's cell the same way.
+
+    ## Observation Space
+
+    The agent's observation space of the (wrapped) parallel env.
+
+    ## Rewards
+
+    The agent's reward; ``info`` is the agent's info plus ``team_rewards`` (every agent's reward).
+
+    ## Starting State
+
+    ``reset(seed=s)`` plays the game of seed ``s`` (as the parallel env would) and seeds the
+    teammates from ``s`` exactly as the benchmark runner does
+    (:func:`maze_envs.policies.seeds.policy_seeds`, salted by the env id and maze size), so the
+    same seed gives the same teammates here and in ``maze-envs bench``; later resets without a
+    seed continue deterministically (from the game seed the env draws).
+
+    ## Episode End
+
+    ``terminated`` when the game ends in team success, ``truncated`` at the turn limit.
+
+    ## Arguments
+
+    * ``teammates``: a policy spec string (one fresh policy per teammate, e.g. ``"explorer"``), or
+      a mapping teammate name -> policy object or spec string, one entry per teammate.
+    * ``env``: a Maze Escape parallel env (v0 or v1), bare or wrapped by the maze-envs Escape
+      wrappers (:class:`~wrappers.escape_numeric.EscapeNumericObservation`,
+      :class:`~wrappers.move_only.MoveOnlyActions`, :class:`~wrappers.masks.EscapeActionMasks`);
+      or leave it out and give ``maze_escape_v1.parallel_env`` keyword arguments (``preset``,
+      ``width``, ...) plus ``wrappers``, callables applied to that env in order.
+    * ``agent``: the agent learnt; ``render_mode``: that of the parallel env.
+    """
 
     def __init__(
         self,
@@ -129,10 +157,20 @@ class SingleAgentEscape(gymnasium.Env[Any, Any]):
             seed = int(self.np_random.integers(2**63))
         raw, infos = self.base_env.reset(seed=seed, options=options)
         self._started = True
+        seeds = self.teammate_seeds()
         for name, policy in self.policies.items():
             episode = escape_episode(self.base_env, name, privileged=is_privileged(policy))
-            policy.reset(name, int(self.np_random.integers(2**31)), episode)
+            policy.reset(name, seeds[name], episode)
         return self._observe(raw), infos[self.agent]
+
+    def teammate_seeds(self) -> dict[str, int]:
+        """The policy seed of each teammate in the current game (as the runner would give them)."""
+        base, config = self.base_env, self.config
+        if base.game_seed is None:
+            raise RuntimeError("call reset() before teammate_seeds()")
+        salt = escape_salt(escape_env_id(base), config.width, config.height)
+        seeds = policy_seeds(base.game_seed, base.possible_agents, salt)
+        return {name: seeds[name] for name in self.teammates}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._started:

@@ -40,6 +40,7 @@ import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 from pettingzoo.utils.wrappers.base_parallel import BaseParallelWrapper
 
+from maze_envs._registration import env_ids
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.shared_text import SharedText
 from maze_envs.agimaze.spaces import CHARSET, MAP_MAX_LENGTH, TEXT_MAX_LENGTH
@@ -79,8 +80,9 @@ class TextObservation(gym.ObservationWrapper[str, np.int64, dict[str, Any]]):
         base = env.unwrapped
         if not hasattr(base, "action_names") or not hasattr(base, "budget_factor"):
             raise ValueError(
-                f"TextObservation wraps AGI Maze environments (maze_envs/AgiMaze-v0, "
-                f"maze_envs/AgiMazeSet-v0), got {type(base).__name__}; for Maze Escape use "
+                "TextObservation wraps AGI Maze environments "
+                f"({', '.join(env_ids('agimaze', labyrinth_set=None))}), got "
+                f"{type(base).__name__}; for Maze Escape use "
                 "EscapeTextObservation"
             )
         from maze_envs.text.wording import load_wording

@@ -30,7 +30,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from http import HTTPStatus
+from typing import Any, Final, Literal, Protocol, get_args, runtime_checkable
 
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
@@ -245,6 +246,10 @@ class ContextLengthExceeded(ModelError):
 # what servers say when a prompt does not fit: OpenAI / vLLM / llama-cpp-python ("maximum
 # context length is N tokens", code context_length_exceeded), llama.cpp ("exceeds the available
 # context size", exceed_context_size_error, "n_ctx": N), LM Studio / Ollama-like wordings
+#: Statuses a context-length refusal comes with (its body tells it apart).
+_CONTEXT_STATUSES: Final = frozenset(
+    {HTTPStatus.BAD_REQUEST, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, HTTPStatus.UNPROCESSABLE_ENTITY}
+)
 _CONTEXT_ERROR = re.compile(
     r"context_length_exceeded|exceed_context_size|maximum context length|context size|"
     r"context window|context length|too many tokens|prompt is too long",
@@ -267,7 +272,7 @@ def context_error(status: int | None, text: str) -> ContextLengthExceeded | None
     >>> context_error(500, "internal error") is None
     True
     """
-    if status not in (400, 413, 422) or not _CONTEXT_ERROR.search(text):
+    if status not in _CONTEXT_STATUSES or not _CONTEXT_ERROR.search(text):
         return None
     found = _CONTEXT_WINDOW.search(text)
     return ContextLengthExceeded(

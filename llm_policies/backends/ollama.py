@@ -29,6 +29,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
 import httpx
@@ -42,7 +43,7 @@ from llm_policies.backends.base import (
     context_error,
     parse_spec,
 )
-from llm_policies.backends.retry import RetryPolicy, call_with_retries
+from llm_policies.backends.retry import RETRIED_4XX, RetryPolicy, call_with_retries
 from llm_policies.settings import ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
@@ -109,7 +110,7 @@ def classify(error: Exception) -> ModelError | None:
     message = f"{type(error).__name__}: {error}"
     if isinstance(error, ollama.ResponseError):
         status = error.status_code
-        if status == 429:
+        if status == HTTPStatus.TOO_MANY_REQUESTS:
             return ModelError(
                 message,
                 kind="rate_limit",
@@ -117,14 +118,14 @@ def classify(error: Exception) -> ModelError | None:
                 status=status,
                 retry_after=_retry_after(),
             )
-        if status >= 500 or status in (408, 409):
+        if status >= HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRIED_4XX:
             return ModelError(
                 message, kind="server", retryable=True, status=status, retry_after=_retry_after()
             )
         context = context_error(status, message)
         if context is not None:
             return context
-        if status == 404:
+        if status == HTTPStatus.NOT_FOUND:
             message += " (is the model pulled? ollama pull <model>)"
         return ModelError(message, kind="refused", status=status)
     if isinstance(error, httpx.TimeoutException):

@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic_ai.providers import Provider, infer_provider_class
 
+from maze_envs.policies.providers import unknown_prefix
+
 # OpenAI-compatible servers that need no key still need a non-empty one in the SDK
 PLACEHOLDER_KEY = "api-key-not-set"
 # prefixes whose model is pydantic-ai's Anthropic model (a proxy of it may need no key)
@@ -44,9 +46,8 @@ def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Pro
         cls = infer_provider_class(prefix)
     except ValueError:
         raise ValueError(
-            f"unknown model provider prefix {prefix!r}: use anthropic:, openai: (Responses API), "
-            "openai-chat: (Chat Completions), openrouter:, another pydantic-ai provider prefix "
-            "(google-gla:, groq:, mistral:, deepseek:...), ollama: or scripted:"
+            f"{unknown_prefix(prefix)}, scripted: (tests) or another pydantic-ai provider "
+            "prefix (google-gla:, groq:, mistral:, deepseek:...)"
         ) from None
     accepts = set(inspect.signature(cls.__init__).parameters)
     kwargs: dict[str, Any] = {}

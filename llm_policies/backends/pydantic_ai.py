@@ -33,6 +33,7 @@ import copy
 import json
 import os
 import time
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,7 +68,7 @@ from llm_policies.backends.providers import (
     SharedProviders,
     build_provider,
 )
-from llm_policies.backends.retry import RetryPolicy, call_with_retries
+from llm_policies.backends.retry import RETRIED_4XX, RetryPolicy, call_with_retries
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
@@ -192,12 +193,16 @@ def classify(error: Exception) -> ModelError | None:
         context = context_error(status, message)
         if context is not None:
             return context
-        if isinstance(error, pai_errors.ModelRateLimitError) or status == 429:
+        if (
+            isinstance(error, pai_errors.ModelRateLimitError)
+            or status == HTTPStatus.TOO_MANY_REQUESTS
+        ):
             return ModelError(
                 message, kind="rate_limit", retryable=True, status=status, retry_after=retry_after
             )
         if isinstance(error, pai_errors.ModelServerError | pai_errors.ModelUnavailableError) or (
-            status is not None and (status >= 500 or status in (408, 409))
+            status is not None
+            and (status >= HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRIED_4XX)
         ):
             return ModelError(
                 message, kind="server", retryable=True, status=status, retry_after=retry_after

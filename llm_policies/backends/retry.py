@@ -32,7 +32,8 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from http import HTTPStatus
+from typing import Final, TypeVar
 
 import numpy as np
 
@@ -48,7 +49,13 @@ from llm_policies.settings import ModelSettings
 T = TypeVar("T")
 
 #: 5xx statuses that say "try later" (overload, gateways): retried whatever their body.
-TRANSIENT_STATUSES = frozenset({502, 503, 504, 529})
+#: Anthropic's "overloaded" status (not in :class:`http.HTTPStatus`).
+OVERLOADED: Final = 529
+TRANSIENT_STATUSES: Final = frozenset(
+    {HTTPStatus.BAD_GATEWAY, HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.GATEWAY_TIMEOUT, OVERLOADED}
+)
+#: 4xx statuses that mean "try again" (a timed-out request, a conflict).
+RETRIED_4XX: Final = frozenset({HTTPStatus.REQUEST_TIMEOUT, HTTPStatus.CONFLICT})
 #: A body that reports an invalid request, whatever the status it came with.
 _VALIDATION_BODY = re.compile(
     r"validation error|Input should be|unrecognized request argument|invalid request|"

@@ -42,6 +42,7 @@ from typing import Any, Final
 
 from llm_policies.backends.base import ModelRequest
 from llm_policies.backends.scripted import CHARS_PER_TOKEN, ScriptedReply
+from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 from maze_envs.journal.read.text import common_affixes
 from maze_envs.text.wording import Wording, load_wording
 
@@ -54,7 +55,7 @@ _RIGHT_HAND: Final = {
 }
 _LEFT_HAND: Final = {h: (o[2], o[1], o[0], o[3]) for h, o in _RIGHT_HAND.items()}
 _STEP: Final = {"N": (0, 1), "E": (1, 0), "S": (0, -1), "W": (-1, 0)}
-_BACK: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
+_BACK: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 _WORDING: Final = re.compile(r"observation wording (escape-(v\d+))")
 #: Lines kept when a full splice notebook is compacted.
 KEEP_LINES: Final = 8

@@ -31,6 +31,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from http import HTTPStatus
 from typing import Any, Final
 
 from inspect_ai.model import (
@@ -55,6 +56,7 @@ from llm_policies.backends.base import (
     ModelTimeout,
     ModelUnavailable,
 )
+from llm_policies.backends.retry import RETRIED_4XX
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
@@ -217,9 +219,9 @@ def unavailable(model: Model, error: Exception) -> ModelUnavailable:
     status = getattr(error, "status_code", None)
     status = status if isinstance(status, int) else getattr(error, "status", None)
     if isinstance(status, int):
-        if status == 429:
+        if status == HTTPStatus.TOO_MANY_REQUESTS:
             return ModelUnavailable(message, kind="rate_limit", status=status)
-        if status >= 500 or status in (408, 409):
+        if status >= HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRIED_4XX:
             return ModelUnavailable(message, kind="server", status=status)
         return ModelUnavailable(message, kind="refused", status=status)
     if "connect" in name:

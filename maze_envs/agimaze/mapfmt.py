@@ -22,11 +22,19 @@ Example:
     +---+---+
     >>> parse_map(render_map(lab)).labyrinth == lab
     True
+
+:func:`read_board` reads any map text by its geometry alone (a public map of a hidden labyrinth
+has a closed frame, so it does not parse):
+
+    >>> board = read_board("+---+---+\\n| S   T  \\n+---+---+")
+    >>> board.rows, board.cols, board.glyphs[(0, 0)], board.glyphs[(0, 1)], board.gap
+    (1, 2, 'S', 'T', (0, 1, 'right'))
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
 from maze_envs.agimaze.compiled import PlayerState, compile_labyrinth
@@ -342,3 +350,74 @@ def _rivers(arrows: dict[Pos, str], mouths: list[Pos]) -> list[River]:
     if stray:
         raise MapFormatError(f"river arrows {stray} do not lead to a mouth")
     return rivers
+
+
+@dataclass(frozen=True)
+class Board:
+    """A map text read cell by cell (no validation beyond the grid shape).
+
+    ``east_open[(r, c)]`` / ``south_open[(r, c)]``: the edge between the cell and its east /
+    south neighbour is open; ``gap``: the frame opening as (row, col, side), or None when the
+    frame is closed (a public map); ``glyphs``: the non-blank cell glyphs.
+    """
+
+    rows: int
+    cols: int
+    east_open: dict[tuple[int, int], bool] = field(default_factory=dict)
+    south_open: dict[tuple[int, int], bool] = field(default_factory=dict)
+    gap: tuple[int, int, str] | None = None
+    glyphs: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+def board_size(text: str) -> tuple[int, int]:
+    """``(rows, cols)`` of map text by its geometry (``2H+1`` lines of ``4W+1`` characters)."""
+    lines = text.split("\n")
+    return len(lines) // 2, len(lines[0]) // 4
+
+
+def put_glyphs(text: str, glyphs: Mapping[Pos, str]) -> str:
+    """``text`` with the glyph of each given cell replaced (the geometry is not checked)."""
+    lines = text.split("\n")
+    for (r, c), glyph in glyphs.items():
+        line = lines[2 * r + 1]
+        lines[2 * r + 1] = line[: 4 * c + 2] + glyph + line[4 * c + 3 :]
+    return "\n".join(lines)
+
+
+def read_board(text: str) -> Board:
+    """Read map text (``2H+1`` lines of ``4W+1`` characters) into a :class:`Board`.
+
+    Raises ``ValueError`` when the text is not a grid of that shape.
+    """
+    lines = text.strip("\n").split("\n")
+    width = len(lines[0]) if lines else 0
+    if len(lines) < 3 or len(lines) % 2 == 0 or width < 5 or (width - 1) % 4:
+        raise ValueError(
+            f"not an AGI Maze map: {len(lines)} lines of {width} characters (a map has 2H+1 "
+            "lines of 4W+1 characters)"
+        )
+    lines = [line.ljust(width) for line in lines]
+    rows, cols = (len(lines) - 1) // 2, (width - 1) // 4
+    east: dict[tuple[int, int], bool] = {}
+    south: dict[tuple[int, int], bool] = {}
+    glyphs: dict[tuple[int, int], str] = {}
+    gap: tuple[int, int, str] | None = None
+    for r in range(rows):
+        line = lines[2 * r + 1]
+        if line[0] == " ":
+            gap = (r, 0, "left")
+        if line[4 * cols] == " ":
+            gap = (r, cols - 1, "right")
+        for c in range(cols):
+            glyph = line[4 * c + 2]
+            if glyph != " ":
+                glyphs[(r, c)] = glyph
+            if c < cols - 1:
+                east[(r, c)] = line[4 * c + 4] == " "
+            if r < rows - 1:
+                south[(r, c)] = lines[2 * r + 2][4 * c + 1 : 4 * c + 4] == "   "
+    for k, side, row in ((0, "up", 0), (2 * rows, "down", rows - 1)):
+        for c in range(cols):
+            if lines[k][4 * c + 1 : 4 * c + 4] == "   ":
+                gap = (row, c, side)
+    return Board(rows, cols, east, south, gap, glyphs)

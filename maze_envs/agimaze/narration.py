@@ -7,6 +7,8 @@ depend only on the direction are pre-formatted per direction so the step path on
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Final
 
 from maze_envs.agimaze.types import DIRECTIONS
@@ -90,6 +92,44 @@ def river_ride(moves: list[str], to_mouth: bool) -> str:
     parts = [f"{d} {n} {'tile' if n == 1 else 'tiles'}" for d, n in legs]
     where = " to its mouth" if to_mouth else ""
     return f"The current carries you {', then '.join(parts)}{where}."
+
+
+_RIDE: Final = re.compile(r"The current carries you (.+?)( to its mouth)?\.")
+_LEG: Final = re.compile(r"(up|down|left|right) (\d+) tiles?")
+
+
+@dataclass(frozen=True)
+class Ride:
+    """A river ride: the cells moved, one direction per cell, and whether it ended at the mouth."""
+
+    moves: tuple[str, ...]
+    to_mouth: bool
+
+
+def read_ride(text: str) -> Ride | None:
+    """The river ride a narration tells (the sentence of :func:`river_ride`), or ``None`` when the
+    current did not act. The formal observation says *what* happened but never *where*; the
+    direction of a ride is the one spatial fact only the narration gives.
+
+    Example:
+        >>> read_ride("You went up and fell into a river. The current carries you down 1 tile, "
+        ...           "then right 1 tile to its mouth.")
+        Ride(moves=('down', 'right'), to_mouth=True)
+        >>> read_ride(river_ride(["left", "left"], False))
+        Ride(moves=('left', 'left'), to_mouth=False)
+        >>> read_ride("You went up and stepped on an empty tile.") is None
+        True
+    """
+    match = _RIDE.search(text)
+    if match is None:
+        return None
+    moves: list[str] = []
+    for leg in match.group(1).split(", then "):
+        part = _LEG.fullmatch(leg.strip())
+        if part is None:
+            return None
+        moves.extend([part.group(1)] * int(part.group(2)))
+    return Ride(tuple(moves), match.group(2) is not None)
 
 
 #: What a flashlight beam reports for each tile kind (formal ``observe`` kinds).

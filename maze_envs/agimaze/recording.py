@@ -32,6 +32,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from maze_envs._registration import latest
 from maze_envs.agimaze.compiled import PlayerState
 from maze_envs.agimaze.observation import decode_inventory
 from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION
@@ -40,9 +41,9 @@ from maze_envs.journal.format import encode_json_bytes
 
 #: The pack version of journal games recorded before configs named their pack version.
 LEGACY_PACK_VERSION: Final = "agimaze-packs-2"
-#: Journal env ids of the two environments.
-ENV_ID: Final = "maze_envs/AgiMaze-v0"
-SET_ENV_ID: Final = "maze_envs/AgiMazeSet-v0"
+#: Journal env ids of the two environments (from the table of environments).
+ENV_ID: Final = latest("agimaze").id
+SET_ENV_ID: Final = latest("agimaze", labyrinth_set=True).id
 #: The one agent of an AGI Maze game in the journal.
 PLAYER: Final = "player"
 

@@ -27,8 +27,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.agimaze.recording import (
@@ -43,9 +43,7 @@ from maze_envs.journal import GameInfo, ReplayStep
 from maze_envs.journal.capture import CaptureJournal
 
 
-def _check(game: GameInfo, env_id: str) -> int:
-    if game.env_id != env_id:
-        raise ValueError(f"not an {env_id} game: env_id {game.env_id!r}")
+def _seed(game: GameInfo) -> int:
     if game.seed is None:
         raise ValueError("the game has no seed, so it cannot be rebuilt")
     return game.seed
@@ -85,16 +83,29 @@ def set_env_from_config(config: Mapping[str, Any], journal: Any = None) -> AgiMa
     )
 
 
+#: Env id -> the builder of that environment from a journal game's config.
+BUILDERS: Final[dict[str, Callable[..., AgiMazeEnv | AgiMazeSetEnv]]] = {
+    ENV_ID: env_from_config,
+    SET_ENV_ID: set_env_from_config,
+}
+
+
 class AgiMazeReplayer:
-    """Rebuilds one journaled ``AgiMaze-v0`` episode and steps it (a ``journal.Replayer``)."""
+    """Rebuilds one journaled AGI Maze episode (``AgiMaze-v0`` or ``AgiMazeSet-v0``, by the
+    game's env id) and steps it (a ``journal.Replayer``)."""
 
     def __init__(self) -> None:
         self._capture = CaptureJournal()
-        self._env: AgiMazeEnv | None = None
+        self._env: AgiMazeEnv | AgiMazeSetEnv | None = None
 
     def reset(self, game: GameInfo) -> ReplayStep:
-        seed = _check(game, ENV_ID)
-        self._env = env_from_config(game.config, journal=self._capture)
+        build = BUILDERS.get(game.env_id)
+        if build is None:
+            raise ValueError(
+                f"not an AGI Maze game: env_id {game.env_id!r} (known: {', '.join(BUILDERS)})"
+            )
+        seed = _seed(game)
+        self._env = build(game.config, journal=self._capture)
         self._env.reset(seed=seed)
         return self._capture.step(done=False)
 
@@ -104,23 +115,4 @@ class AgiMazeReplayer:
         return self._capture.step(done=terminated or truncated)
 
 
-class AgiMazeSetReplayer:
-    """Rebuilds one journaled ``AgiMazeSet-v0`` episode and steps it (a ``journal.Replayer``)."""
-
-    def __init__(self) -> None:
-        self._capture = CaptureJournal()
-        self._env: AgiMazeSetEnv | None = None
-
-    def reset(self, game: GameInfo) -> ReplayStep:
-        seed = _check(game, SET_ENV_ID)
-        self._env = set_env_from_config(game.config, journal=self._capture)
-        self._env.reset(seed=seed)
-        return self._capture.step(done=False)
-
-    def step(self, actions: Mapping[str, Any]) -> ReplayStep:
-        assert self._env is not None
-        _, _, terminated, truncated, _ = self._env.step(_player_action(actions))
-        return self._capture.step(done=terminated or truncated)
-
-
-__all__ = ["AgiMazeReplayer", "AgiMazeSetReplayer", "env_from_config", "set_env_from_config"]
+__all__ = ["BUILDERS", "AgiMazeReplayer", "env_from_config", "set_env_from_config"]

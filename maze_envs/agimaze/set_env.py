@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -37,6 +36,16 @@ from maze_envs.agimaze.env import (
     action_index,
     action_name,
 )
+from maze_envs.agimaze.model_text import (
+    FAILED_FINAL_MESSAGE,
+    FAILED_MESSAGE,
+    INITIAL_MESSAGE,
+    SET_DESCRIPTION,
+    SOLVED_FINAL_MESSAGE,
+    SOLVED_MESSAGE,
+    not_available_message,
+    not_started_message,
+)
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
     encode_formal,
@@ -54,59 +63,6 @@ TUTORIAL_PATHS: Final = tuple(f"TUTORIAL/STAGE-{i:02d}/0000.json" for i in range
 #: The target labyrinth that closes the default set (the EnvTraverse targets are the 0005 and
 #: 0009 bundles of CLASSIC and EXTENDED).
 DEFAULT_TARGET: Final = "CLASSIC/MEDIUM/keys/6x6/0005.json"
-
-#: Set description shown to the agent before the first labyrinth. Written in our own words: the
-#: EnvTraverse wording is a prompt, not protocol data; only the transition messages below are.
-SET_DESCRIPTION: Final = (
-    "This is a sequence of labyrinths. Solve every one of them in as few moves as you can. Each "
-    "labyrinth comes with its own description; read it before you move. The first labyrinths "
-    "are tutorials: their map is open and shows where you stand, so you can learn how the "
-    "labyrinths work. After them the map is hidden, and the description tells you only where "
-    "you start."
-)
-# --- Transition messages of the EnvTraverse labyrinth-set environment (exact; do not edit) ----
-_START_PROMPT: Final = 'by sending the {"id":"start"} action. Available actions: {"id":"start"}'
-#: Before the first labyrinth.
-INITIAL_MESSAGE: Final = f"Please start the first labyrinth {_START_PROMPT}"
-#: A labyrinth solved and another remains.
-SOLVED_MESSAGE: Final = (
-    f"You have solved the labyrinth. Please start the next labyrinth {_START_PROMPT}"
-)
-_FIVE_TIMES: Final = (
-    "You have used five times as many actions as an average human typically needs to solve it."
-)
-#: A labyrinth's budget exhausted and another remains.
-FAILED_MESSAGE: Final = (
-    "You did not solve the labyrinth before reaching the maximum allowed number of actions. "
-    f"{_FIVE_TIMES} Consider what went wrong and what mistakes you made. "
-    f"Please start the next labyrinth {_START_PROMPT}"
-)
-#: The final labyrinth solved.
-SOLVED_FINAL_MESSAGE: Final = "You have solved the final labyrinth. The labyrinth set is complete."
-#: The final labyrinth's budget exhausted.
-FAILED_FINAL_MESSAGE: Final = (
-    "You did not solve the final labyrinth before reaching the maximum allowed number of "
-    f"actions. {_FIVE_TIMES} The labyrinth set is complete."
-)
-
-
-# --- Our design: replies to actions that are not valid at the moment ---------------------------
-def not_started_message(action: str, first: bool) -> str:
-    """Reply to a labyrinth action while the set waits for ``start``."""
-    which = "first" if first else "next"
-    return (
-        f'The action {{"id":"{action}"}} is not available now. '
-        f"Please start the {which} labyrinth {_START_PROMPT}"
-    )
-
-
-def not_available_message(action: str, allowed: Sequence[str]) -> str:
-    """Reply to ``start`` or to an action this labyrinth lacks, while a labyrinth is running."""
-    listed = ", ".join(json.dumps({"id": a}) for a in allowed)
-    return (
-        f'The action {{"id":"{action}"}} is not available in this labyrinth. '
-        f"Available actions: {listed}"
-    )
 
 
 #: The formal observation shown while no labyrinth runs.

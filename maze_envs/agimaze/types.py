@@ -41,6 +41,20 @@ DIRECTION_DELTAS: Final[dict[str, Pos]] = {
 }
 #: Direction -> edge bit of :mod:`maze_envs.grid`.
 DIRECTION_BITS: Final[dict[str, int]] = {"up": NORTH, "down": SOUTH, "left": WEST, "right": EAST}
+_BY_BIT: Final = {DIRECTION_BITS[name]: name for name in DIRECTIONS}
+#: The direction back where a move came from (from the grid's opposite edges).
+OPPOSITE_DIRECTION: Final[dict[str, str]] = {
+    name: _BY_BIT[OPPOSITE[DIRECTION_BITS[name]]] for name in DIRECTIONS
+}
+#: Formal events of a move into a wall (an interior wall or the monolith frame).
+WALL_EVENTS: Final[frozenset[str]] = frozenset({"bumped_wall", "bumped_monolith"})
+#: Formal events of a move that met an obstacle and stayed: a wall, or the exit closed to it.
+BLOCKED_EVENTS: Final[tuple[str, ...]] = (
+    "bumped_wall",
+    "bumped_monolith",
+    "exit_blocked",
+    "exit_locked",
+)
 LOOK_ACTIONS: Final[tuple[str, ...]] = tuple(f"look_{d}" for d in DIRECTIONS)
 BOMB_ACTIONS: Final[tuple[str, ...]] = tuple(f"bomb_{d}" for d in DIRECTIONS)
 #: Largest board side accepted (keeps rendering and planning bounded).

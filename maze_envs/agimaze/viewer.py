@@ -1,10 +1,10 @@
 """Spectator pictures of an AGI Maze game (``render_mode="rgb_array"``).
 
-The picture is drawn from the map text (:mod:`maze_envs.agimaze.mapfmt`), so it shows exactly
-what a map shows and works for every backend: the embedded engine draws the full map with the
-collected items removed; an HTTP server's map is drawn as the server sent it (for a hidden
-labyrinth that is the public map: the closed frame and the player). A caption band on top holds
-the title (labyrinth name) and the step, the budget, the inventory and the outcome.
+The picture is drawn from the map text (read by :func:`maze_envs.agimaze.mapfmt.read_board`), so
+it shows exactly what a map shows and works for every backend: the embedded engine draws the full
+map with the collected items removed; an HTTP server's map is drawn as the server sent it (for a
+hidden labyrinth that is the public map: the closed frame and the player). A caption band on top
+holds the title (labyrinth name) and the step, the budget, the inventory and the outcome.
 
 Colours: the monolith frame dark grey, interior walls blue, the exit gap coral, the player a red
 disc, items as letters on coloured tiles (key K gold, chest T brown, exit key E violet, boat B teal,
@@ -14,23 +14,27 @@ set that moves between boards of several sizes still gives frames of one size (w
 ``gymnasium.wrappers.RecordVideo`` needs). Requires Pillow (``pip install 'maze-envs[render]'``).
 
 Example:
-    >>> board = read_board("+---+---+\\n| S   T  \\n+---+---+")
-    >>> board.rows, board.cols, board.glyphs[(0, 0)], board.glyphs[(0, 1)], board.gap
-    (1, 2, 'S', 'T', (0, 1, 'right'))
     >>> render_rgb("+---+---+\\n| S   T  \\n+---+---+", ["demo"]).shape
     (90, 300, 3)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from maze_envs.agimaze.mapfmt import ARROW_GLYPHS, GRENADE_PACK, ITEM_GLYPHS, MOUTH, PLAYER
+from maze_envs.agimaze.mapfmt import (
+    ARROW_GLYPHS,
+    GRENADE_PACK,
+    ITEM_GLYPHS,
+    MOUTH,
+    PLAYER,
+    Board,
+    read_board,
+)
+from maze_envs.pictures import load_font, pillow
 
 CELL: Final = 32
 MARGIN: Final = 12
@@ -58,81 +62,9 @@ ITEM_COLOURS: Final[dict[str, tuple[int, int, int]]] = {
 _WATER_GLYPHS: Final = frozenset({*ARROW_GLYPHS.values(), MOUTH})
 
 
-@dataclass(frozen=True)
-class Board:
-    """A map text read cell by cell (no validation beyond the grid shape).
-
-    ``east_open[(r, c)]`` / ``south_open[(r, c)]``: the edge between the cell and its east /
-    south neighbour is open; ``gap``: the frame opening as (row, col, side), or None when the
-    frame is closed (a public map); ``glyphs``: the non-blank cell glyphs.
-    """
-
-    rows: int
-    cols: int
-    east_open: dict[tuple[int, int], bool] = field(default_factory=dict)
-    south_open: dict[tuple[int, int], bool] = field(default_factory=dict)
-    gap: tuple[int, int, str] | None = None
-    glyphs: dict[tuple[int, int], str] = field(default_factory=dict)
-
-
-def read_board(text: str) -> Board:
-    """Read map text (``2H+1`` lines of ``4W+1`` characters) into a :class:`Board`.
-
-    Raises ``ValueError`` when the text is not a grid of that shape.
-    """
-    lines = text.strip("\n").split("\n")
-    width = len(lines[0]) if lines else 0
-    if len(lines) < 3 or len(lines) % 2 == 0 or width < 5 or (width - 1) % 4:
-        raise ValueError(
-            f"not an AGI Maze map: {len(lines)} lines of {width} characters (a map has 2H+1 "
-            "lines of 4W+1 characters)"
-        )
-    lines = [line.ljust(width) for line in lines]
-    rows, cols = (len(lines) - 1) // 2, (width - 1) // 4
-    east: dict[tuple[int, int], bool] = {}
-    south: dict[tuple[int, int], bool] = {}
-    glyphs: dict[tuple[int, int], str] = {}
-    gap: tuple[int, int, str] | None = None
-    for r in range(rows):
-        line = lines[2 * r + 1]
-        if line[0] == " ":
-            gap = (r, 0, "left")
-        if line[4 * cols] == " ":
-            gap = (r, cols - 1, "right")
-        for c in range(cols):
-            glyph = line[4 * c + 2]
-            if glyph != " ":
-                glyphs[(r, c)] = glyph
-            if c < cols - 1:
-                east[(r, c)] = line[4 * c + 4] == " "
-            if r < rows - 1:
-                south[(r, c)] = lines[2 * r + 2][4 * c + 1 : 4 * c + 4] == "   "
-    for k, side, row in ((0, "up", 0), (2 * rows, "down", rows - 1)):
-        for c in range(cols):
-            if lines[k][4 * c + 1 : 4 * c + 4] == "   ":
-                gap = (row, c, side)
-    return Board(rows, cols, east, south, gap, glyphs)
-
-
 def image_size(rows: int, cols: int) -> tuple[int, int]:
     """(width, height) in pixels of the picture of a ``rows x cols`` board (and its caption)."""
     return max(cols * CELL + 2 * MARGIN, MIN_WIDTH), HEADER + rows * CELL + 2 * MARGIN
-
-
-def _pillow() -> tuple[Any, Any, Any]:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            "rgb_array rendering needs Pillow: pip install 'maze-envs[render]'"
-        ) from None
-    return Image, ImageDraw, ImageFont
-
-
-@lru_cache(maxsize=4)
-def _font(size: int) -> Any:
-    _, _, font = _pillow()
-    return font.load_default(size=size)
 
 
 def _cell_box(r: int, c: int) -> tuple[int, int]:
@@ -153,10 +85,10 @@ def render_rgb(
         if canvas[0] < rows or canvas[1] < cols:
             raise ValueError(f"canvas {canvas} is smaller than the {rows}x{cols} map")
         rows, cols = canvas
-    image_module, draw_module, _ = _pillow()
+    image_module, draw_module, _ = pillow()
     image = image_module.new("RGB", image_size(rows, cols), BACKGROUND)
     draw = draw_module.Draw(image)
-    font, small = _font(12), _font(14)
+    font, small = load_font(12), load_font(14)
     for k, line in enumerate(caption[:2]):
         draw.text((MARGIN, 3 + k * 15), line, fill=CAPTION_TEXT, font=font)
     _draw_board(draw, board, small)

@@ -58,7 +58,7 @@ from maze_envs.bench.runner import (
     run_experiment,
 )
 from maze_envs.bench.seeds import parse_seeds
-from maze_envs.bench.spec import Experiment, describe_errors
+from maze_envs.bench.spec import ENV_KINDS, ESCAPE_VERSIONS, Experiment, describe_errors
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
 
@@ -86,9 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     what = parser.add_argument_group("what to run")
     what.add_argument("--config", metavar="FILE", help="an experiment file (.toml, .yaml, .json)")
-    what.add_argument(
-        "--env", choices=("escape", "agimaze", "agimaze-set"), help="one environment setup"
-    )
+    what.add_argument("--env", choices=ENV_KINDS, help="one environment setup")
     what.add_argument("--name", help="the experiment's name (tables, results.json)")
     what.add_argument(
         "--policy",
@@ -109,7 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     what.add_argument("--seeds", nargs="+", metavar="SEEDS", help="e.g. 0-49 or 1 5 9 (default 0)")
     escape = parser.add_argument_group("Maze Escape (--env escape)")
-    escape.add_argument("--escape-version", type=int, default=1, choices=(0, 1))
+    escape.add_argument(
+        "--escape-version", type=int, default=ESCAPE_VERSIONS[-1], choices=ESCAPE_VERSIONS
+    )
     escape.add_argument("--preset", help="sparse, navigator, shared_frame or full")
     escape.add_argument("--size", nargs="+", metavar="N", help="maze sizes, e.g. 9 11 13 or 13x9")
     escape.add_argument("--max-turns", type=int, help="turn limit")

@@ -11,9 +11,9 @@ truth.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Protocol
 
+from maze_envs._registration import find_entry
 from maze_envs.bench.metrics import (
     AgiMazeTally,
     EscapeTally,
@@ -22,9 +22,9 @@ from maze_envs.bench.metrics import (
     agimaze_scores,
     harness_endpoint,
 )
-from maze_envs.bench.seeds import policy_seeds
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask, PolicyKind
 from maze_envs.policies.interface import is_privileged
+from maze_envs.policies.seeds import policy_seeds
 
 
 class EnvAdapter(Protocol):
@@ -101,7 +101,7 @@ class _Base:
 
     @property
     def policy_seeds(self) -> dict[str, int]:
-        """Each agent's policy seed in this game (:func:`maze_envs.bench.seeds.policy_seeds`)."""
+        """Each agent's policy seed in this game (:func:`maze_envs.policies.seeds.policy_seeds`)."""
         task = self.task
         return policy_seeds(task.seed, task.agents, task.case.salt, task.policy.policy_seed)
 
@@ -127,8 +127,7 @@ class EscapeAdapter(_Base):
         case = task.case
         assert isinstance(case, EscapeCase)
         self.config = case.game_config
-        module = importlib.import_module(f"maze_envs.maze_escape_v{case.version}")
-        self.env = module.parallel_env(config=self.config, journal=journal)
+        self.env = find_entry(case.env_id).make(config=self.config, journal=journal)
         self._attach_recorder()
         self.tally = EscapeTally(self.config.agents)
         self._raw: dict[str, Any] = {}
@@ -174,8 +173,6 @@ class AgiMazeAdapter(_Base):
 
     def __init__(self, task: GameTask, journal: Any) -> None:
         super().__init__(task, journal)
-        from maze_envs.agimaze.env import AgiMazeEnv
-
         case = task.case
         assert isinstance(case, AgiMazeCase)
         self.case = case
@@ -191,7 +188,7 @@ class AgiMazeAdapter(_Base):
         }
         if journal is not None:
             kwargs["journal"] = journal
-        self.env = AgiMazeEnv(**kwargs)
+        self.env = find_entry(case.env_id).make(**kwargs)
         self._attach_recorder()
         self._typed: Any = None
         self._info: dict[str, Any] = {}
@@ -232,12 +229,10 @@ class AgiMazeAdapter(_Base):
     def metrics(self) -> dict[str, Any]:
         if not self.started:
             return {}
-        from maze_envs.bench.rollout import budget_of
-
         info, case = self._info, self.case
         max_steps = int(info["max_steps"])
         soft = case.soft_good_steps if case.max_steps is None else None
-        budget = int(info.get("budget") or budget_of(case.budget_factor, max_steps))
+        budget = int(info.get("budget") or case.budget(max_steps))
         scores = agimaze_scores(
             steps=int(info["steps"]),
             solved=bool(info["solved"]),

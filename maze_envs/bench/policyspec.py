@@ -142,7 +142,7 @@ class PolicyEntry(BaseModel):
     ``label`` names the arm in tables and plots (default: :attr:`name`). ``policy_seed``, when
     given, hands the policies the same seeds in every game of the arm (common random numbers);
     by default each game's policy seeds derive from its game seed and environment
-    (:mod:`maze_envs.bench.seeds`).
+    (:mod:`maze_envs.policies.seeds`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

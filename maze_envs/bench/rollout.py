@@ -28,7 +28,6 @@ must not go on without recording what it claims to record.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -327,8 +326,3 @@ async def aplay_many(
 
     await asyncio.gather(*(one(task) for task in tasks))
     return rows
-
-
-def budget_of(factor: float, max_steps: int) -> int:
-    """The AGI Maze evaluation budget the env enforces: ``max(1, floor(factor x max_steps))``."""
-    return max(1, math.floor(factor * max_steps))

@@ -33,7 +33,7 @@ from maze_envs.bench.metrics import (
     harness_endpoint,
     status_from_outcome,
 )
-from maze_envs.bench.rollout import Row, budget_of, task_columns
+from maze_envs.bench.rollout import Row, task_columns
 from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 from maze_envs.policies.interface import Decision, Usage
@@ -150,7 +150,7 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
             solved=bool(last.get("solved", False)),
             max_steps=max_steps,
             soft_good_steps=case.soft_good_steps if case.max_steps is None else None,
-            budget=budget_of(case.budget_factor, max_steps),
+            budget=case.budget(max_steps),
         )
         metrics.update(moves.metrics())
     row.update(

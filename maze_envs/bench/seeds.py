@@ -1,45 +1,19 @@
-"""Seed lists of an experiment, written as ranges (``0-49``), lists (``1,5,9``) or both; and
-how each game's policy seeds derive from its game seed.
+"""Seed lists of an experiment, written as ranges (``0-49``), lists (``1,5,9``) or both.
 
-**Policy seeds.** The game seed is the environment's reset seed. Each agent's policy gets its
-own seed (``policy.reset(agent, seed, episode)``, the policy's only source of randomness):
-
-    policy seed = :func:`agent_seed` (game seed, agent index, salt)
-
-drawn from ``numpy.random.SeedSequence((game seed, agent index, salt))``, where ``salt``
-(``case.salt``, the first 60 bits of a SHA-256) tells the games of one arm apart beyond their
-seed: for Maze Escape the environment and the maze size, for AGI Maze the bundle (path, pack
-root and pack version). So teammates get independent streams; every game of an arm gets its own
-(another seed, another maze size, another AGI Maze bundle: another policy seed, so a random agent
-never replays one action sequence on every bundle); the same game always gets the same ones, in
-any process; and arms that play the same maze or bundle with the same seed hand their policies
-the same seeds even when their rules differ (the radio, the meeting alert, the budget), so paired
-arms differ in the rule alone (common random numbers).
-
-Unless asked: an arm with ``policy_seed = N`` (a policy entry field in an experiment file) hands
-agent ``i`` the seed ``agent_seed(N, i)`` in *every* game (common random numbers across games).
-The seeds each game's policies got are stored in its journal meta (``policy_seeds``).
+How each game's policy seeds derive from its game seed is the policies' business:
+:mod:`maze_envs.policies.seeds` (the runner and ``wrappers.SingleAgentEscape`` both use it).
 
 Example:
     >>> parse_seeds("0-3,10")
     (0, 1, 2, 3, 10)
     >>> parse_seeds([5, "7-8"])
     (5, 7, 8)
-    >>> agent_seed(0, 1) == agent_seed(0, 1) != agent_seed(0, 2)
-    True
-    >>> game = policy_seeds(0, ("A", "B"), salt=7)
-    >>> game == policy_seeds(0, ("A", "B"), salt=7) != policy_seeds(0, ("A", "B"), salt=8)
-    True
-    >>> policy_seeds(0, ("A",), salt=7, fixed=3) == policy_seeds(5, ("A",), salt=9, fixed=3)
-    True
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
-
-import numpy as np
 
 #: Seeds are stored in SQLite integers (signed 64-bit).
 MAX_SEED = 2**63 - 1
@@ -95,26 +69,3 @@ def parse_seeds(value: Any) -> tuple[int, ...]:
     if not seeds:
         raise ValueError(f"seeds {value!r} name no seed; write e.g. 0-49 or 1,5,9")
     return tuple(dict.fromkeys(seeds))
-
-
-def agent_seed(game_seed: int, agent_index: int, salt: int = 0) -> int:
-    """The seed of agent ``agent_index``'s policy in the game seeded ``game_seed``.
-
-    Drawn from ``numpy.random.SeedSequence((game_seed, agent_index, salt))``, so teammates get
-    independent streams and the same game always gets the same ones. ``salt`` tells games of
-    different setups apart (the runner passes a hash of the game's environment), so that, say,
-    a random policy does not replay the same action sequence on every AGI Maze bundle.
-    """
-    state = np.random.SeedSequence((game_seed, agent_index, salt)).generate_state(2, np.uint32)
-    return int(state[0]) << 31 | int(state[1]) >> 1
-
-
-def policy_seeds(
-    game_seed: int, agents: Sequence[str], salt: int, fixed: int | None = None
-) -> dict[str, int]:
-    """The seed of each agent's policy in one game (see the module docstring): from the game
-    seed and the environment's ``salt``, or, when an arm asks for it, from its ``fixed``
-    policy seed alone (the same in every game of the arm)."""
-    if fixed is not None:
-        return {agent: agent_seed(fixed, index) for index, agent in enumerate(agents)}
-    return {agent: agent_seed(game_seed, index, salt) for index, agent in enumerate(agents)}

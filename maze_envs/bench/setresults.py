@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from maze_envs._registration import latest
 from maze_envs.bench.results import excluded_counts, played
 from maze_envs.bench.stats import bootstrap_mean, describe_estimate, wilson_interval
 
@@ -176,7 +177,8 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
 #: What the set tables mean (printed under them).
 SET_NOTE = (
     "A set is the tutorials and then one target labyrinth, played in one episode "
-    "(AgiMazeSet-v0). As in the EnvTraverse evaluation only the target counts for the score: "
+    f"({latest('agimaze', labyrinth_set=True).name}). As in the EnvTraverse evaluation only the "
+    "target counts for the score: "
     "RHAE70 = min(1, (0.7 max_steps / steps)^2) of the target when solved within the budget, "
     "else 0; steps of the set include the tutorials (resource use). Rates and means are over the "
     "sets played: 'excluded' sets (an outage touched them, or a cap stopped them) are counted "

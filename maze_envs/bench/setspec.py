@@ -28,10 +28,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from maze_envs.bench.specbase import DEFAULT_BUDGET_FACTOR, SetupBase, stable_key
+from maze_envs._registration import latest
+from maze_envs.bench.specbase import DEFAULT_BUDGET_FACTOR, SetupBase
+from maze_envs.policies.seeds import agimaze_set_salt
 
 #: Env id of the labyrinth set, as journals store it.
-AGIMAZE_SET_ENV_ID = "maze_envs/AgiMazeSet-v0"
+AGIMAZE_SET_ENV_ID = latest("agimaze", labyrinth_set=True).id
 
 
 def default_tutorials() -> tuple[str, ...]:
@@ -88,12 +90,10 @@ class AgiMazeSetCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.policies.seeds`):
         the set (its paths, pack root and pack version), as an AGI Maze case's bundle. Not the
         budget: the same set under another budget gets the same seeds."""
-        bundles = {"paths": list(self.paths), "pack_root": self.pack_root}
-        key = stable_key({"env": self.env_id, **bundles, "version": self.pack_version})
-        return int(key[:15], 16)
+        return agimaze_set_salt(self.env_id, self.paths, self.pack_root, self.pack_version)
 
 
 class AgiMazeSetSetup(SetupBase):

@@ -55,6 +55,8 @@ from typing import Annotated, Any, Literal, get_args
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from maze_envs._registration import EnvKind as PolicyKind
+from maze_envs._registration import find_entry, latest, versions
 from maze_envs.bench.policyspec import PolicyEntry
 from maze_envs.bench.setspec import AgiMazeSetCase, AgiMazeSetSetup
 from maze_envs.bench.specbase import (
@@ -62,19 +64,18 @@ from maze_envs.bench.specbase import (
     Seeds,
     SetupBase,
     seeds_or_none,
-    stable_key,
 )
 from maze_envs.escape.types import Config
+from maze_envs.policies.seeds import agimaze_salt, escape_salt, stable_key
 
+#: The environment setups of an experiment (a labyrinth set is a setup of its own).
 EnvKind = Literal["escape", "agimaze", "agimaze-set"]
-#: The environment kinds of the policy registry (a labyrinth set is played by AGI Maze policies).
-PolicyKind = Literal["escape", "agimaze"]
 ENV_KINDS: tuple[str, ...] = get_args(EnvKind)
-#: Maze Escape versions the runner can play (``maze_envs.maze_escape_v<N>``).
-ESCAPE_VERSIONS = (0, 1)
-#: Env ids per kind and version, as journals store them.
-ESCAPE_ENV_IDS = {0: "maze_envs/MazeEscape-v0", 1: "maze_envs/MazeEscape-v1"}
-AGIMAZE_ENV_ID = "maze_envs/AgiMaze-v0"
+#: Env ids per kind and version, as journals store them (from the table of environments).
+ESCAPE_ENV_IDS = versions("escape")
+#: Maze Escape versions the runner can play.
+ESCAPE_VERSIONS = tuple(ESCAPE_ENV_IDS)
+AGIMAZE_ENV_ID = latest("agimaze").id
 
 
 def parse_size(value: Any) -> tuple[int, int]:
@@ -126,10 +127,11 @@ class EscapeCase(BaseModel):
     @property
     def salt(self) -> int:
         """What tells this case's games apart from the other cases of its setup, for policy
-        seeds (:mod:`maze_envs.bench.seeds`): the environment and the maze size. Not the rules:
+        seeds (:mod:`maze_envs.policies.seeds`): the environment and the maze size. Not the rules:
         setups that differ only in what agents may do (the radio, the meeting alert) hand their
         policies the same seeds on the same maze, so paired arms differ in that rule alone."""
-        return int(stable_key({"env": self.env_id, "size": self.size})[:15], 16)
+        config = self.game_config
+        return escape_salt(self.env_id, config.width, config.height)
 
 
 class AgiMazeCase(BaseModel):
@@ -165,6 +167,11 @@ class AgiMazeCase(BaseModel):
     def size(self) -> str:
         return f"{self.rows}x{self.cols}"
 
+    def budget(self, max_steps: int) -> int:
+        """The step budget the env truncates at, by its budget rule in the table of
+        environments."""
+        return find_entry(self.env_id).budget_rule()(self.budget_factor, max_steps)
+
     def key_data(self) -> dict[str, Any]:
         return {
             "env": self.env_id,
@@ -180,11 +187,10 @@ class AgiMazeCase(BaseModel):
 
     @property
     def salt(self) -> int:
-        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.bench.seeds`):
+        """What tells this case's games apart, for policy seeds (:mod:`maze_envs.policies.seeds`):
         the bundle (its path, pack root and pack version), so no two bundles hand a policy the
         same seed. Not the budget: the same bundle under another budget gets the same seeds."""
-        bundle = {"pack": self.pack, "pack_root": self.pack_root, "version": self.pack_version}
-        return int(stable_key({"env": self.env_id, **bundle})[:15], 16)
+        return agimaze_salt(self.env_id, self.pack, self.pack_root, self.pack_version)
 
 
 Case = Annotated[EscapeCase | AgiMazeCase | AgiMazeSetCase, Field(discriminator="kind")]
@@ -233,7 +239,7 @@ class EscapeSetup(SetupBase):
     """
 
     kind: Literal["escape"] = "escape"
-    version: int = 1
+    version: int = ESCAPE_VERSIONS[-1]
     preset: str | None = None
     sizes: tuple[tuple[int, int], ...] = ()
     max_turns: int | None = None
@@ -243,7 +249,8 @@ class EscapeSetup(SetupBase):
     @classmethod
     def _version(cls, version: int) -> int:
         if version not in ESCAPE_VERSIONS:
-            raise ValueError(f"Maze Escape version {version} does not exist; use 0 or 1")
+            known = " or ".join(map(str, ESCAPE_VERSIONS))
+            raise ValueError(f"Maze Escape version {version} does not exist; use {known}")
         return version
 
     @field_validator("sizes", mode="before")

@@ -6,10 +6,8 @@ keys are hashed with :func:`stable_key`.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated, Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from maze_envs.bench.policyspec import PolicyEntry
@@ -23,11 +21,6 @@ Seeds = Annotated[tuple[int, ...], Field(min_length=1)]
 
 def seeds_or_none(value: Any) -> tuple[int, ...] | None:
     return None if value is None else parse_seeds(value)
-
-
-def stable_key(data: Any) -> str:
-    """SHA-256 (32 hex digits) of the canonical JSON of ``data``: a run key or a salt."""
-    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
 
 
 class SetupBase(BaseModel):

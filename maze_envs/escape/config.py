@@ -13,6 +13,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from maze_envs._registration import versions
 from maze_envs.escape.vocab import LANDMARK_NAMES
 
 #: Largest UTF-8 text an action may carry at all. Anything up to this reaches the rules (which may
@@ -204,21 +205,9 @@ PRESETS: Final[dict[str, dict[str, Any]]] = {
 
 
 EnvVersion = Literal[0, 1]
-#: Environment version -> the id its games are registered and journaled under.
-ENV_IDS: Final[dict[int, str]] = {0: "maze_envs/MazeEscape-v0", 1: "maze_envs/MazeEscape-v1"}
-
-
-def env_version(env_id: str) -> EnvVersion:
-    """The layout version of a Maze Escape env id (``ValueError`` for any other id).
-
-    Example:
-        >>> env_version("maze_envs/MazeEscape-v1")
-        1
-    """
-    for version, known in ENV_IDS.items():
-        if known == env_id:
-            return 1 if version == 1 else 0
-    raise ValueError(f"not a Maze Escape env id: {env_id!r}; known: {sorted(ENV_IDS.values())}")
+#: Environment version -> the id its games are registered and journaled under (from the table
+#: of environments, :mod:`maze_envs._registration`).
+ENV_IDS: Final[dict[int, str]] = versions("escape")
 
 
 def teammates(config: Config, agent: str) -> tuple[str, ...]:

@@ -1,102 +1,7 @@
 """Maze Escape: a cooperative maze for several agents that see only their own cell.
 
-Description:
-    Agents A, B, C, ... start on distinct cells of a perfect maze (every cell reachable, no loops)
-    generated from the seed. One boundary cell is the exit, with a doorway in the outer wall.
-    Named landmarks (tree, picture, piano, ...) sit on distinct cells. Every agent must visit the
-    exit at least once; visiting does not remove an agent, so one that has found the exit can go
-    back and help. Each agent keeps a notebook, its only memory, and may radio its teammates;
-    agents on the same cell read each other's notebooks. All agents act at the same time and may
-    share cells. A move into an interior wall or the outer brick leaves the agent where it is,
-    tells it so next turn and is counted; a move out through the doorway keeps it on the exit.
-    The full rules are in :mod:`maze_envs.escape.engine`.
-
-Action Space:
-    The same ``Dict`` for every agent (:mod:`maze_envs.escape.spaces`):
-
-    ==========  ===============================================================================
-    key         value
-    ==========  ===============================================================================
-    move        ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
-    notebook    ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
-                replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log`` mode:
-                ``{"append": text}`` (``""``: nothing)
-    radio       text to every teammate (``""`` sends nothing)
-    ==========  ===============================================================================
-
-    Typed :class:`~maze_envs.escape.types.Action` models, any ``Mapping`` and numpy integers are
-    accepted too; every accepted action is normalised to plain data before it is applied and
-    journaled. Anything outside the space (a negative or > 65536 splice position, a move of 5,
-    a key other than these three, text over 65536 UTF-8 bytes...) raises ``ValueError`` naming
-    the agent before the state changes. Inside the space, edits and messages that break a rule
-    are rejected with a reason shown next turn: in particular a splice position past the end of
-    the notebook's text (or ``start > end``) leaves the notebook unchanged and
-    ``last_action.notebook_reason`` says why.
-
-Observation Space:
-    A ``Dict`` per agent, documented field by field in :mod:`maze_envs.escape.observe`: the four
-    edges of the agent's cell, ``on_exit``, the landmark, turn and turns left, its notebook, last
-    turn's radio messages, notebooks of teammates on its cell and the result of its last action;
-    plus, when switched on in the config, distance sensors, coordinates (``[x, y]``, x east, y
-    north, in the ``own``/``shared``/``absolute`` frame; ``absolute`` has its origin at the
-    south-west corner cell), a trail (its last entry is last turn's cell, which equals the current
-    cell after a bump or STAY), a meeting alert and used exits. In **v1** the per-teammate
-    fields (``radio``, ``teammate_notebooks``, ``distances[1:]``, ``colocated_with``) have one
-    entry per agent in name order, the agent's own entry blank, so every agent has the same
-    space; in **v0** they list only the other agents. Observations are new objects every turn,
-    shared with nothing. Typed :class:`~maze_envs.escape.types.Observation` models (the same for
-    both versions), their JSON form and the rebuilding of a journaled observation come from
-    :mod:`maze_envs.escape.convert`.
-
-Rewards:
-    ``reward_mode="exit_and_team"`` (default): ``exit_reward`` (1.0) to an agent on its first exit
-    visit, and ``team_bonus`` (1.0) to every agent when the last agent makes its first visit.
-    ``"team_sparse"``: only the team bonus.
-
-Starting State:
-    Turn 0; agents on distinct non-exit cells at least ``min_start_distance`` moves from the exit;
-    notebooks empty; nothing on the radio.
-
-Episode End:
-    Termination for every agent when all have visited the exit (team success). Truncation for
-    every agent at turn ``max_turns``.
-
-Arguments:
-    ``config`` (a :class:`~maze_envs.escape.types.Config`), or keyword overrides of the defaults
-    (see ``maze_escape_v1.parallel_env(preset=..., **overrides)``); ``render_mode`` one of
-    ``human``, ``ansi``, ``rgb_array``; ``generator`` an injected layout generator; ``journal``
-    a :class:`maze_envs.journal.Journal` or a path to record every turn to SQLite (a journaled
-    game's generator must be one a replay can rebuild: the config's ``maze_algorithm``, a
-    ``PerfectMazeGenerator`` or a ``FixedGenerator``; others raise ``ValueError``; ``env.recorder``
-    is its :class:`~maze_envs.journal.recorder.Recorder`; a write that fails raises
-    ``JournalError`` and the game takes no more steps until ``reset()``).
-    ``infos`` carry per-agent events and analysis fields the agents never see: ``xy`` (the true
-    position, absolute ``(x, y)``, x east, y north from the south-west corner), ``row_col``
-    (the same cell as ``(row, column)``, row 0 north, as the viewer and
-    :meth:`MazeEscapeEnv.ground_truth` use), ``path_distance_to_exit``, wall bumps and doorway
-    moves; ``position`` and ``cell`` are older names of ``xy`` and ``row_col``.
-
-Version History:
-    * v1: every agent has the same observation space (per-teammate fields keyed by all agent
-      names, the agent's own entry blank); rules and trajectories unchanged.
-    * v0: initial version (per-teammate fields keyed by the other agents).
-
-Example:
-    >>> from maze_envs import maze_escape_v1
-    >>> env = maze_escape_v1.parallel_env(preset="navigator", width=9, height=9, max_turns=50)
-    >>> observations, infos = env.reset(seed=7)
-    >>> sorted(observations)
-    ['A', 'B', 'C']
-    >>> observations["A"]["position"].tolist(), observations["A"]["trail_length"]
-    ([0, 0], 0)
-    >>> step = {"move": 0, "notebook": {"append": "start"}, "radio": "hello"}
-    >>> observations, rewards, terms, truncs, infos = env.step({a: step for a in env.agents})
-    >>> observations["A"]["notebook"], observations["B"]["radio"]["A"]
-    ('start\\n', 'hello')
-    >>> observations["A"]["radio"]["A"]  # v1: the agent's own slot is blank
-    ''
-    >>> env.observation_space("A") == env.observation_space("B")
-    True
+The environment reference (description, spaces, rewards, episode end, arguments, version history)
+is the docstring of :class:`MazeEscapeEnv`, in the sections MiniGrid's environments use.
 """
 
 from __future__ import annotations
@@ -137,7 +42,116 @@ ENV_ID: Final = ENV_IDS[0]
 
 
 class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
-    """The Maze Escape ``ParallelEnv``, version 0 (see also :class:`MazeEscapeV1Env`)."""
+    """Maze Escape: a cooperative maze for several agents that see only their own cell
+    (the ``ParallelEnv``, version 0; see also :class:`MazeEscapeV1Env`).
+
+    ## Description
+
+    Agents A, B, C, ... start on distinct cells of a perfect maze (every cell reachable, no loops)
+    generated from the seed. One boundary cell is the exit, with a doorway in the outer wall.
+    Named landmarks (tree, picture, piano, ...) sit on distinct cells. Every agent must visit the
+    exit at least once; visiting does not remove an agent, so one that has found the exit can go
+    back and help. Each agent keeps a notebook, its only memory, and may radio its teammates;
+    agents on the same cell read each other's notebooks. All agents act at the same time and may
+    share cells. A move into an interior wall or the outer brick leaves the agent where it is,
+    tells it so next turn and is counted; a move out through the doorway keeps it on the exit.
+    The full rules are in :mod:`maze_envs.escape.engine`.
+
+    ## Action Space
+
+    The same ``Dict`` for every agent (:mod:`maze_envs.escape.spaces`):
+
+    ==========  ===============================================================================
+    key         value
+    ==========  ===============================================================================
+    move        ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
+    notebook    ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
+                replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log`` mode:
+                ``{"append": text}`` (``""``: nothing)
+    radio       text to every teammate (``""`` sends nothing)
+    ==========  ===============================================================================
+
+    Typed :class:`~maze_envs.escape.types.Action` models, any ``Mapping`` and numpy integers are
+    accepted too; every accepted action is normalised to plain data before it is applied and
+    journaled. Anything outside the space (a negative or > 65536 splice position, a move of 5,
+    a key other than these three, text over 65536 UTF-8 bytes...) raises ``ValueError`` naming
+    the agent before the state changes. Inside the space, edits and messages that break a rule
+    are rejected with a reason shown next turn: in particular a splice position past the end of
+    the notebook's text (or ``start > end``) leaves the notebook unchanged and
+    ``last_action.notebook_reason`` says why.
+
+    ## Observation Space
+
+    A ``Dict`` per agent, documented field by field in :mod:`maze_envs.escape.observe`: the four
+    edges of the agent's cell, ``on_exit``, the landmark, turn and turns left, its notebook, last
+    turn's radio messages, notebooks of teammates on its cell and the result of its last action;
+    plus, when switched on in the config, distance sensors, coordinates (``[x, y]``, x east, y
+    north, in the ``own``/``shared``/``absolute`` frame; ``absolute`` has its origin at the
+    south-west corner cell), a trail (its last entry is last turn's cell, which equals the current
+    cell after a bump or STAY), a meeting alert and used exits. In **v1** the per-teammate
+    fields (``radio``, ``teammate_notebooks``, ``distances[1:]``, ``colocated_with``) have one
+    entry per agent in name order, the agent's own entry blank, so every agent has the same
+    space; in **v0** they list only the other agents. Observations are new objects every turn,
+    shared with nothing. Typed :class:`~maze_envs.escape.types.Observation` models (the same for
+    both versions), their JSON form and the rebuilding of a journaled observation come from
+    :mod:`maze_envs.escape.convert`.
+
+    ## Rewards
+
+    ``reward_mode="exit_and_team"`` (default): ``exit_reward`` (1.0) to an agent on its first exit
+    visit, and ``team_bonus`` (1.0) to every agent when the last agent makes its first visit.
+    ``"team_sparse"``: only the team bonus.
+
+    ## Starting State
+
+    Turn 0; agents on distinct non-exit cells at least ``min_start_distance`` moves from the exit;
+    notebooks empty; nothing on the radio.
+
+    ## Episode End
+
+    Termination for every agent when all have visited the exit (team success). Truncation for
+    every agent at turn ``max_turns``.
+
+    ## Arguments
+
+    ``config`` (a :class:`~maze_envs.escape.types.Config`), or keyword overrides of the defaults
+    (see ``maze_escape_v1.parallel_env(preset=..., **overrides)``); ``render_mode`` one of
+    ``human``, ``ansi``, ``rgb_array``; ``generator`` an injected layout generator; ``journal``
+    a :class:`maze_envs.journal.Journal` or a path to record every turn to SQLite (a journaled
+    game's generator must be one a replay can rebuild: the config's ``maze_algorithm``, a
+    ``PerfectMazeGenerator`` or a ``FixedGenerator``; others raise ``ValueError``; ``env.recorder``
+    is its :class:`~maze_envs.journal.recorder.Recorder`; a write that fails raises
+    ``JournalError`` and the game takes no more steps until ``reset()``).
+    ``infos`` carry per-agent events and analysis fields the agents never see: ``xy`` (the true
+    position, absolute ``(x, y)``, x east, y north from the south-west corner), ``row_col``
+    (the same cell as ``(row, column)``, row 0 north, as the viewer and
+    :meth:`MazeEscapeEnv.ground_truth` use), ``path_distance_to_exit``, wall bumps and doorway
+    moves.
+
+    ## Version History
+
+    * v1: every agent has the same observation space (per-teammate fields keyed by all agent
+      names, the agent's own entry blank); rules and trajectories unchanged.
+    * v0: initial version (per-teammate fields keyed by the other agents).
+
+    ## Example
+
+    >>> from maze_envs import maze_escape_v1
+    >>> env = maze_escape_v1.parallel_env(preset="navigator", width=9, height=9, max_turns=50)
+    >>> observations, infos = env.reset(seed=7)
+    >>> sorted(observations)
+    ['A', 'B', 'C']
+    >>> observations["A"]["position"].tolist(), observations["A"]["trail_length"]
+    ([0, 0], 0)
+    >>> step = {"move": 0, "notebook": {"append": "start"}, "radio": "hello"}
+    >>> observations, rewards, terms, truncs, infos = env.step({a: step for a in env.agents})
+    >>> observations["A"]["notebook"], observations["B"]["radio"]["A"]
+    ('start\\n', 'hello')
+    >>> observations["A"]["radio"]["A"]  # v1: the agent's own slot is blank
+    ''
+    >>> env.observation_space("A") == env.observation_space("B")
+    True
+    """
 
     metadata: ClassVar[dict[str, Any]] = {
         "name": "maze_escape_v0",
@@ -350,8 +364,6 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
             infos[name] = {
                 "xy": xy[pos],
                 "row_col": cells[pos],
-                "position": xy[pos],  # older name of "xy"
-                "cell": cells[pos],  # older name of "row_col"
                 "path_distance_to_exit": exit_path[pos],
                 "visited_exit": visited[i],
                 "wall_bumps": bumps[i],
@@ -464,6 +476,7 @@ class MazeEscapeV1Env(MazeEscapeEnv):
     version: ClassVar[EnvVersion] = 1
 
 
-# The environment reference (module docstring) is what ``help()`` shows on the classes too.
-MazeEscapeEnv.__doc__ = f"{MazeEscapeEnv.__doc__}\n\n{__doc__}"
-MazeEscapeV1Env.__doc__ = f"{MazeEscapeV1Env.__doc__}\n\n{__doc__}"
+# v1 has v0's reference (its sections, after the first paragraph) under its own summary.
+MazeEscapeV1Env.__doc__ = "\n\n".join(
+    [MazeEscapeV1Env.__doc__ or "", (MazeEscapeEnv.__doc__ or "").partition("\n\n")[2]]
+)

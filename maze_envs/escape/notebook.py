@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+from maze_envs.escape.refusals import NOTEBOOK
+
 
 def _size(text: str) -> int:
     """UTF-8 size; ``isascii`` is a constant-time flag check in CPython, so ASCII is free."""
@@ -24,7 +26,7 @@ def _size(text: str) -> int:
 
 
 def _too_much_new_text(size: int, turn_bytes: int) -> str:
-    return f"new text is {size} bytes; at most {turn_bytes} bytes of new text per turn"
+    return NOTEBOOK["too_much_new_text"].format(size=size, turn_bytes=turn_bytes)
 
 
 def splice(
@@ -59,19 +61,19 @@ def splice_sized(
         return None, notebook_bytes, _too_much_new_text(size, turn_bytes)
     length = len(notebook)
     if start > end:
-        return None, notebook_bytes, f"start {start} is after end {end}"
+        return None, notebook_bytes, NOTEBOOK["start_after_end"].format(start=start, end=end)
     if end > length:
         return (
             None,
             notebook_bytes,
-            f"end {end} is beyond the notebook's {length} characters (0..{length})",
+            NOTEBOOK["end_beyond_text"].format(end=end, length=length),
         )
     result_bytes = notebook_bytes - _size(notebook[start:end]) + size
     if result_bytes > max_bytes:
         return (
             None,
             notebook_bytes,
-            f"the notebook would be {result_bytes} bytes; it holds at most {max_bytes}",
+            NOTEBOOK["notebook_too_large"].format(size=result_bytes, max_bytes=max_bytes),
         )
     return notebook[:start] + text + notebook[end:], result_bytes, ""
 
@@ -103,7 +105,7 @@ def append_line_sized(
         return (
             None,
             notebook_bytes,
-            f"the entry is {entry_bytes} bytes; the notebook holds at most {max_bytes}",
+            NOTEBOOK["entry_too_large"].format(size=entry_bytes, max_bytes=max_bytes),
         )
     result = notebook + entry
     total = notebook_bytes + entry_bytes
@@ -119,4 +121,8 @@ def append_line_sized(
         total -= line_bytes
         start = cut
         dropped += 1
-    return result[start:], total, f"dropped {dropped} oldest line(s) to fit {max_bytes} bytes"
+    return (
+        result[start:],
+        total,
+        NOTEBOOK["lines_dropped"].format(dropped=dropped, max_bytes=max_bytes),
+    )

@@ -14,16 +14,18 @@ Example:
 
 from __future__ import annotations
 
+from maze_envs.escape.refusals import RADIO
+
 
 def check_message(text: str, *, enabled: bool, max_bytes: int, cooldown_left: int) -> str:
     """The reason ``text`` may not be sent now, or ``""`` when it may."""
     if not enabled:
-        return "the radio is switched off in this game"
+        return RADIO["switched_off"]
     if cooldown_left > 0:
-        return f"radio cooling down: {cooldown_left} more turn(s) before you can send"
+        return RADIO["cooling_down"].format(cooldown_left=cooldown_left)
     size = len(text.encode())
     if size > max_bytes:
-        return f"message is {size} bytes; at most {max_bytes} bytes per message"
+        return RADIO["too_long"].format(size=size, max_bytes=max_bytes)
     return ""
 
 

@@ -26,21 +26,15 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
+from maze_envs._registration import entries
 from maze_envs.escape.env import MazeEscapeEnv
 from maze_envs.escape.generator import generator_from_description
 from maze_envs.escape.types import Action, Config
 from maze_envs.journal import GameInfo, ReplayStep
 from maze_envs.journal.capture import CaptureJournal
-
-#: Journaled env ids -> the module whose ``parallel_env`` builds that version.
-VERSIONS: Final = {
-    "maze_envs/MazeEscape-v0": "maze_envs.maze_escape_v0",
-    "maze_envs/MazeEscape-v1": "maze_envs.maze_escape_v1",
-}
 
 
 def stored_action(action: Any) -> Any:
@@ -62,17 +56,17 @@ class EscapeReplayer:
         self._env: MazeEscapeEnv | None = None
 
     def reset(self, game: GameInfo) -> ReplayStep:
-        module_name = VERSIONS.get(game.env_id)
-        if module_name is None:
+        versions = {env.id: env for env in entries("escape")}
+        version = versions.get(game.env_id)
+        if version is None:
             raise ValueError(
-                f"not a Maze Escape game: env_id {game.env_id!r} (known: {', '.join(VERSIONS)})"
+                f"not a Maze Escape game: env_id {game.env_id!r} (known: {', '.join(versions)})"
             )
         if game.seed is None:
             raise ValueError("the game has no seed, so it cannot be rebuilt")
         config = Config.model_validate(game.config)
         generator = None if game.generator is None else generator_from_description(game.generator)
-        module = importlib.import_module(module_name)
-        self._env = module.parallel_env(config=config, generator=generator, journal=self._capture)
+        self._env = version.make(config=config, generator=generator, journal=self._capture)
         self._env.reset(seed=game.seed)
         return self._capture.step(done=False)
 
@@ -82,4 +76,4 @@ class EscapeReplayer:
         return self._capture.step(done=not self._env.agents)
 
 
-__all__ = ["VERSIONS", "EscapeReplayer", "stored_action"]
+__all__ = ["EscapeReplayer", "stored_action"]

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from maze_envs.escape.engine import Board
 from maze_envs.escape.types import LANDMARK_NAMES, State
 from maze_envs.grid import EAST, NORTH, SOUTH, WEST
+from maze_envs.pictures import load_font, pillow
 
 CELL: Final = 28
 MARGIN: Final = 12
@@ -181,26 +182,10 @@ def caption(board: Board, state: State, max_turns: int | None, title: str | None
     return [title or f"Maze Escape {board.width}x{board.height}", f"{turns} · {outcome}"]
 
 
-def _pillow() -> tuple[Any, Any, Any]:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            "rgb_array rendering needs Pillow: pip install 'maze-envs[render]'"
-        ) from None
-    return Image, ImageDraw, ImageFont
-
-
-@lru_cache(maxsize=4)
-def _font(size: int) -> Any:
-    _, _, font = _pillow()
-    return font.load_default(size=size)
-
-
 @lru_cache(maxsize=8)
 def _background(board: Board) -> Any:
     """The static picture (maze, doorway, landmarks) of a board, drawn once."""
-    image_module, draw_module, _ = _pillow()
+    image_module, draw_module, _ = pillow()
     w, h = board.width, board.height
     image = image_module.new("RGB", image_size(board), BACKGROUND)
     draw = draw_module.Draw(image)
@@ -249,10 +234,10 @@ def render_rgb(
     ``max_turns`` lets the caption say "turn t/T" and recognise the time limit; ``title``
     replaces the default first caption line (``Maze Escape WxH``).
     """
-    _, draw_module, _ = _pillow()
+    _, draw_module, _ = pillow()
     image = _background(board).copy()
     draw = draw_module.Draw(image)
-    font = _font(12)
+    font = load_font(12)
     for k, line in enumerate(caption(board, state, max_turns, title)):
         draw.text((MARGIN, 3 + k * 15), line, fill=CAPTION_TEXT, font=font)
     n = len(state.positions)

@@ -12,12 +12,16 @@ Example:
     (<Move.N: 0>, 'STAY', 'bumped_interior_wall')
     >>> EDGE_KINDS
     ('open', 'interior_wall', 'outer_brick')
+    >>> OPPOSITE_DIRECTION["E"], sorted(WALL_RESULTS)
+    ('W', ['bumped_interior_wall', 'bumped_outer_brick'])
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 from typing import Final, Literal, cast
+
+from maze_envs.grid import EAST, NORTH, OPPOSITE, SOUTH, WEST
 
 
 class _Named(IntEnum):
@@ -93,12 +97,25 @@ RadioResultName = Literal["none", "sent", "refused"]
 MOVES: Final = cast("tuple[MoveName, ...]", tuple(m.label for m in Move))
 #: The four directions, in the order of ``edges``, ``used_exits`` and the moves.
 DIRECTIONS: Final = cast("tuple[Direction, ...]", MOVES[: Move.STAY])
+#: Edge bit (:mod:`maze_envs.grid`) of each direction.
+DIRECTION_BITS: Final[dict[Direction, int]] = {"N": NORTH, "E": EAST, "S": SOUTH, "W": WEST}
+_BY_BIT: Final = {bit: name for name, bit in DIRECTION_BITS.items()}
+#: The direction back where a move came from (from the grid's opposite edges).
+OPPOSITE_DIRECTION: Final[dict[Direction, Direction]] = {
+    name: _BY_BIT[OPPOSITE[bit]] for name, bit in DIRECTION_BITS.items()
+}
 EDGE_KINDS: Final = cast("tuple[EdgeKindName, ...]", tuple(k.label for k in EdgeKind))
 MOVE_RESULTS: Final = cast("tuple[MoveResultName, ...]", tuple(r.label for r in MoveResult))
 NOTEBOOK_RESULTS: Final = cast(
     "tuple[NotebookResultName, ...]", tuple(r.label for r in NotebookResult)
 )
 RADIO_RESULTS: Final = cast("tuple[RadioResultName, ...]", tuple(r.label for r in RadioResult))
+#: Move results of a move into a wall (the interior walls or the outer brick).
+WALL_RESULTS: Final[frozenset[str]] = frozenset(
+    {MoveResult.BUMPED_INTERIOR_WALL.label, MoveResult.BUMPED_OUTER_BRICK.label}
+)
+#: Move results that mean "the agent did not leave its cell although it tried".
+REFUSED_RESULTS: Final[frozenset[str]] = WALL_RESULTS | {MoveResult.DOORWAY.label}
 
 #: Landmark names, in the order their codes appear in the observation (code = index + 1; 0 none).
 LANDMARK_NAMES: Final = (

@@ -41,7 +41,6 @@ from maze_envs.policies.interface import (
     is_async,
     is_privileged,
 )
-from maze_envs.policies.movers import DepthFirstExplorer, RandomWalker
 from maze_envs.policies.registry import (
     ENV_KINDS,
     EnvKind,
@@ -64,7 +63,6 @@ __all__ = [
     "AsyncPolicyBase",
     "CooperativeExplorer",
     "Decision",
-    "DepthFirstExplorer",
     "EnvKind",
     "EscapeEpisode",
     "EscapeGroundTruth",
@@ -74,7 +72,6 @@ __all__ = [
     "PolicySpec",
     "PolicySpecError",
     "RandomWalk",
-    "RandomWalker",
     "TeamSpec",
     "TremauxExplorer",
     "Usage",

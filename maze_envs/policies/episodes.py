@@ -26,21 +26,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from maze_envs.agimaze.api.protocol import API_DESCRIPTION
+from maze_envs._registration import entries, latest
 from maze_envs.agimaze.mapfmt import PLAYER as PLAYER_GLYPH
-from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.mapfmt import read_board, render_map
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.agimaze.types import Labyrinth
 from maze_envs.policies.interface import AgiMazeEpisode, EscapeEpisode, EscapeGroundTruth
 
-#: Maze Escape env ids by the env's metadata name (the journal's ids).
+#: Maze Escape env ids by the env's metadata name, the name of its entry module (the journal's
+#: ids, from the table of environments).
 ESCAPE_ENV_IDS: Final[dict[str, str]] = {
-    "maze_escape_v0": "maze_envs/MazeEscape-v0",
-    "maze_escape_v1": "maze_envs/MazeEscape-v1",
+    env.module.rpartition(".")[2]: env.id for env in entries("escape")
 }
-AGIMAZE_ENV_ID: Final = "maze_envs/AgiMaze-v0"
-AGIMAZE_SET_ENV_ID: Final = "maze_envs/AgiMazeSet-v0"
+AGIMAZE_ENV_ID: Final = latest("agimaze").id
+AGIMAZE_SET_ENV_ID: Final = latest("agimaze", labyrinth_set=True).id
 #: The AGI Maze player's agent name.
 PLAYER: Final = "player"
 
@@ -136,17 +137,16 @@ def _task_from_map(public_map: str | None) -> dict[str, Any]:
     """Board size and start read from the public map (an HTTP backend gives nothing else).
 
     A public map of a hidden labyrinth has a closed frame (no exit gap), so it is read by its
-    geometry (2R+1 lines of 4C+1 characters, the player ``S`` at column ``4c + 2``), not parsed.
+    geometry (:func:`maze_envs.agimaze.mapfmt.read_board`), not parsed.
     """
-    lines = (public_map or "").strip("\n").split("\n")
-    width = len(lines[0])
-    if len(lines) < 3 or len(lines) % 2 == 0 or width < 5 or (width - 1) % 4:
+    try:
+        board = read_board(public_map or "")
+    except ValueError:
         return {}
-    task: dict[str, Any] = {"board": {"rows": (len(lines) - 1) // 2, "cols": (width - 1) // 4}}
-    for row, line in enumerate(lines[1::2]):
-        col = line.find(PLAYER_GLYPH)
-        if col >= 2 and (col - 2) % 4 == 0:
-            task["start"] = [row, (col - 2) // 4]
+    task: dict[str, Any] = {"board": {"rows": board.rows, "cols": board.cols}}
+    for (row, col), glyph in board.glyphs.items():
+        if glyph == PLAYER_GLYPH:
+            task["start"] = [row, col]
     return task
 
 

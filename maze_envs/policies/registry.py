@@ -41,10 +41,11 @@ import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from maze_envs._registration import ENV_KINDS, EnvKind
 from maze_envs.policies.agimaze import AgiMazeExplorer, AgiMazeOracle, AgiMazeRandom
 from maze_envs.policies.escape import (
     CooperativeExplorer,
@@ -53,22 +54,10 @@ from maze_envs.policies.escape import (
     TremauxExplorer,
     WallFollower,
 )
+from maze_envs.policies.providers import LLM_PREFIXES, unknown_prefix
 
-EnvKind = Literal["escape", "agimaze"]
-#: The environment kinds, in the order tables list them.
-ENV_KINDS: Final[tuple[EnvKind, ...]] = ("escape", "agimaze")
 #: The entry-point group of policy plug-ins: name = spec prefix, value = factory.
 ENTRY_POINT_GROUP: Final = "maze_envs.policies"
-#: Prefixes the ``llm`` extra provides, for a helpful error when it is not installed.
-LLM_PREFIXES: Final = (
-    "anthropic",
-    "openai",
-    "openai-chat",
-    "openrouter",
-    "ollama",
-    "scripted",
-    "stand-in",
-)
 
 
 class PolicySpecError(ValueError):
@@ -236,9 +225,13 @@ def _from_import_path(spec: str, options: Mapping[str, Any]) -> Any:
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise PolicySpecError(
-            f"cannot import module {module_name!r} of policy {spec!r}: {exc}"
-        ) from None
+        problem = f"cannot import module {module_name!r} of policy {spec!r}: {exc}"
+        if "." not in module_name and getattr(exc, "name", None) == module_name:
+            # no such top-level module: most likely a provider prefix, misspelt or not ours
+            problem = (
+                f"{unknown_prefix(spec)}; or an import path 'package.module:Class' ({problem})"
+            )
+        raise PolicySpecError(problem) from None
     for part in attribute.split("."):
         try:
             obj = getattr(obj, part)

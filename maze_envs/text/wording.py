@@ -18,9 +18,10 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-EnvKind = Literal["escape", "agimaze"]
+from maze_envs._registration import EnvKind
+
 #: Newest wording version per environment (what the renderers use by default).
 LATEST: Final[dict[str, str]] = {"escape": "v1", "agimaze": "v1"}
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.api.server import AgiMazeService, create_app, openapi_schema, root_resolver
 from maze_envs.agimaze.api.server import main as serve_main
 from maze_envs.agimaze.bundle import save_bundle
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.packs import PackPathError, resolve_pack_path
 from maze_envs.agimaze.types import Bundle, BundleMeta, Labyrinth
 from tests.agimaze.test_env import corridor, generated, needs_packs

@@ -13,10 +13,10 @@ from maze_envs.bench.command import main_experiment
 from maze_envs.bench.report import markdown
 from maze_envs.bench.results import paired_ratio, summarize
 from maze_envs.bench.runner import RunOptions, run_experiment
-from maze_envs.bench.seeds import policy_seeds
 from maze_envs.bench.spec import Experiment
 from maze_envs.bench.stats import bootstrap_ratio, describe_estimate
 from maze_envs.journal import Journal
+from maze_envs.policies.seeds import policy_seeds
 
 
 def _row(policy: str, seed: int, ratio: float | None, size: str = "9x9") -> dict[str, Any]:

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_value
-from maze_envs.bench.seeds import agent_seed, parse_seeds
+from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, Experiment, parse_size
 from maze_envs.escape.types import Config
+from maze_envs.policies.seeds import agent_seed
 
 
 def escape_experiment(**setup: object) -> Experiment:
@@ -51,7 +52,7 @@ def test_agent_seeds_are_fixed_independent_streams() -> None:
     seeds = {agent_seed(game, agent) for game in range(20) for agent in range(3)}
     assert len(seeds) == 60
     assert agent_seed(4, 1) == agent_seed(4, 1)
-    code = "from maze_envs.bench.seeds import agent_seed; print(agent_seed(4, 1))"
+    code = "from maze_envs.policies.seeds import agent_seed; print(agent_seed(4, 1))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(other.stdout) == agent_seed(4, 1)  # the same in another process
 

@@ -48,7 +48,7 @@ def play(path: Path, seed: int = 4, turns: int = 12) -> dict[str, Any]:
     )
     _, infos = env.reset(seed=seed)
     live: dict[str, Any] = {
-        "cells": [{a: list(infos[a]["cell"]) for a in env.possible_agents}],
+        "cells": [{a: list(infos[a]["row_col"]) for a in env.possible_agents}],
         "path": [{a: infos[a]["path_distance_to_exit"] for a in env.possible_agents}],
         "rewards": [dict.fromkeys(env.possible_agents, 0.0)],
     }
@@ -61,7 +61,7 @@ def play(path: Path, seed: int = 4, turns: int = 12) -> dict[str, Any]:
             "radio": radio,
         }
         _, rewards, _, _, infos = env.step({a: action for a in env.agents})
-        live["cells"].append({a: list(infos[a]["cell"]) for a in env.possible_agents})
+        live["cells"].append({a: list(infos[a]["row_col"]) for a in env.possible_agents})
         live["path"].append({a: infos[a]["path_distance_to_exit"] for a in env.possible_agents})
         live["rewards"].append(rewards)
         turn += 1

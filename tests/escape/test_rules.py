@@ -12,7 +12,7 @@ def test_bumps_leave_the_agent_in_place_and_are_counted_by_kind() -> None:
     env = comb_env()
     env.reset(seed=0)
     obs, *_, infos = step(env, A=act(W), B=act(E))  # both interior walls
-    assert infos["A"]["cell"] == (4, 4) and infos["B"]["cell"] == (4, 2)
+    assert infos["A"]["row_col"] == (4, 4) and infos["B"]["row_col"] == (4, 2)
     assert obs["A"]["last_action"]["move"] == MoveResult.BUMPED_INTERIOR_WALL
     assert infos["A"]["events"]["move"] == "bumped_interior_wall"
     obs, *_, infos = step(env, A=act(E), B=act(S))  # outer brick on the east and south sides
@@ -21,7 +21,7 @@ def test_bumps_leave_the_agent_in_place_and_are_counted_by_kind() -> None:
     assert infos["A"]["wall_bumps"] == 2 and infos["B"]["wall_bumps"] == 2
     assert infos["C"]["wall_bumps"] == 0
     obs, *_, infos = step(env, A=act(N))
-    assert infos["A"]["cell"] == (3, 4) and obs["A"]["last_action"]["move"] == MoveResult.MOVED
+    assert infos["A"]["row_col"] == (3, 4) and obs["A"]["last_action"]["move"] == MoveResult.MOVED
     assert infos["A"]["wall_bumps"] == 2
     assert obs["C"]["last_action"]["move"] == MoveResult.STAYED
 
@@ -46,7 +46,7 @@ def test_moving_out_through_the_doorway_stays_on_the_exit_and_is_not_a_wall_bump
     for _ in range(4):
         step(env, C=act(S))
     obs, rewards, *_, infos = step(env, C=act(S))
-    assert infos["C"]["cell"] == (4, 0)
+    assert infos["C"]["row_col"] == (4, 0)
     assert obs["C"]["last_action"]["move"] == MoveResult.DOORWAY
     assert infos["C"]["events"]["move"] == "doorway"
     assert infos["C"]["doorway_moves"] == 1 and infos["C"]["wall_bumps"] == 0
@@ -60,11 +60,11 @@ def test_simultaneous_moves_and_shared_cells() -> None:
     for _ in range(4):
         step(env, A=act(N), C=act(E))
     obs, *_, infos = step(env)
-    assert infos["A"]["cell"] == infos["C"]["cell"] == (0, 4)
+    assert infos["A"]["row_col"] == infos["C"]["row_col"] == (0, 4)
     assert obs["A"]["teammate_notebooks"]["C"]["shown"] == 1
     # Moving apart at the same time: swap-free simultaneous resolution.
     obs, *_, infos = step(env, A=act(S), C=act(W))
-    assert infos["A"]["cell"] == (1, 4) and infos["C"]["cell"] == (0, 3)
+    assert infos["A"]["row_col"] == (1, 4) and infos["C"]["row_col"] == (0, 3)
 
 
 def test_exit_visit_pays_once_keeps_the_agent_in_play_and_success_terminates() -> None:
@@ -131,18 +131,18 @@ def test_ground_truth_and_analysis_infos() -> None:
     truth = env.ground_truth()
     assert truth["shortest_path_to_exit"] == {"A": 12, "B": 10, "C": 4}
     assert truth["fastest_possible_finish"] == 12
-    assert infos["A"]["path_distance_to_exit"] == 12 and infos["A"]["position"] == (4, 0)
+    assert infos["A"]["path_distance_to_exit"] == 12 and infos["A"]["xy"] == (4, 0)
     assert infos["C"]["fastest_possible_finish"] == 12
     for key in ("path_distance_to_exit", "position", "cell", "wall_bumps"):
         assert key not in obs["A"]
     step(env, A=act(N))
     _, _, _, _, infos = step(env, A=act(N))
-    assert infos["A"]["path_distance_to_exit"] == 10 and infos["A"]["cell"] == (2, 4)
+    assert infos["A"]["path_distance_to_exit"] == 10 and infos["A"]["row_col"] == (2, 4)
 
 
 def test_stay_keeps_everything() -> None:
     env = comb_env()
     env.reset(seed=0)
     obs, *_, infos = step(env, A=act(STAY))
-    assert infos["A"]["cell"] == (4, 4) and obs["A"]["last_action"]["move"] == MoveResult.STAYED
+    assert infos["A"]["row_col"] == (4, 4) and obs["A"]["last_action"]["move"] == MoveResult.STAYED
     assert infos["A"]["wall_bumps"] == 0

@@ -146,7 +146,7 @@ def test_numpy_integers_are_accepted() -> None:
     env = comb_env()
     env.reset(seed=0)
     _obs, *_, infos = env.step({a: {**act(), "move": np.int64(0)} for a in env.agents})
-    assert infos["A"]["cell"] == (3, 4)
+    assert infos["A"]["row_col"] == (3, 4)
 
 
 def test_typed_actions_are_accepted_and_round_trip() -> None:

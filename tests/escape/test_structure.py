@@ -1,6 +1,7 @@
 """The package's import structure (issue 6): no import cycles among the modules of
-``maze_envs`` at load time, and the layering (``maze_envs`` imports neither ``wrappers`` nor
-``llm_policies``). Found by walking the source, so a cycle is named before it bites."""
+``maze_envs`` at load time, found by walking the source, so a cycle is named before it bites.
+The floors themselves are a declarative contract (``[tool.importlinter]`` in pyproject.toml,
+tests/test_import_contracts.py)."""
 
 from __future__ import annotations
 
@@ -112,69 +113,6 @@ def test_no_module_of_the_package_is_in_an_import_cycle() -> None:
     assert _cycles(graph) == []
 
 
-def test_the_modules_of_the_broken_cycles_import_only_downwards() -> None:
-    graph = _graph()
-    for low, high in [
-        ("maze_envs.escape.types", "maze_envs.escape.convert"),
-        ("maze_envs.escape.types", "maze_envs.escape.spaces"),
-        ("maze_envs.escape.types", "maze_envs.escape.engine"),
-        ("maze_envs.agimaze.api.http_backend", "maze_envs.agimaze.env"),
-        ("maze_envs.agimaze.api.client", "maze_envs.agimaze.env"),
-        ("maze_envs.journal.store", "maze_envs.journal.verify"),
-    ]:
-        assert high not in graph[low], f"{low} imports {high}"
-
-
-def test_maze_envs_never_imports_the_layers_above_it() -> None:
-    for path in ROOT.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and not node.level:
-                names = [node.module or ""]
-            for name in names:
-                top = name.partition(".")[0]
-                assert top not in {"wrappers", "llm_policies"}, f"{path} imports {name}"
-
-
-#: floor -> rank (../shared/DESIGN.md): a floor imports only floors of a lower rank, lazy imports
-#: inside functions included. A new floor must be placed here.
-FLOORS: dict[str, int] = {
-    "maze_envs.grid": 0,
-    "maze_envs.journal": 1,
-    "maze_envs.escape": 2,
-    "maze_envs.agimaze": 2,
-    "maze_envs._registration": 3,
-    "maze_envs.maze_escape_v0": 3,
-    "maze_envs.maze_escape_v1": 3,
-    "maze_envs.text": 3,
-    "maze_envs.policies": 3,
-    "maze_envs.verify": 3,
-    "maze_envs.metrics": 3,  # every metric's definition: reading, the viewer and bench call it
-    # reading journaled games (tracks, replayed steps, the steps as the metrics count them)
-    "maze_envs.journal.read": 4,
-    "maze_envs": 5,  # the package itself: registration and the lazy entry modules
-    "maze_envs.view": 5,
-    "maze_envs.bench": 6,
-    "maze_envs.studies": 7,  # studies as data, made benchmark experiments; their reports
-    "maze_envs.cli": 7,
-    "maze_envs.__main__": 8,
-}
-
-
-#: Packages that are a floor of their own inside another floor's folder.
-SUB_FLOORS = ("maze_envs.journal.read",)
-
-
-def _floor(module: str) -> str:
-    for floor in SUB_FLOORS:
-        if module == floor or module.startswith(floor + "."):
-            return floor
-    parts = module.split(".")
-    return ".".join(parts[:2]) if len(parts) > 1 else module
-
-
 def _all_imports(path: Path, module: str, modules: set[str]) -> set[str]:
     """Every module of the package ``module`` imports anywhere (functions included), except in
     ``if TYPE_CHECKING:`` blocks."""
@@ -192,23 +130,6 @@ def _all_imports(path: Path, module: str, modules: set[str]) -> set[str]:
             subs = {f"{target}.{alias.name}" for alias in node.names} & modules
             found.update(subs or {target})
     return {m for m in found if m.partition(".")[0] == "maze_envs"}
-
-
-def test_each_floor_imports_only_floors_below_it() -> None:
-    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
-    unplaced = sorted({_floor(m) for m in files} - set(FLOORS))
-    assert not unplaced, f"place these floors in FLOORS: {unplaced}"
-    upward = {}
-    for module, path in files.items():
-        here = _floor(module)
-        above = sorted(
-            m
-            for m in _all_imports(path, module, set(files))
-            if _floor(m) != here and FLOORS.get(_floor(m), 99) >= FLOORS[here]
-        )
-        if above:
-            upward[module] = above
-    assert upward == {}, f"modules importing a floor that is not below theirs: {upward}"
 
 
 def test_the_agimaze_game_never_imports_its_http_api() -> None:
@@ -242,9 +163,11 @@ def test_the_analysis_and_the_viewer_share_the_reading_floor_and_not_each_other(
     assert any(i.startswith(reading) for found in analysis.values() for i in found)
     viewer = [found for m, found in imports.items() if m.startswith("maze_envs.view")]
     assert any(i.startswith(reading) for found in viewer for i in found)
+
     # the journal proper knows nothing of the environments nor of its reading floor
-    journal = {m: i for m, i in imports.items() if _floor(m) == "maze_envs.journal"}
-    above = {
-        m: sorted(x for x in i if _floor(x) != "maze_envs.journal") for m, i in journal.items()
-    }
+    def proper(module: str) -> bool:
+        return module.startswith("maze_envs.journal") and not module.startswith(reading)
+
+    journal = {m: i for m, i in imports.items() if proper(m)}
+    above = {m: sorted(x for x in i if not proper(x)) for m, i in journal.items()}
     assert {m: i for m, i in above.items() if i} == {}

@@ -10,8 +10,8 @@ import numpy as np
 import pydantic
 import pytest
 
-from maze_envs.agimaze.api.protocol import API_DESCRIPTION
 from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.observation import AgiMazeObservation, decode_formal
 from maze_envs.agimaze.set_env import INITIAL_MESSAGE, SET_DESCRIPTION
 from maze_envs.policies import agimaze_episode, escape_episode

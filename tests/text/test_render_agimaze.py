@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 import maze_envs  # noqa: F401  (registers the environments)
-from maze_envs.agimaze.api.protocol import API_DESCRIPTION
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.policies.episodes import agimaze_episode
 from maze_envs.text import agimaze_description, render_agimaze

@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import maze_envs  # noqa: F401  (registers the environments)
 from maze_envs.agimaze.env import AgiMazeEnv
-from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.mapfmt import read_board, render_map
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
 from maze_envs.agimaze.types import ExitGap, Labyrinth
 from maze_envs.agimaze.viewer import (
@@ -27,7 +27,6 @@ from maze_envs.agimaze.viewer import (
     blank_map,
     caption,
     image_size,
-    read_board,
     render_rgb,
 )
 from maze_envs.grid import EAST, SOUTH

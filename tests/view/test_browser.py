@@ -20,7 +20,7 @@ from maze_envs import maze_escape_v0
 from maze_envs.agimaze.packs import resolve_pack_path
 from maze_envs.journal import Blob, Journal
 from maze_envs.view import agimaze_game_data, escape_game_data, main
-from maze_envs.view.browser import Chromium, file_url, find_chromium
+from tests.chromium import Chromium, file_url, find_chromium
 from tests.conftest import REPO_ROOT
 from tests.view.journals import record_agimaze
 

@@ -21,9 +21,9 @@ from pettingzoo.utils.env import ParallelEnv
 
 from maze_envs.journal import Journal
 from maze_envs.view import game_data, main
-from maze_envs.view.browser import Chromium, file_url, find_chromium
 from maze_envs.view.generic_data import MAX_ITEMS, NOT_REPLAYED
 from maze_envs.view.page import read_payload
+from tests.chromium import Chromium, file_url, find_chromium
 from wrappers.recording import RecordJournal, RecordJournalParallel
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +24,12 @@ from wrappers.contract.cli import move_main, start_main, status_main
 
 TUTORIAL = "TUTORIAL/STAGE-01/0000.json"
 HIDDEN = "TRAINING/S0-keys/STAGE-01/0005.json"
-#: The entry points the lead adds to pyproject.toml ([project.entry-points."maze_envs.commands"]).
-ENTRY_POINTS = {
-    "contract": "wrappers.contract.cli:GROUP_HELP",
-    "contract start": "wrappers.contract.cli:start_main",
-    "contract move": "wrappers.contract.cli:move_main",
-    "contract status": "wrappers.contract.cli:status_main",
-    "replay-decisions": "llm_policies.replay:main",
+#: The rows of the command table (maze_envs.cli.COMMANDS) that wrappers and llm_policies ship.
+SHIPPED_COMMANDS = {
+    ("contract", "start"): "wrappers.contract.cli:start_main",
+    ("contract", "move"): "wrappers.contract.cli:move_main",
+    ("contract", "status"): "wrappers.contract.cli:status_main",
+    ("replay-decisions",): "llm_policies.replay:main",
 }
 
 
@@ -207,9 +206,9 @@ def test_labyrinth_set_solved_to_the_end(tmp_path: Path) -> None:
 def test_escape_single_agent_session_matches_a_live_game(tmp_path: Path) -> None:
     spec = SessionSpec(env="escape", width=5, height=5, max_turns=12, seed=5)
     start_session(tmp_path, spec)
-    from maze_envs.bench.seeds import agent_seed
     from maze_envs.escape.convert import observation_to_model
     from maze_envs.escape.types import Action
+    from maze_envs.policies.seeds import agent_seed
 
     env = maze_escape_v1.parallel_env(preset="full", width=5, height=5, max_turns=12)
     raw, _ = env.reset(seed=5)
@@ -270,15 +269,10 @@ def test_escape_every_agent_session(tmp_path: Path) -> None:
     assert status["controlled"] == ["A", "B", "C"] and status["steps"] == 1
 
 
-def _entry_points(table: dict[str, str]) -> Any:
-    points = [EntryPoint(name, value, cli.ENTRY_POINT_GROUP) for name, value in table.items()]
-    return lambda group: [p for p in points if p.group == group]
-
-
-def test_plugin_commands_route_list_and_answer_help_under_their_names(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+def test_shipped_commands_route_list_and_answer_help_under_their_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cli, "entry_points", _entry_points(ENTRY_POINTS))
+    assert {w: cli.COMMANDS[w][0] for w in SHIPPED_COMMANDS} == SHIPPED_COMMANDS
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "contract  " in out and "replay-decisions" in out and "EnvTraverse contract" in out
@@ -287,12 +281,12 @@ def test_plugin_commands_route_list_and_answer_help_under_their_names(
     assert out.startswith("usage: maze-envs contract ")
     for word in ("start", "move", "status"):
         assert f"  {word} " in out
-    for words in [w for w in cli.all_commands() if w not in cli.COMMANDS]:
+    for words in SHIPPED_COMMANDS:
         with pytest.raises(SystemExit) as exit_:
             cli.main([*words, "--help"])
         assert exit_.value.code == 0
         assert capsys.readouterr().out.startswith(f"usage: maze-envs {' '.join(words)} ")
-    assert ("contract",) in cli.all_groups() and ("contract",) not in cli.all_commands()
+    assert ("contract",) in cli.GROUPS and ("contract",) not in cli.COMMANDS
     workspace = str(tmp_path)
     assert cli.main(["contract", "start", "--workspace", workspace, "--env", "agimaze",
                      "--path", TUTORIAL]) == 0  # fmt: skip
@@ -301,33 +295,9 @@ def test_plugin_commands_route_list_and_answer_help_under_their_names(
     assert "did you mean 'move'?" in capsys.readouterr().err
 
 
-def test_a_broken_plugin_is_listed_and_built_in_rows_win(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    table = {"broken": "no_such_module_xyz:main", "verify": "wrappers.contract.cli:status_main"}
-    monkeypatch.setattr(cli, "entry_points", _entry_points(table))
-    assert cli.main(["--help"]) == 0
-    out = capsys.readouterr().out
-    assert "(unavailable: ModuleNotFoundError" in out
-    assert cli.all_commands()[("verify",)][0] == "maze_envs.verify:main"
-
-
-def _installed_entry_points(root: Path) -> dict[str, str]:
-    """The environment of a subprocess that sees the entry points as an installed dist."""
-    import os
-
-    dist = root / "site" / "maze_envs_commands_test-0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: maze-envs-commands-test\n")
-    lines = [f"{name} = {value}" for name, value in ENTRY_POINTS.items()]
-    (dist / "entry_points.txt").write_text(f"[{cli.ENTRY_POINT_GROUP}]\n" + "\n".join(lines))
-    paths = [str(root / "site"), str(Path(__file__).resolve().parents[2])]
-    old = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, *([old] if old else [])])}
-
-
-def test_the_commands_run_from_installed_entry_points(tmp_path: Path) -> None:
-    env = _installed_entry_points(tmp_path)
+def test_the_shipped_commands_run_in_a_subprocess(tmp_path: Path) -> None:
+    paths = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "maze_envs", *args]

@@ -157,3 +157,38 @@ def test_maskable_ppo_learns_on_the_numeric_single_agent_env() -> None:
         observation, _, terminated, truncated, _ = env.step(int(action))
         if terminated or truncated:
             break
+
+
+def test_the_same_seed_gives_the_same_teammates_as_the_runner() -> None:
+    """The runner's game of seed 7 with random agents, replayed through the wrapper (the
+    learner A repeating the runner's A): the random teammates play the same moves, because both
+    seed them by :func:`maze_envs.policies.seeds.policy_seeds` (issue 17)."""
+    from maze_envs.bench.envs import EscapeAdapter
+    from maze_envs.bench.spec import Experiment
+    from maze_envs.policies import as_decision
+
+    experiment = Experiment.model_validate(
+        {"seeds": [7], "escape": {"preset": "full", "sizes": [6], "max_turns": 40,
+                                  "policies": ["random"]}}
+    )  # fmt: skip
+    (task,) = experiment.tasks()
+    adapter = EscapeAdapter(task, None)
+    adapter.reset()
+    learner_moves, digests = [], [adapter.env.state_digest()]
+    while adapter.running:
+        observations = adapter.observations()
+        actions = {
+            a: as_decision(adapter.policies[a].act(o)).action for a, o in observations.items()
+        }
+        learner_moves.append(actions["A"])
+        adapter.step(actions)
+        digests.append(adapter.env.state_digest())
+    env = SingleAgentEscape(preset="full", width=6, height=6, max_turns=40, teammates="random")
+    env.reset(seed=7)
+    seeds = adapter.policy_seeds
+    assert env.teammate_seeds() == {"B": seeds["B"], "C": seeds["C"]}
+    replayed = [env.base_env.state_digest()]
+    for move in learner_moves:
+        env.step(move)
+        replayed.append(env.base_env.state_digest())
+    assert len(digests) > 10 and replayed == digests

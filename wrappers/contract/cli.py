@@ -35,13 +35,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 from wrappers.contract.files import move, read_status, start_session
 from wrappers.contract.session import ContractError, SessionSpec
-
-#: The help line of the ``maze-envs contract`` command group (entry point ``contract``).
-GROUP_HELP: Final = "play an environment through files in a workspace (EnvTraverse contract)"
 
 
 def _fail(prog: str, error: Exception) -> int:

@@ -24,39 +24,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from importlib import resources
 from typing import Any, Final
 
-from maze_envs.agimaze.api.protocol import API_DESCRIPTION
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.set_env import START_ACTION
 from maze_envs.escape.types import Config
 from maze_envs.policies.episodes import agimaze_episode
 from maze_envs.text import agimaze_description, escape_legend
 
-#: How to play through the workspace; written as ``CONTRACT.md`` in every workspace.
-INTERFACE: Final = """\
-# Playing through files
 
-Read `observations/environment_description.md` first: it describes the environment, the goal
-and the actions.
+def _data(name: str) -> str:
+    return resources.files("wrappers.contract").joinpath("data", name).read_text(encoding="utf-8")
 
-Send one action, a JSON object, with
 
-    maze-envs contract move --workspace WORKSPACE '<action-json>'
-
-After every action the files in `observations/` hold the environment's latest response:
-
-* `state.txt`: the current observation as text;
-* `map.txt`: the current map with your position (only where the map is open, e.g. tutorials);
-* `message.md`: the last message of the environment (narration, or a transition message);
-* `labyrinth_description.md`: the description of the labyrinth being played (labyrinth sets);
-* `status.json`: `terminal` (no further actions are accepted once it is true), `steps`,
-  `budget`, `solved` and what else the environment reports.
-
-A file that is not part of the latest response is removed. Every response is also kept, never
-changed, in `history/NNNN/` (with the action that produced it as `action.json`).
-`maze-envs contract status --workspace WORKSPACE` prints `status.json`. Do not edit
-`observations/`, `history/` or `.contract/`; use the rest of the workspace as you like.
-"""
+#: How to play through the workspace; written as ``CONTRACT.md`` in every workspace
+#: (``data/CONTRACT.md``).
+INTERFACE: Final = _data("CONTRACT.md")
+#: The rules of Maze Escape as a contract session states them (``data/escape_rules.md``, one
+#: paragraph).
+ESCAPE_RULES: Final = " ".join(_data("escape_rules.md").split())
 
 
 def _action_list(names: list[str]) -> str:
@@ -94,16 +81,6 @@ def set_description(set_text: str, count: int) -> str:
     )
 
 
-_ESCAPE_RULES: Final = (
-    "Agents start on distinct cells of a maze with no loops. One cell on the boundary is the "
-    "exit. The team succeeds when every agent has stood on the exit at least once; an agent "
-    "that found it may go back out to help. Agents see only their own cell and act at the same "
-    "time. Moving into a wall leaves you where you were (the turn still counts). Your notebook "
-    "is your only memory between turns; teammates on your cell read it, and the radio (when it "
-    "is on) reaches every teammate next turn."
-)
-
-
 def escape_description(config: Config, agent: str | None, teammates: str | None) -> str:
     """The description of a Maze Escape session for ``agent`` (None: every agent)."""
     agents = list(config.agents)
@@ -134,7 +111,7 @@ def escape_description(config: Config, agent: str | None, teammates: str | None)
     lines = [
         "# Maze Escape",
         "",
-        _ESCAPE_RULES,
+        ESCAPE_RULES,
         "",
         who,
         f"Board: {config.width} by {config.height} cells. Turn limit: {config.max_turns}.",

@@ -36,6 +36,7 @@ from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.scoring import step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
 from maze_envs.escape.types import Action
+from maze_envs.policies.episodes import AGIMAZE_ENV_ID, AGIMAZE_SET_ENV_ID
 from maze_envs.text import render_agimaze, render_escape
 from wrappers.contract.description import (
     escape_description,
@@ -142,7 +143,7 @@ class _AgiMazeGame:
         max_steps = int(info["max_steps"])
         status = {
             "env": "agimaze",
-            "env_id": "maze_envs/AgiMaze-v0",
+            "env_id": AGIMAZE_ENV_ID,
             "name": info["name"],
             "terminal": self.over,
             "solved": bool(info["solved"]),
@@ -207,7 +208,7 @@ class _AgiMazeSetGame:
         results = info["results"]
         status = {
             "env": "agimaze-set",
-            "env_id": "maze_envs/AgiMazeSet-v0",
+            "env_id": AGIMAZE_SET_ENV_ID,
             "terminal": self.over,
             "index": index,
             "count": count,
@@ -229,8 +230,8 @@ class _EscapeGame:
 
     def __init__(self, spec: SessionSpec) -> None:
         from maze_envs import maze_escape_v1
-        from maze_envs.bench.seeds import agent_seed
         from maze_envs.policies import escape_episode, make_policy
+        from maze_envs.policies.seeds import agent_seed
 
         try:
             self.env = maze_escape_v1.parallel_env(

@@ -42,9 +42,12 @@ import json
 import time
 import urllib.parse
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any, Final
 
-RETRY_STATUSES: Final = frozenset({502, 503, 504})
+RETRY_STATUSES: Final = frozenset(
+    {HTTPStatus.BAD_GATEWAY, HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.GATEWAY_TIMEOUT}
+)
 #: Largest reply body read (real replies are a few KiB; a map of the largest board ~33 KiB).
 MAX_REPLY_BYTES: Final = 1 << 20
 
@@ -373,7 +376,8 @@ class AgiMazeClient:
                 failure = _retryable_failure(f"{method} {url}", status, raw, tried)
                 continue
             body = _decode(method, url, status, raw)
-            if status >= 400 and not (status == 400 and body.get("error") == "bad_action"):
+            bad_action = status == HTTPStatus.BAD_REQUEST and body.get("error") == "bad_action"
+            if status >= HTTPStatus.BAD_REQUEST and not bad_action:
                 detail = body.get("detail", body)
                 raise AgiMazeAPIError(
                     f"{method} {url}: HTTP {status} {body.get('error', 'error')}: {detail}",

@@ -12,6 +12,7 @@ It talks through :class:`~maze_envs.agimaze.api.client.AgiMazeClient` (standard 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def _may_have_been_applied(exc: AgiMazeAPIError) -> bool:
     """
     if isinstance(exc, (AgiMazeTimeoutError, AgiMazeConnectionError, AgiMazeProtocolError)):
         return True
-    return exc.status is None or exc.status >= 500
+    return exc.status is None or exc.status >= HTTPStatus.INTERNAL_SERVER_ERROR
 
 
 def expected_actions(path: str) -> list[str]:

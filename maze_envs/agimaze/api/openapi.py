@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from maze_envs.agimaze.api import protocol
+
+
+def _code(status: HTTPStatus) -> str:
+    """A response key of the OpenAPI document (the status number as text)."""
+    return str(status.value)
 
 
 def openapi_schema() -> dict[str, Any]:
@@ -52,17 +58,23 @@ def openapi_schema() -> dict[str, Any]:
         "info": {"title": "AGI Maze API (maze-envs offline server)", "version": "1"},
         "paths": {
             "/api/description": {
-                "get": {"responses": {"200": reply(protocol.DescriptionResponse, "rule text")}}
+                "get": {
+                    "responses": {
+                        _code(HTTPStatus.OK): reply(protocol.DescriptionResponse, "rule text")
+                    }
+                }
             },
             "/api/start": {
                 "post": {
                     "requestBody": body(protocol.StartRequest),
                     "responses": {
-                        "200": reply(protocol.StartResponse, "a new session"),
-                        "400": error,
-                        "408": too_slow,
-                        "413": too_large,
-                        "503": reply(protocol.ErrorResponse, "server_full (see retry_after)"),
+                        _code(HTTPStatus.OK): reply(protocol.StartResponse, "a new session"),
+                        _code(HTTPStatus.BAD_REQUEST): error,
+                        _code(HTTPStatus.REQUEST_TIMEOUT): too_slow,
+                        _code(HTTPStatus.REQUEST_ENTITY_TOO_LARGE): too_large,
+                        _code(HTTPStatus.SERVICE_UNAVAILABLE): reply(
+                            protocol.ErrorResponse, "server_full (see retry_after)"
+                        ),
                     },
                 }
             },
@@ -70,12 +82,14 @@ def openapi_schema() -> dict[str, Any]:
                 "post": {
                     "requestBody": body(protocol.StepRequest),
                     "responses": {
-                        "200": reply(protocol.StepResponse, "the step's result"),
-                        "400": step_400,
-                        "404": error,
-                        "408": too_slow,
-                        "409": reply(protocol.ErrorResponse, "game_over, stale_seq, seq_conflict"),
-                        "413": too_large,
+                        _code(HTTPStatus.OK): reply(protocol.StepResponse, "the step's result"),
+                        _code(HTTPStatus.BAD_REQUEST): step_400,
+                        _code(HTTPStatus.NOT_FOUND): error,
+                        _code(HTTPStatus.REQUEST_TIMEOUT): too_slow,
+                        _code(HTTPStatus.CONFLICT): reply(
+                            protocol.ErrorResponse, "game_over, stale_seq, seq_conflict"
+                        ),
+                        _code(HTTPStatus.REQUEST_ENTITY_TOO_LARGE): too_large,
                     },
                 }
             },
@@ -90,9 +104,9 @@ def openapi_schema() -> dict[str, Any]:
                         }
                     ],
                     "responses": {
-                        "200": reply(protocol.SessionSnapshot, "session snapshot"),
-                        "400": error,
-                        "404": error,
+                        _code(HTTPStatus.OK): reply(protocol.SessionSnapshot, "session snapshot"),
+                        _code(HTTPStatus.BAD_REQUEST): error,
+                        _code(HTTPStatus.NOT_FOUND): error,
                     },
                 }
             },

@@ -23,56 +23,44 @@ Request bodies are JSON of at most :data:`MAX_BODY_BYTES` bytes, received within
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 #: Error code -> HTTP status. ``bad_action`` has its own body (:class:`BadActionError`).
-ERROR_STATUS: Final[dict[str, int]] = {
-    "bad_request": 400,  # malformed JSON, missing or mistyped fields, a bad Content-Length
-    "bad_action": 400,  # the action is not in the session's action list
-    "bad_path": 400,  # no such pack path, or a path that would leave the pack root
-    "unknown_session": 404,  # no session with this id (never created, or expired)
-    "not_found": 404,  # no such endpoint
-    "method_not_allowed": 405,
-    "body_timeout": 408,  # the request body did not arrive in time (slow or missing)
-    "game_over": 409,  # a step after the win, or a new step of an evicted finished session
-    "stale_seq": 409,  # a seq older than the replay window, whose response is gone
-    "seq_conflict": 409,  # a stored seq resent with another action
-    "body_too_large": 413,  # a body (declared or received) over MAX_BODY_BYTES
-    "internal_error": 500,  # a bug of the server (details only in the server's log)
-    "server_full": 503,  # every session slot holds an unfinished session (none is evictable)
+ERROR_STATUS: Final[dict[str, HTTPStatus]] = {
+    # malformed JSON, missing or mistyped fields, a bad Content-Length
+    "bad_request": HTTPStatus.BAD_REQUEST,
+    # the action is not in the session's action list
+    "bad_action": HTTPStatus.BAD_REQUEST,
+    # no such pack path, or a path that would leave the pack root
+    "bad_path": HTTPStatus.BAD_REQUEST,
+    # no session with this id (never created, or expired)
+    "unknown_session": HTTPStatus.NOT_FOUND,
+    # no such endpoint
+    "not_found": HTTPStatus.NOT_FOUND,
+    "method_not_allowed": HTTPStatus.METHOD_NOT_ALLOWED,
+    # the request body did not arrive in time (slow or missing)
+    "body_timeout": HTTPStatus.REQUEST_TIMEOUT,
+    # a step after the win, or a new step of an evicted finished session
+    "game_over": HTTPStatus.CONFLICT,
+    # a seq older than the replay window, whose response is gone
+    "stale_seq": HTTPStatus.CONFLICT,
+    # a stored seq resent with another action
+    "seq_conflict": HTTPStatus.CONFLICT,
+    # a body (declared or received) over MAX_BODY_BYTES
+    "body_too_large": HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    # a bug of the server (details only in the server's log)
+    "internal_error": HTTPStatus.INTERNAL_SERVER_ERROR,
+    # every session slot holds an unfinished session (none is evictable)
+    "server_full": HTTPStatus.SERVICE_UNAVAILABLE,
 }
 
 #: Largest request body accepted, in bytes (real requests are well under 1 KiB).
 MAX_BODY_BYTES: Final = 16 * 1024
 #: Seconds a client has to deliver a whole request body.
 BODY_TIMEOUT_SECONDS: Final = 10.0
-
-#: Rule summary served by ``GET /api/description`` (our own words; the real service's text is
-#: not public). Agents prepend it to their system prompt, so it is protocol data: edit with care.
-API_DESCRIPTION: Final = (
-    "You are inside a labyrinth of square cells and want to leave it carrying the treasure, "
-    "using as few steps as you can. Each step is one move: up, down, left or right. "
-    "Positions are written (row, col), counted from zero; row 0 is the top row and col 0 the "
-    "left column, so up decreases the row and left decreases the column. "
-    "An indestructible outer wall, the monolith, surrounds the labyrinth and has exactly one "
-    "opening: the exit. Walls also stand between some cells inside. Walking into a wall or the "
-    "monolith leaves you where you were, and the step still counts. "
-    "Somewhere inside lie a chest holding the treasure and the key that opens it. You pick "
-    "items up and use keys simply by walking onto their cells. Without the key the chest stays "
-    "shut; without the treasure the exit will not let you out. Some labyrinths also hide an exit "
-    "key, and then you need it as well to leave (the task info says whether there is one). "
-    "Some labyrinths contain rivers and pits. A river runs over several cells from its source to "
-    "its mouth; stepping onto a river cell lets the current carry you two cells downstream, or "
-    "one cell when the mouth is next. A pit sends you to the next pit of its cycle, and the last "
-    "pit of a cycle leads back to the first. A labyrinth may hold several rivers and pit cycles. "
-    "Extended labyrinths add items such as a boat, grenades or a flashlight, new kinds of cells, "
-    "and sometimes new actions (for example blasting or shining the flashlight in a direction); "
-    "how they work may be something you have to find out by trying. "
-    "After every action you receive a short text describing what happened and your inventory."
-)
-
 
 #: Longest session id a request may carry (ours are 32 hex digits).
 MAX_SESSION_ID_LENGTH: Final = 128

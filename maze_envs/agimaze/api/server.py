@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
+from http import HTTPStatus
 from typing import Any
 
 import orjson
@@ -120,7 +121,7 @@ def create_app(
                 request.url.path,
                 exc,
             )
-            return Response(status_code=400)
+            return Response(status_code=int(HTTPStatus.BAD_REQUEST))
         if threaded:  # reads pack files: off the event loop
             return respond(await run_in_threadpool(handle, body))
         return respond(handle(body))
@@ -141,7 +142,10 @@ def create_app(
         return Response(schema, media_type="application/json")
 
     async def http_error(request: Request, exc: Any) -> Any:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+        code = {
+            HTTPStatus.NOT_FOUND: "not_found",
+            HTTPStatus.METHOD_NOT_ALLOWED: "method_not_allowed",
+        }.get(exc.status_code, "bad_request")
         detail = f"{request.method} {request.url.path}: {exc.detail}"
         return respond((exc.status_code, {"error": code, "detail": detail}))
 

@@ -40,6 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -62,6 +63,7 @@ from maze_envs.agimaze.compiled import CompiledLabyrinth
 from maze_envs.agimaze.engine import AgiMazeEngine, compile_labyrinth
 from maze_envs.agimaze.formal import inventory
 from maze_envs.agimaze.mapfmt import render_map
+from maze_envs.agimaze.model_text import API_DESCRIPTION
 from maze_envs.agimaze.packs import PackPathError, pack_root, resolve_pack_path
 from maze_envs.agimaze.types import Bundle
 
@@ -184,9 +186,13 @@ def root_resolver(root: str | Path) -> Resolver:
     return resolve
 
 
+#: Replies carry plain ints, as on the wire (the names are http.HTTPStatus).
+_OK: Final = int(HTTPStatus.OK)
+
+
 def error(code: str, detail: str) -> Reply:
     """The reply of error ``code`` (its status from :data:`~.protocol.ERROR_STATUS`)."""
-    return protocol.ERROR_STATUS[code], {"error": code, "detail": detail}
+    return int(protocol.ERROR_STATUS[code]), {"error": code, "detail": detail}
 
 
 def _validation_detail(exc: ValidationError) -> str:
@@ -217,7 +223,7 @@ class AgiMazeService:
         self._boards_lock = threading.Lock()
 
     def description(self) -> Reply:
-        return 200, {"description": protocol.API_DESCRIPTION}
+        return _OK, {"description": API_DESCRIPTION}
 
     def start(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StartRequest)
@@ -260,7 +266,7 @@ class AgiMazeService:
                 "exit_key": lab.exit_key is not None,
             },
         }
-        return 200, body
+        return _OK, body
 
     def step(self, raw: bytes) -> Reply:
         parsed = self._parse(raw, protocol.StepRequest)
@@ -303,9 +309,9 @@ class AgiMazeService:
         except UnknownSessionError as exc:
             return error("unknown_session", str(exc))
         if isinstance(session, RetiredGame):
-            return 200, orjson.loads(session.snapshot) | {"id": session_id}
+            return _OK, orjson.loads(session.snapshot) | {"id": session_id}
         with session.lock:
-            return 200, session.snapshot(session_id)
+            return _OK, session.snapshot(session_id)
 
     def _board(self, name: str, bundle: Bundle) -> Board:
         """The shared board of ``name`` (rebuilt when the bundle on disk changed)."""
@@ -332,9 +338,13 @@ class AgiMazeService:
             )
         if request.action not in engine.compiled.ops:
             allowed = engine.actions
-            return 400, {"error": "bad_action", "action": request.action, "allowed": allowed}
+            return int(HTTPStatus.BAD_REQUEST), {
+                "error": "bad_action",
+                "action": request.action,
+                "allowed": allowed,
+            }
         result = engine.step(request.action)
-        return 200, {
+        return _OK, {
             "text": result.text,
             "done": result.done,
             "formal": result.formal,

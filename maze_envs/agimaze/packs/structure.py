@@ -39,7 +39,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from maze_envs.agimaze.mapfmt import MapFormatError, parse_map
+from maze_envs.agimaze.mapfmt import MapFormatError, board_size, parse_map, put_glyphs
 from maze_envs.agimaze.types import DIRECTION_BITS, DIRECTION_DELTAS, Labyrinth, Pos
 
 _MAP: Final = re.compile(r"<MAP>\n(.*?)\n</MAP>", re.S)
@@ -222,19 +222,15 @@ def _labyrinth(seen: _Seen) -> Labyrinth | None:
     None when some cell is never shown (always under the player) or no record shows the player
     on a plain floor cell.
     """
-    lines = seen.walls.split("\n")
-    if len(seen.glyphs) != (len(lines) // 2) * (len(lines[0]) // 4):
+    rows, cols = board_size(seen.walls)
+    if len(seen.glyphs) != rows * cols:
         return None
     start = next((p for p in sorted(seen.players) if seen.glyphs.get(p) == " "), None)
     if start is None:
         return None
-    for (r, c), glyph in seen.glyphs.items():
-        line = lines[2 * r + 1]
-        lines[2 * r + 1] = line[: 4 * c + 2] + glyph + line[4 * c + 3 :]
-    line = lines[2 * start[0] + 1]
-    lines[2 * start[0] + 1] = line[: 4 * start[1] + 2] + _PLAYER + line[4 * start[1] + 3 :]
+    text = put_glyphs(put_glyphs(seen.walls, seen.glyphs), {start: _PLAYER})
     try:
-        lab = parse_map("\n".join(lines)).labyrinth
+        lab = parse_map(text).labyrinth
     except MapFormatError:
         return None
     # every recorded labyrinth shows its key and chest (items stay drawn): a group without them

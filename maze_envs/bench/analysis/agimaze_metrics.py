@@ -34,12 +34,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from maze_envs.agimaze.recording import SET_ENV_ID
+from maze_envs.agimaze.types import OPPOSITE_DIRECTION
 from maze_envs.bench.analysis.labels import game_labels
 from maze_envs.bench.metrics import decision_metrics, status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
 from maze_envs.journal.read.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
-_OPPOSITE: Final = {"up": "down", "down": "up", "left": "right", "right": "left"}
+_OPPOSITE: Final = OPPOSITE_DIRECTION
 
 
 @dataclass(frozen=True)

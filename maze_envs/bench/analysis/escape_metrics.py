@@ -62,9 +62,10 @@ from maze_envs.bench.analysis.patterns import copied_passages, has_coordinates, 
 from maze_envs.bench.analysis.study_metrics import FIELDS as STUDY_FIELDS
 from maze_envs.bench.analysis.study_metrics import study_metrics
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
+from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 from maze_envs.journal.read.tracks import EscapeTrack
 
-_OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
+_OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"
 #: The observation keys the metrics read (the analysis reads only these from the journal).
 OBSERVATION_KEYS: Final = ("distances", "notebook", "teammate_notebooks")

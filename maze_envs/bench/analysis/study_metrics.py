@@ -46,6 +46,7 @@ from maze_envs.bench.analysis.patterns import (
     self_positions,
     states_offset,
 )
+from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 from maze_envs.journal.read.text import common_affixes
 from maze_envs.journal.read.tracks import EscapeTrack
 from maze_envs.metrics import (
@@ -59,7 +60,7 @@ from maze_envs.metrics import (
 )
 
 _SIDES: Final = "NESW"
-_OPPOSITE: Final = {"N": "S", "S": "N", "E": "W", "W": "E"}
+_OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 #: The fields this module adds to an agent's row, in order (the team row sums them).
 FIELDS: Final = (
     "plays",

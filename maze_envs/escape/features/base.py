@@ -19,6 +19,7 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from maze_envs.escape.config import Config, EnvVersion, agent_names
+from maze_envs.grid import straight_line
 
 if TYPE_CHECKING:  # duck-typed at run time: the engine and the models import this module
     from maze_envs.escape.engine import Board
@@ -77,7 +78,7 @@ def coordinate_bounds(config: Config) -> tuple[NDArray[np.int64], NDArray[np.int
 
 def max_distance_tenths(config: Config) -> int:
     """The longest straight-line distance between two cells of the maze, in tenths of a cell."""
-    return math.ceil(10 * math.hypot(config.width - 1, config.height - 1))
+    return math.ceil(10 * straight_line(config.width - 1, config.height - 1))
 
 
 class AgentSlots(NamedTuple):

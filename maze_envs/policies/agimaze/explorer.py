@@ -10,10 +10,10 @@ from typing import Final
 import numpy as np
 
 from maze_envs.agimaze.mapfmt import MapFormatError, parse_map
+from maze_envs.agimaze.narration import read_ride
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.set_env import START_ACTION
 from maze_envs.agimaze.types import DIRECTIONS
-from maze_envs.policies.agimaze.reading import read_ride
 from maze_envs.policies.agimaze.telling import telling_move
 from maze_envs.policies.agimaze.world import (
     Cell,

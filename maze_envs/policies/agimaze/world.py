@@ -29,12 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from maze_envs.agimaze.types import DIRECTION_DELTAS, DIRECTIONS, Labyrinth
+from maze_envs.agimaze.types import DIRECTION_DELTAS, DIRECTIONS, OPPOSITE_DIRECTION, Labyrinth
 
 Cell = tuple[int, int]
 EdgeFact = Literal["open", "wall", "monolith", "exit"]
 
-OPPOSITE: Final[dict[str, str]] = {"up": "down", "down": "up", "left": "right", "right": "left"}
+OPPOSITE: Final = OPPOSITE_DIRECTION
 #: Tile kinds that hold an item the player takes by walking onto them.
 ITEM_KINDS: Final = frozenset({"key", "treasure", "exit_key", "boat", "flashlight", "grenade_pack"})
 #: What a predicted move may lead to besides a cell.

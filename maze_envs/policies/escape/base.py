@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from maze_envs.escape.types import Action, Config, Direction, Observation
+from maze_envs.escape.vocab import REFUSED_RESULTS
 from maze_envs.policies.escape.geometry import DIRECTIONS, agent_index
 from maze_envs.policies.escape.knowledge import AgentMap, Tracker
 from maze_envs.policies.interface import EscapeEpisode, PolicyBase
 
 #: Move results that mean "the agent did not leave its cell although it tried".
-REFUSED = frozenset({"bumped_interior_wall", "bumped_outer_brick", "doorway"})
+REFUSED = REFUSED_RESULTS
 
 
 class EscapeBaseline(PolicyBase[EscapeEpisode, Observation, Action]):

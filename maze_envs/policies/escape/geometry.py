@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Final
 
 from maze_envs.escape.types import Direction
+from maze_envs.escape.vocab import OPPOSITE_DIRECTION
 
 #: The four moves in the order of the observation's edges.
 DIRECTIONS: Final[tuple[Direction, ...]] = ("N", "E", "S", "W")
@@ -25,7 +26,8 @@ DELTA: Final[dict[Direction, tuple[int, int]]] = {
     "S": (0, -1),
     "W": (-1, 0),
 }
-BACK: Final[dict[Direction, Direction]] = {"N": "S", "S": "N", "E": "W", "W": "E"}
+#: The direction back (the game's vocabulary).
+BACK: Final = OPPOSITE_DIRECTION
 
 Position = tuple[int, int]
 

@@ -7,7 +7,8 @@
   edges, landmarks, the exit) plus what teammates claimed (routes heard on the radio or read in
   a notebook). Seen facts always override claims.
 * :class:`ExitLocator` narrows down the exit's position from the distance sensor: every reading
-  is ``round(10 * hypot(dx, dy))`` from a known position, so a few readings leave one cell.
+  is :func:`maze_envs.grid.straight_line_tenths` from a known position, so a few readings
+  leave one cell.
 
 Example:
     >>> locator = ExitLocator(width=5, height=5)
@@ -18,12 +19,12 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Literal
 
 from maze_envs.escape.types import Direction, Observation
+from maze_envs.grid import straight_line, straight_line_tenths
 from maze_envs.policies.escape.geometry import BACK, DIRECTIONS, Position, step
 
 EdgeFact = Literal["open", "wall", "claimed"]
@@ -252,10 +253,10 @@ class ExitLocator:
                 (x + dx, y + dy)
                 for dx in range(-(self.width - 1), self.width)
                 for dy in range(-(self.height - 1), self.height)
-                if round(10 * math.hypot(dx, dy)) == tenths
+                if straight_line_tenths(dx, dy) == tenths
             ]
             return
-        kept = [c for c in self._candidates if round(10 * math.hypot(c[0] - x, c[1] - y)) == tenths]
+        kept = [c for c in self._candidates if straight_line_tenths(c[0] - x, c[1] - y) == tenths]
         # readings are exact, so an empty set means an assumption failed: start again from this one
         if kept:
             self._candidates = kept
@@ -268,6 +269,6 @@ class ExitLocator:
         if not self._candidates:
             return 0.0
         x, y = position
-        return sum(math.hypot(cx - x, cy - y) for cx, cy in self._candidates) / len(
+        return sum(straight_line(cx - x, cy - y) for cx, cy in self._candidates) / len(
             self._candidates
         )

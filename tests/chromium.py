@@ -1,11 +1,11 @@
 """A headless Chromium driven over the DevTools protocol, with the standard library only.
 
-Used by the viewer's end-to-end tests and ``benchmarks/viewer_bench.py`` to open a page in a real
-browser, run script in it, press keys and take screenshots; handy for scripted screenshots of
-pages too. Chromium talks the DevTools protocol over a pipe (``--remote-debugging-pipe``: JSON
-messages separated by NUL bytes on file descriptors 3 and 4), so no WebSocket client, no driver
-download and no open port are needed: only the system's ``chromium`` binary (Debian:
-``apt-get install chromium``).
+Test support, not part of the library: used by the viewer's end-to-end tests and
+``benchmarks/viewer_bench.py`` to open a page in a real browser, run script in it, press keys and
+take screenshots; handy for scripted screenshots of pages too. Chromium talks the DevTools
+protocol over a pipe (``--remote-debugging-pipe``: JSON messages separated by NUL bytes on file
+descriptors 3 and 4), so no WebSocket client, no driver download and no open port are needed:
+only the system's ``chromium`` binary (Debian: ``apt-get install chromium``).
 
 Example (needs Chromium)::
 
