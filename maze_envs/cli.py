@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 
@@ -142,6 +144,12 @@ def _run(target: str, words: tuple[str, ...], argv: list[str]) -> int:
     saved, sys.argv[0] = sys.argv[0], " ".join(("maze-envs", *words))
     try:
         result: int = function(argv)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
+    except BrokenPipeError:
+        # the reader left early (`maze-envs study list | head`): stop quietly, as Unix tools do,
+        # and keep Python's own flush at exit from printing a traceback to stderr
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     finally:
         sys.argv[0] = saved
     return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 
@@ -74,3 +75,21 @@ def test_the_installed_script_and_python_m_agree() -> None:
     )
     assert result.returncode == 0
     assert result.stdout.strip() == f"maze-envs {__version__}"
+
+
+def test_a_reader_leaving_early_is_no_traceback() -> None:
+    """`maze-envs study list | head -1`: the reader is gone; the command stops quietly."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader left before the first line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "maze_envs", "study", "list"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141  # 128 + SIGPIPE, as a shell pipeline reports it
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
