@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 import orjson
 import pytest
 
@@ -109,3 +110,20 @@ def test_journals_from_before_pack_versions_replay_on_the_earlier_packs(tmp_path
     assert recording.config_pack_version({"labyrinth": {}}) is None
     assert recording.config_pack_version({"paths": None, "labyrinths": None}) == "agimaze-packs-2"
     assert all(report.ok for report in verify_journal(path))
+
+
+def test_the_server_serves_a_pack_version_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from maze_envs.agimaze.api.server import main as serve_main
+    from maze_envs.agimaze.api.server import pack_resolver
+
+    rng = np.random.default_rng(0)
+    old = pack_resolver(pack_version="agimaze-packs-2")(TRAP, rng)[1].labyrinth
+    assert old == resolve_pack_path(TRAP, root=version_root("agimaze-packs-2"))[1].labyrinth
+    assert pack_resolver()(TRAP, rng)[1].labyrinth == resolve_pack_path(TRAP)[1].labyrinth != old
+    for argv in (["--pack-version", "agimaze-packs-9"], ["--pack-version", "agimaze-packs-2",
+                 "--pack-root", "."]):  # fmt: skip
+        with pytest.raises(SystemExit) as exit_info:
+            serve_main(argv)
+        assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "agimaze-packs-2" in err and "not both" in err

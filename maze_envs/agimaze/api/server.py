@@ -67,7 +67,7 @@ from maze_envs.agimaze.api.body import BodyError, BodyReader, ClientGone
 from maze_envs.agimaze.api.openapi import openapi_schema
 from maze_envs.agimaze.api.service import AgiMazeService, Resolver, error, root_resolver
 from maze_envs.agimaze.api.sessions import Reply
-from maze_envs.agimaze.packs import resolve_pack_path
+from maze_envs.agimaze.packs import PACK_VERSIONS, resolve_pack_path, version_root
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +179,13 @@ def _parser() -> argparse.ArgumentParser:
         help="serve bundles from this directory (default: shipped packs)",
     )
     parser.add_argument(
+        "--pack-version",
+        default=None,
+        choices=tuple(PACK_VERSIONS),
+        help="serve a shipped pack version by name, e.g. the earlier packs to reproduce older "
+        "results (default: the current one)",
+    )
+    parser.add_argument(
         "--max-sessions",
         type=int,
         default=1000,
@@ -198,8 +205,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def pack_resolver(pack_root: str | None = None, pack_version: str | None = None) -> Resolver:
+    """The bundles a server serves: the shipped packs of the current version by default, a
+    shipped ``pack_version`` by name, or the tree at ``pack_root`` (not both)."""
+    if pack_root is not None and pack_version is not None:
+        raise ValueError("give --pack-root or --pack-version, not both")
+    if pack_version is not None:
+        return root_resolver(version_root(pack_version))
+    if pack_root is not None:
+        return root_resolver(pack_root)
+    return resolve_pack_path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``maze-envs agimaze serve [--host H] [--port P] [--pack-root DIR] [--max-sessions N]``."""
+    """``maze-envs agimaze serve [--host H] [--port P] [--pack-root DIR | --pack-version NAME]
+    [--max-sessions N]``."""
     parser = _parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.max_sessions < 1 or args.ttl <= 0 or args.body_timeout <= 0:
@@ -209,12 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         print("the AGI Maze server needs uvicorn: pip install 'maze-envs[server]'")
         return 2
-    resolver: Resolver = resolve_pack_path
-    if args.pack_root is not None:
-        try:
-            resolver = root_resolver(args.pack_root)
-        except ValueError as exc:
-            parser.error(str(exc))
+    try:
+        resolver = pack_resolver(args.pack_root, args.pack_version)
+    except ValueError as exc:
+        parser.error(str(exc))
     service = AgiMazeService(resolver, max_sessions=args.max_sessions, ttl_seconds=args.ttl)
     app = create_app(service, body_timeout=args.body_timeout)
     print(f"AGI Maze API on http://{args.host}:{args.port} (OpenAPI at /openapi.json)")
