@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import orjson
 
+from maze_envs.bench.command import EXIT_OUTAGE, outage_report, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
@@ -51,7 +52,6 @@ from maze_envs.studies.spec import ReplaySpec, Study, model_label
 CACHE_NAME: Final = "responses.sqlite"
 #: Prefixes of the offline stand-in models.
 STAND_IN_PREFIXES: Final = ("stand-in", "scripted")
-EXIT_OUTAGE: Final = 4
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -288,16 +288,8 @@ def _main(given: list[str]) -> int:
             max_cost_per_run=args.max_cost_per_run,
         )
         result = run_experiment(experiment, out, options)
-    except (RunError, ValueError) as exc:
-        print(f"maze-envs study run: {exc}", file=sys.stderr)
-        return 2
-    except (ExecutorError, JournalError) as exc:
-        print(
-            f"maze-envs study run: the run failed: {exc}\nEvery game finished before is in the "
-            f"journal in {out}; resume with --resume",
-            file=sys.stderr,
-        )
-        return 3
+    except (RunError, ValueError, ExecutorError, JournalError) as exc:
+        return run_error_status("maze-envs study run", exc, out, "resume with --resume")
     replay = _replay(study, result, models, cache)
     if replay is not None:
         (out / REPLAY_FILE).write_bytes(orjson.dumps(replay, option=orjson.OPT_INDENT_2))
@@ -311,8 +303,6 @@ def _main(given: list[str]) -> int:
             print(f"wrote {path}")
         if written.note:
             print(f"note: {written.note}")
-    from maze_envs.bench.command import outage_report
-
     outages = outage_report(result.rows)
     if outages is not None:
         print(f"maze-envs study run: {outages}", file=sys.stderr)

@@ -388,6 +388,21 @@ def resume_command(argv: Sequence[str]) -> str:
     return shlex.join(["maze-envs", "bench", *kept, "--resume"])
 
 
+def run_error_status(command: str, error: Exception, out: Path, resume: str) -> int:
+    """Print why a run did not finish and return its exit status: 2 for a run that could not
+    start (bad setup, unusable folder), 3 for a run that failed (its journal, its workers);
+    every game finished before is in the journal, and ``resume`` says how to go on."""
+    if isinstance(error, RunError | ValueError):
+        print(f"{command}: {error}", file=sys.stderr)
+        return 2
+    print(
+        f"{command}: the run failed: {error}\nEvery game finished before is in the journal in "
+        f"{out}; {resume}",
+        file=sys.stderr,
+    )
+    return 3
+
+
 def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
     done = "" if stop.done is None else f" after {stop.done} of {stop.total} games"
     where = f" in {stop.out}" if stop.out else ""
@@ -481,16 +496,9 @@ def _main(given: list[str]) -> int:
         print(f"maze-envs bench: the main job ({experiment.name}): {experiment.description}")
     try:
         result = run_experiment(experiment, out, options)
-    except (RunError, ValueError) as exc:
-        print(f"maze-envs bench: {exc}", file=sys.stderr)
-        return 2
-    except (ExecutorError, JournalError) as exc:
-        print(
-            f"maze-envs bench: the run failed: {exc}\nEvery game finished before is in the "
-            f"journal in {out}; once the cause is fixed, resume with: {resume_command(given)}",
-            file=sys.stderr,
-        )
-        return 3
+    except (RunError, ValueError, ExecutorError, JournalError) as exc:
+        resume = f"once the cause is fixed, resume with: {resume_command(given)}"
+        return run_error_status("maze-envs bench", exc, out, resume)
     if (main_job if args.pages is None else args.pages) and result.journal is not None:
         result.pages = write_pages(result.out, result.rows, result.notes)
     if not args.quiet:
