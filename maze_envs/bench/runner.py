@@ -140,7 +140,9 @@ class RunResult:
 
 def check_tasks(tasks: Sequence[GameTask]) -> bool:
     """Build each distinct policy once and load each env version, so that an unknown name, a
-    bad option or a missing environment fails before any game.
+    bad option or a missing environment fails before any game. A policy with a
+    ``check_config(config)`` method (a learned policy, which reads only the observations it was
+    trained on) is asked about each Maze Escape setup it plays; a ``ValueError`` fails the run.
 
     Returns whether any policy is async (its own ``aact``). Raises :class:`RunError`.
     """
@@ -154,19 +156,29 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
             importlib.import_module(f"maze_envs.maze_escape_v{version}")
         except ImportError as exc:
             raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
-    seen: set[tuple[str, str]] = set()
-    any_async = False
+    # each distinct policy once, and each of its Maze Escape setups once
+    setups_of: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
     for task in tasks:
         for spec in task.policy.specs:
             key = (task.case.policy_kind, spec.model_dump_json())
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                policy = make_policy(spec.spec, task.case.policy_kind, spec.options)
-            except Exception as exc:
-                raise RunError(f"policy {spec.text!r} ({task.case.policy_kind}): {exc}") from None
+            _, configs = setups_of.setdefault(key, (spec, {}))
+            if isinstance(task.case, EscapeCase):
+                configs.setdefault(f"{task.case.setup}, {task.case.size}", task.case.game_config)
+    any_async = False
+    for (kind, _), (spec, configs) in setups_of.items():
+        try:
+            policy = make_policy(spec.spec, kind, spec.options)
+        except Exception as exc:
+            raise RunError(f"policy {spec.text!r} ({kind}): {exc}") from None
+        try:
             any_async = any_async or is_async(policy)
+            check = getattr(policy, "check_config", None)
+            for setup, config in configs.items() if callable(check) else ():
+                try:
+                    check(config)  # a policy that cannot play this setup says so now
+                except ValueError as exc:
+                    raise RunError(f"policy {spec.text!r} cannot play {setup!r}: {exc}") from None
+        finally:
             policy.close()
     setups: dict[str, GameTask] = {}
     for task in tasks:
