@@ -10,7 +10,7 @@ text a model reads), its fields of the numeric observation for reinforcement lea
 rows in the viewer. Every form reads :data:`FEATURES`: the observation space
 (:mod:`maze_envs.escape.spaces`), the observations (:mod:`maze_envs.escape.observe`), the typed
 model and JSON form (:mod:`maze_envs.escape.jsonform`), the text (:mod:`maze_envs.text.escape`),
-the numeric observation (:mod:`wrappers.escape_numeric`) and the viewer
+the numeric observation (:mod:`maze_envs.escape.numeric`) and the viewer
 (:mod:`maze_envs.view.escape_data`). ``tests/escape/test_feature_conformance.py`` switches each
 feature on alone and fails naming any form that lacks it.
 
