@@ -18,12 +18,13 @@ them; the runner calls it before the first game, and ``reset`` calls it too.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from maze_envs.escape.numeric import NumericEncoder, numeric_encoder
+from maze_envs.escape.numeric_encoder import NumericEncoder
 from maze_envs.escape.types import MOVES, Action, Config, Observation
 from maze_envs.policies.interface import Decision, EscapeEpisode, PolicyBase
 from maze_envs.policies.learned.network import Network, TrainedSettings
@@ -54,6 +55,12 @@ def _json_value(value: Any) -> Any:
 def _assignment(name: str, value: Any) -> str:
     text = "null" if value is None else str(value).lower() if isinstance(value, bool) else value
     return f"--set {name}={text}"
+
+
+@lru_cache(maxsize=32)
+def _encoder(config: Config) -> NumericEncoder:
+    """The flattened numeric encoder of ``config`` (one per config: encoders keep no game state)."""
+    return NumericEncoder(config, flatten=True)
 
 
 class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
@@ -107,23 +114,21 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
                     f"{self.source} was trained on other observation settings{hint}: it needs "
                     f"{needs}; give them with {how}"
                 )
-        try:
-            encoder = numeric_encoder(config)
-        except ValueError as exc:
-            raise UnsupportedSetup(f"{self.source} cannot read these observations: {exc}") from None
-        if settings is not None and tuple(encoder.feature_names) != settings.feature_names:
+        encoder = _encoder(config)
+        names = encoder.layout.names
+        if settings is not None and tuple(names) != settings.feature_names:
             raise UnsupportedSetup(
                 f"{self.source}: this game's numeric observation has another layout than the "
-                f"one it was trained on ({len(encoder.feature_names)} entries against "
+                f"one it was trained on ({len(names)} entries against "
                 f"{len(settings.feature_names)})"
             )
-        width = encoder.width * (settings.frame_stack if settings else 1)
+        width = encoder.layout.width * (settings.frame_stack if settings else 1)
         network_width = getattr(self.network, "width", width)
         if network_width != width:
             raise UnsupportedSetup(
                 f"{self.source} reads observations of {network_width} numbers; this game's "
-                f"numeric observation has {encoder.width} ({config.num_agents} agents, its "
-                "features): play it with the settings it was trained on"
+                f"numeric observation has {encoder.layout.width} ({config.num_agents} agents, "
+                "its features): play it with the settings it was trained on"
             )
         symbols = settings.radio_symbols if settings else max(0, self.network.heads[-1] - 1)
         heads = (5, symbols + 1) if len(self.network.heads) > 1 else (5,)
@@ -158,13 +163,13 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
         self._encoder = self.check_config(episode.config)
         self.rng = np.random.default_rng(seed)
         frames = self.settings.frame_stack if self.settings else 1
-        self._frames = np.zeros((frames, self._encoder.width), np.float32)
+        self._frames = np.zeros((frames, self._encoder.layout.width), np.float32)
         self._state, self._first = None, True
 
     def act(self, observation: Observation) -> Decision[Action]:
         if self._encoder is None or self._frames is None or self.config is None:
             raise RuntimeError("reset(agent, seed, episode) must come before act()")
-        vector = self._encoder.encode_models([observation], self.agent)[0]
+        vector = self._encoder.encode_model(observation, self.agent)
         frames = self._frames
         frames[:-1] = frames[1:]
         frames[-1] = vector
