@@ -1,0 +1,285 @@
+"""New boards for the batched engine, drawn many at a time: mazes, exits, landmarks, starts.
+
+**Mazes** are uniform spanning trees of the grid, as the scalar default (Wilson) draws them, by
+Wilson's algorithm run for many mazes at once (:func:`sample_mazes`): every maze still being
+built takes one step of its loop-erased random walk per round, so a round is a few numpy
+operations over all of them and no Python loop runs over mazes. Wilson's algorithm gives every
+spanning tree the same probability whatever the root and whatever order the walks start in, so
+each maze walks from its lowest-numbered cell not yet in the tree, towards a tree rooted at
+cell 0. The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is uniform over
+2, 3 or 4 neighbours alike).
+
+**Exit, landmarks and starts** are drawn as :class:`~maze_envs.escape.generator.
+PerfectMazeGenerator` draws them (same distributions, not the same random stream): the exit a
+uniformly chosen boundary cell, its doorway one of its outer sides, ``default_landmark_count``
+landmarks with distinct names on distinct non-exit cells, and the starts distinct cells at least
+``min_start_distance`` moves from the exit.
+
+A :class:`BoardSource` keeps a pool of mazes sampled in batches, so starting a game costs a
+slice of the pool, never a maze generator call of its own.
+
+Example:
+    >>> import numpy as np
+    >>> from maze_envs.grid import is_perfect_maze
+    >>> mazes = sample_mazes(100, 7, 5, np.random.default_rng(0))
+    >>> mazes.shape, all(is_perfect_maze(maze) for maze in mazes)
+    ((100, 5, 7), True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from maze_envs.escape.batch.types import FRAME_BITS, OPEN_BITS
+from maze_envs.escape.config import Config
+from maze_envs.escape.generator import default_landmark_count
+from maze_envs.escape.vocab import LANDMARK_NAMES
+from maze_envs.grid import DELTAS
+
+__all__ = ["BoardSource", "Boards", "sample_mazes"]
+
+#: Neighbour choices per draw: a draw of 0..11 is uniform over 2, 3 or 4 neighbours.
+_CHOICES: Final = 12
+#: Mazes sampled per batch at least (each batch of rounds costs a few numpy calls per round).
+_MIN_BATCH: Final = 256
+
+
+class _Grid(NamedTuple):
+    """What every maze of one size shares (flat cell indices)."""
+
+    walk: NDArray[np.intp]  # [cell * 12 + draw] -> the neighbour a draw picks
+    neighbour: NDArray[np.intp]  # (4, C) neighbour in direction N, E, S, W, or -1
+    frame: NDArray[np.uint8]  # (C,) the frame bits of each cell
+    boundary: NDArray[np.intp]  # the cells on the boundary
+    sides: NDArray[np.intp]  # (len(boundary), 2) the outer sides of each (a corner has two)
+    side_count: NDArray[np.intp]  # (len(boundary),)
+
+
+@lru_cache(maxsize=16)
+def _grid(width: int, height: int) -> _Grid:
+    cells = width * height
+    rows, cols = np.divmod(np.arange(cells), width)
+    neighbour = np.full((4, cells), -1, np.intp)
+    frame = np.zeros(cells, np.uint8)
+    for k, bit in enumerate(OPEN_BITS):
+        dr, dc = DELTAS[bit]
+        r, c = rows + dr, cols + dc
+        inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+        neighbour[k] = np.where(inside, r * width + c, -1)
+        frame[~inside] |= FRAME_BITS[k]
+    walk = np.empty((cells, _CHOICES), np.intp)
+    for cell in range(cells):
+        options = neighbour[:, cell][neighbour[:, cell] >= 0]
+        walk[cell] = options[np.arange(_CHOICES) % len(options)]
+    boundary = np.flatnonzero(frame)
+    sides = np.zeros((len(boundary), 2), np.intp)
+    side_count = np.zeros(len(boundary), np.intp)
+    for i, edge_cell in enumerate(boundary):  # a corner has two outer sides
+        outer = [k for k in range(4) if frame[edge_cell] & FRAME_BITS[k]]
+        sides[i, : len(outer)] = outer
+        side_count[i] = len(outer)
+    tables = _Grid(walk.ravel(), neighbour, frame, boundary, sides, side_count)
+    for array in tables:
+        array.flags.writeable = False
+    return tables
+
+
+def sample_mazes(
+    count: int, width: int, height: int, rng: np.random.Generator
+) -> NDArray[np.uint8]:
+    """``count`` uniform spanning trees of the ``width`` x ``height`` grid, as ``(count,
+    height, width)`` open-edge masks (the maze format of :mod:`maze_envs.grid`)."""
+    grid = _grid(width, height)
+    cells = width * height
+    parent = _wilson_parents(count, cells, grid.walk, rng)
+    return _masks(parent, grid).reshape(count, height, width)
+
+
+def _wilson_parents(
+    count: int, cells: int, walk: NDArray[np.intp], rng: np.random.Generator
+) -> NDArray[np.intp]:
+    """(count, C): each cell's parent in its maze's tree (cell 0, the root, its own), by
+    Wilson's algorithm run in lock step over every maze still being built.
+
+    Per maze: a walk from ``start`` records the exit it takes from each cell (``nxt``; a later
+    exit overwrites an earlier one, which erases the loop between them) until it meets the
+    tree; then the loop-erased path is retraced from ``start``, one cell a round, into the tree;
+    then the next walk starts from the lowest cell not in the tree. Every index below is global
+    (``maze * C + cell``).
+    """
+    in_tree = np.zeros(count * cells, np.bool_)
+    base = np.arange(count, dtype=np.intp) * cells
+    in_tree[base] = True
+    nxt = np.arange(count * cells, dtype=np.intp)  # the root's parent is itself
+    if cells == 1:
+        return (nxt - np.repeat(base, cells)).reshape(count, cells)
+    # the mazes still being built: their base, walk start, current cell, and walking or not
+    start = base + 1
+    current = start.copy()
+    walking = np.ones(count, np.bool_)
+    while base.size:
+        draws = rng.integers(0, _CHOICES, base.size, dtype=np.intp)
+        step = walk[(current - base) * _CHOICES + draws] + base
+        # a walker steps on; a retracer's next cell is its path's (nxt), and it joins the tree
+        new = np.where(walking, step, nxt[current])
+        nxt[current] = new  # a retracer's write is nxt[current] itself: no change
+        in_tree[current] = ~walking  # a walker's cell is not in the tree: no change
+        hit = in_tree[new]
+        # walkers that met the tree retrace from their start; retracers that reached it are done
+        current = np.where(walking & hit, start, new)
+        done = hit & ~walking
+        walking ^= hit
+        if done.any():
+            finished = np.flatnonzero(done)
+            rows = in_tree.reshape(-1, cells)[base[finished] // cells]
+            first_out = np.argmin(rows, axis=1)  # the lowest cell not in the tree
+            complete = rows[np.arange(finished.size), first_out]
+            start[finished] = base[finished] + first_out
+            current[finished] = start[finished]
+            if complete.any():
+                keep = np.ones(base.size, np.bool_)
+                keep[finished[complete]] = False
+                base, start, current, walking = (
+                    base[keep],
+                    start[keep],
+                    current[keep],
+                    walking[keep],
+                )
+    return nxt.reshape(count, cells) - (np.arange(count, dtype=np.intp) * cells)[:, None]
+
+
+def _masks(parent: NDArray[np.intp], grid: _Grid) -> NDArray[np.uint8]:
+    """(count, C) open-edge masks of the trees given by each cell's parent."""
+    count, cells = parent.shape
+    own = np.arange(cells)
+    masks = np.zeros((count, cells), np.uint8)
+    for k, bit in enumerate(OPEN_BITS):
+        neighbour = grid.neighbour[k]
+        inside = neighbour >= 0
+        # the edge to the neighbour in direction k is in the tree if either is the other's parent
+        to_parent = parent == np.where(inside, neighbour, -1)[None, :]
+        from_child = np.zeros((count, cells), np.bool_)
+        from_child[:, inside] = parent[:, neighbour[inside]] == own[inside][None, :]
+        masks |= np.where(to_parent | from_child, np.uint8(bit), np.uint8(0))
+    return masks
+
+
+@dataclass(frozen=True, eq=False)  # identity: holds arrays
+class Boards:
+    """The boards of ``k`` new games (arrays with a leading game axis)."""
+
+    board: NDArray[np.uint8]  # (k, C) open edges | frame edges << 4, doorway open and in frame
+    landmark: NDArray[np.uint8]  # (k, C) 0 none, else 1 + index into LANDMARK_NAMES
+    exit_cell: NDArray[np.intp]  # (k,)
+    doorway: NDArray[np.uint8]  # (k,) the doorway's direction (0..3, N E S W)
+    starts: NDArray[np.intp]  # (k, n)
+
+
+class BoardSource:
+    """Draws the boards of new games for one configuration, mazes from a pool sampled in
+    batches of ``batch`` (at least 256).
+
+    ``ValueError`` at construction for a configuration the batched engine cannot start games
+    of (a maze algorithm other than Wilson's, more agents than start cells).
+    """
+
+    def __init__(self, config: Config, batch: int = 1024) -> None:
+        if config.maze_algorithm != "wilson":
+            raise ValueError(
+                f"the batched engine samples uniform spanning trees (maze_algorithm='wilson'); "
+                f"maze_algorithm={config.maze_algorithm!r} does not batch"
+            )
+        cells = config.width * config.height
+        if config.num_agents > cells - 1:
+            raise ValueError(
+                f"{config.num_agents} agents need as many start cells, and a "
+                f"{config.width}x{config.height} maze has {cells - 1} besides the exit"
+            )
+        self.config = config
+        self.batch = max(_MIN_BATCH, batch)
+        self.grid = _grid(config.width, config.height)
+        self.landmarks = default_landmark_count(config)
+        self._pool = np.zeros((0, cells), np.uint8)
+
+    def clear(self) -> None:
+        """Forget the mazes sampled so far (a new seed starts from an empty pool)."""
+        self._pool = self._pool[:0]
+
+    def mazes(self, k: int, rng: np.random.Generator) -> NDArray[np.uint8]:
+        """(k, C) open-edge masks of ``k`` new mazes, from the pool (refilled in batches)."""
+        if len(self._pool) < k:
+            config = self.config
+            more = sample_mazes(
+                max(self.batch, k - len(self._pool)), config.width, config.height, rng
+            )
+            self._pool = np.concatenate([self._pool, more.reshape(len(more), -1)])
+        taken, self._pool = self._pool[:k], self._pool[k:]
+        return taken
+
+    def draw(self, k: int, rng: np.random.Generator) -> Boards:
+        """The boards of ``k`` new games."""
+        config, grid = self.config, self.grid
+        cells = config.width * config.height
+        games = np.arange(k)
+        board = self.mazes(k, rng) | grid.frame[None, :]
+        pick = rng.integers(0, len(grid.boundary), k)
+        exit_cell = grid.boundary[pick]
+        side = (rng.random(k) * grid.side_count[pick]).astype(np.intp)
+        doorway = grid.sides[pick, side]
+        board[games, exit_cell] |= np.array(OPEN_BITS, np.uint8)[doorway]
+        landmark = np.zeros((k, cells), np.uint8)
+        if self.landmarks:
+            where = _distinct(rng, np.arange(cells)[None, :] != exit_cell[:, None], self.landmarks)
+            names = np.argsort(rng.random((k, len(LANDMARK_NAMES))), axis=1)[:, : self.landmarks]
+            landmark[games[:, None], where] = (names + 1).astype(np.uint8)
+        if config.min_start_distance > 1:
+            eligible = _exit_distances(board, exit_cell, grid) >= config.min_start_distance
+            short = eligible.sum(axis=1) < config.num_agents
+            if short.any():
+                raise ValueError(
+                    f"a maze has only {int(eligible.sum(axis=1).min())} cells at least "
+                    f"{config.min_start_distance} moves from the exit, too few for "
+                    f"{config.num_agents} agents; lower min_start_distance"
+                )
+        else:
+            eligible = np.arange(cells)[None, :] != exit_cell[:, None]
+        starts = _distinct(rng, eligible, config.num_agents)
+        return Boards(board, landmark, exit_cell, doorway.astype(np.uint8), starts)
+
+
+def _distinct(rng: np.random.Generator, allowed: NDArray[np.bool_], count: int) -> NDArray[np.intp]:
+    """(k, count) distinct cells per row, uniformly among the ``allowed`` ones, in random order
+    (each row has at least ``count`` allowed cells)."""
+    keys = rng.random(allowed.shape)
+    keys[~allowed] = 2.0  # past every allowed cell
+    return np.argsort(keys, axis=1)[:, :count].astype(np.intp)
+
+
+def _exit_distances(
+    board: NDArray[np.uint8], exit_cell: NDArray[np.intp], grid: _Grid
+) -> NDArray[np.int64]:
+    """(k, C) moves from the exit to every cell (breadth-first, all boards at once)."""
+    k, cells = board.shape
+    distance = np.full((k, cells), -1, np.int64)
+    games = np.arange(k)
+    distance[games, exit_cell] = 0
+    frontier = np.zeros((k, cells), np.bool_)
+    frontier[games, exit_cell] = True
+    steps = 0
+    while frontier.any():
+        steps += 1
+        reached = np.zeros((k, cells), np.bool_)
+        for direction, bit in enumerate(OPEN_BITS):
+            neighbour = grid.neighbour[direction]
+            inside = np.flatnonzero(neighbour >= 0)
+            # a cell is reached from its neighbour in this direction through an open edge
+            through = (board[:, inside] & bit).astype(np.bool_) & frontier[:, neighbour[inside]]
+            reached[:, inside] |= through
+        frontier = reached & (distance < 0)
+        distance[frontier] = steps
+    return distance
