@@ -66,7 +66,6 @@ _EDGE_KINDS: Final = len(EDGE_KINDS)
 class _Games(NamedTuple):
     """The arrays of the games being observed (the state's own, or copies of some games')."""
 
-    count: int  # k games
     positions: NDArray[np.intp]  # (k * n,) each row's cell
     slot_positions: NDArray[np.intp]  # (n, k * n) [j, row]: the cell of agent j of row's game
     turn: NDArray[np.int64]  # (k,)
@@ -254,7 +253,6 @@ class Observer:
             used_base = rules.row_base(count, per_row=True) if games is None else rows * cells
             used = used.take(used_base + positions)
         return _Games(
-            count,
             positions,
             np.repeat(grid_positions.T, n, axis=1),
             state.turn if games is None else state.turn[games],
