@@ -104,6 +104,7 @@ class Rules:
             array.flags.writeable = False
 
         self._bases: dict[tuple[int, bool], NDArray[np.intp]] = {}
+        self._others: dict[int, NDArray[np.bool_]] = {}
 
     def row_base(self, games: int, per_row: bool) -> NDArray[np.intp]:
         """(G * n,) per row the flat index of cell 0 of its game's board (``game * C``), or
@@ -115,6 +116,20 @@ class Rules:
             base.flags.writeable = False
             self._bases[(games, per_row)] = base
         return base
+
+    def others(self, rows: int) -> NDArray[np.bool_]:
+        """(n, rows) ``[j, row]``: agent j is a teammate of the row's agent (not itself), for
+        ``rows`` rows of whole games; read-only, built once per size."""
+        others = self._others.get(rows)
+        if others is None:
+            others = np.arange(rows)[None, :] % self.agents != np.arange(self.agents)[:, None]
+            others.flags.writeable = False
+            self._others[rows] = others
+        return others
+
+    def rows_of(self, games: NDArray[np.intp]) -> NDArray[np.intp]:
+        """The rows of ``games``, game by game (``game * n + agent``)."""
+        return (games[:, None] * self.agents + np.arange(self.agents)).ravel()
 
     def empty_state(self, games: int) -> BatchState:
         """The arrays of ``games`` games, none started yet."""
@@ -142,7 +157,8 @@ def start_games(state: BatchState, rules: Rules, games: NDArray[np.intp], boards
     state.doorway[games] = boards.doorway
     state.starts[games] = boards.starts
     state.positions[games] = boards.starts
-    rows = (games[:, None] * n + np.arange(n)).ravel()
+    rows = rules.rows_of(games)
+    state.exit_row[rows] = np.repeat(boards.exit_cell, n)
     state.origin[rows] = rules.origin_offsets(boards.starts).ravel()
     state.turn[games] = 0
     state.visited[games] = False
@@ -153,7 +169,7 @@ def start_games(state: BatchState, rules: Rules, games: NDArray[np.intp], boards
     if rules.used_exits:
         state.used[rows] = 0
     if rules.trail_length:
-        state.trail[rows] = rules.zero_code
+        state.trail[:, rows] = rules.zero_code
 
 
 def step(
@@ -168,14 +184,14 @@ def step(
     ``rewards``, if given, is the (G * n,) buffer the rewards are written into."""
     config = rules.config
     games, n = state.games, rules.agents
-    positions = state.positions.reshape(-1)  # a view: rows in order
-    row_cells = rules.row_base(games, per_row=False)
+    positions = state.positions.reshape(-1)  # views: rows in order
     if rules.trail_length:
         _push_trail(state, rules, positions)
-    key = state.board.reshape(-1).take(row_cells + positions).astype(np.intp)
+    key = state.board.reshape(-1).take(rules.row_base(games, per_row=False) + positions)
+    key = key.astype(np.intp)
     key *= _MOVES
     key += moves
-    state.move_result.reshape(-1)[:] = rules.move_result.take(key)
+    rules.move_result.take(key, out=state.move_result.reshape(-1))
     offset = rules.move_offset.take(key)
     if rules.used_exits:
         used = state.used.reshape(-1)
@@ -187,19 +203,19 @@ def step(
     turn = state.turn
     turn += 1
     if symbols is not None:
-        _radio(state, rules, symbols.reshape(games, n), turn)
-    on_exit = state.positions == state.exit_cell[:, None]
-    first = on_exit & ~state.visited
-    state.visited |= first
+        _radio(state, rules, symbols, np.repeat(turn, n))
+    visited = state.visited.reshape(-1)
+    first = positions == state.exit_row
+    first &= ~visited
+    visited |= first
     success = np.logical_and.reduce(state.visited, axis=1)
     out = rewards if rewards is not None else np.empty(games * n, np.float32)
-    grid = out.reshape(games, n)
     if rules.pay_visits:
-        np.multiply(first, np.float32(config.exit_reward), out=grid)
+        np.multiply(first, np.float32(config.exit_reward), out=out)
     else:
-        grid[:] = 0.0
+        out[:] = 0.0
     if success.any():
-        grid[success] += np.float32(config.team_bonus)
+        out += np.repeat(success, n) * np.float32(config.team_bonus)
     truncated = ~success & (turn >= config.max_turns)
     return Outcome(out, success, truncated)
 
@@ -208,18 +224,20 @@ def _radio(
     state: BatchState, rules: Rules, symbols: NDArray[np.intp], turn: NDArray[np.int64]
 ) -> None:
     """The radio rule for symbols (the scalar rule's, :mod:`maze_envs.escape.radio`): a symbol
-    is refused while the radio cools down (``ready_turn > turn``) or is switched off."""
+    is refused while the radio cools down (``ready_turn > turn``) or is switched off. All
+    arrays per row."""
     config = rules.config
+    ready = state.ready_turn.reshape(-1)
     want = symbols > 0
-    allowed = state.ready_turn <= turn[:, None]
+    allowed = ready <= turn
     if not config.radio:
         allowed[:] = False
     sent = want & allowed
-    state.radio_result[:] = np.where(
+    state.radio_result.reshape(-1)[:] = np.where(
         want, np.where(allowed, RadioResult.SENT, RadioResult.REFUSED), RadioResult.NONE
     )
-    np.multiply(symbols, sent, out=state.symbols)
-    np.copyto(state.ready_turn, turn[:, None] + (config.radio_cooldown + 1), where=sent)
+    np.multiply(symbols, sent, out=state.symbols.reshape(-1))
+    np.copyto(ready, turn + (config.radio_cooldown + 1), where=sent)
 
 
 def _push_trail(state: BatchState, rules: Rules, positions: NDArray[np.intp]) -> None:
@@ -227,6 +245,6 @@ def _push_trail(state: BatchState, rules: Rules, positions: NDArray[np.intp]) ->
     k, head = rules.trail_length, state.trail_head
     codes = rules.absolute_code.take(positions)
     codes -= state.origin
-    state.trail[:, head] = codes
-    state.trail[:, head + k] = codes
+    state.trail[head] = codes
+    state.trail[head + k] = codes
     state.trail_head = head + 1 if head + 1 < k else 0

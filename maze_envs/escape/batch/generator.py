@@ -1,13 +1,13 @@
 """New boards for the batched engine, drawn many at a time: mazes, exits, landmarks, starts.
 
 **Mazes** are uniform spanning trees of the grid, as the scalar default (Wilson) draws them, by
-Wilson's algorithm run for many mazes at once (:func:`sample_mazes`): every maze still being
-built takes one step of its loop-erased random walk per round, so a round is a few numpy
-operations over all of them and no Python loop runs over mazes. Wilson's algorithm gives every
-spanning tree the same probability whatever the root and whatever order the walks start in, so
-each maze walks from its lowest-numbered cell not yet in the tree, towards a tree rooted at
-cell 0. The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is uniform over
-2, 3 or 4 neighbours alike).
+Wilson's algorithm run for many mazes at once (:class:`WilsonStream`, :func:`sample_mazes`):
+every maze being built takes one step of its loop-erased random walk per round, so a round is a
+few numpy operations over all of them and no Python loop runs over mazes. Wilson's algorithm
+gives every spanning tree the same probability whatever the root and whatever order the walks
+start in, so each maze walks from its lowest-numbered cell not yet in the tree, towards a tree
+rooted at cell 0. The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is
+uniform over 2, 3 or 4 neighbours alike).
 
 **Exit, landmarks and starts** are drawn as :class:`~maze_envs.escape.generator.
 PerfectMazeGenerator` draws them (same distributions, not the same random stream): the exit a
@@ -15,8 +15,8 @@ uniformly chosen boundary cell, its doorway one of its outer sides, ``default_la
 landmarks with distinct names on distinct non-exit cells, and the starts distinct cells at least
 ``min_start_distance`` moves from the exit.
 
-A :class:`BoardSource` keeps a pool of mazes sampled in batches, so starting a game costs a
-slice of the pool, never a maze generator call of its own.
+A :class:`BoardSource` takes its mazes from a :class:`WilsonStream`, which builds thousands at
+once, so starting a game never costs a maze generator call of its own.
 
 Example:
     >>> import numpy as np
@@ -41,12 +41,12 @@ from maze_envs.escape.generator import default_landmark_count
 from maze_envs.escape.vocab import LANDMARK_NAMES
 from maze_envs.grid import DELTAS
 
-__all__ = ["BoardSource", "Boards", "sample_mazes"]
+__all__ = ["BoardSource", "Boards", "WilsonStream", "sample_mazes"]
 
 #: Neighbour choices per draw: a draw of 0..11 is uniform over 2, 3 or 4 neighbours.
 _CHOICES: Final = 12
-#: Mazes sampled per batch at least (each batch of rounds costs a few numpy calls per round).
-_MIN_BATCH: Final = 256
+#: Mazes a stream builds at once at most (each round costs a few numpy calls over all of them).
+_SLOTS: Final = 4096
 
 
 class _Grid(NamedTuple):
@@ -94,63 +94,118 @@ def sample_mazes(
 ) -> NDArray[np.uint8]:
     """``count`` uniform spanning trees of the ``width`` x ``height`` grid, as ``(count,
     height, width)`` open-edge masks (the maze format of :mod:`maze_envs.grid`)."""
-    grid = _grid(width, height)
-    cells = width * height
-    parent = _wilson_parents(count, cells, grid.walk, rng)
-    return _masks(parent, grid).reshape(count, height, width)
+    stream = WilsonStream(width, height, slots=min(count, _SLOTS))
+    return stream.take(count, rng).reshape(count, height, width)
 
 
-def _wilson_parents(
-    count: int, cells: int, walk: NDArray[np.intp], rng: np.random.Generator
-) -> NDArray[np.intp]:
-    """(count, C): each cell's parent in its maze's tree (cell 0, the root, its own), by
-    Wilson's algorithm run in lock step over every maze still being built.
+class WilsonStream:
+    """Uniform spanning trees of one grid, built ``slots`` at a time by Wilson's algorithm in
+    lock step, and handed out in the order they were started.
 
-    Per maze: a walk from ``start`` records the exit it takes from each cell (``nxt``; a later
-    exit overwrites an earlier one, which erases the loop between them) until it meets the
-    tree; then the loop-erased path is retraced from ``start``, one cell a round, into the tree;
-    then the next walk starts from the lowest cell not in the tree. Every index below is global
-    (``maze * C + cell``).
+    Each slot builds one maze: a walk from ``start`` records the exit it takes from each cell
+    (``nxt``; a later exit overwrites an earlier one, which erases the loop between them) until
+    it meets the tree; the loop-erased path is then retraced from ``start``, one cell a round,
+    into the tree; the next walk starts from the lowest cell not in the tree. A slot whose maze
+    is complete starts the next maze at once, so every round works on ``slots`` mazes and the
+    slow ones hold nobody up. Mazes are handed out by the order they *started* in, never by the
+    order they finished in (which would favour the mazes whose walks happened to be short): the
+    n-th maze handed out is the n-th maze started, a uniform spanning tree whatever the others.
+    Every index below is global (``slot * C + cell``); the tree's root is cell 0.
     """
-    in_tree = np.zeros(count * cells, np.bool_)
-    base = np.arange(count, dtype=np.intp) * cells
-    in_tree[base] = True
-    nxt = np.arange(count * cells, dtype=np.intp)  # the root's parent is itself
-    if cells == 1:
-        return (nxt - np.repeat(base, cells)).reshape(count, cells)
-    # the mazes still being built: their base, walk start, current cell, and walking or not
-    start = base + 1
-    current = start.copy()
-    walking = np.ones(count, np.bool_)
-    while base.size:
-        draws = rng.integers(0, _CHOICES, base.size, dtype=np.intp)
-        step = walk[(current - base) * _CHOICES + draws] + base
+
+    def __init__(self, width: int, height: int, slots: int) -> None:
+        self.width, self.height, self.cells = width, height, width * height
+        self.grid = _grid(width, height)
+        self.slots = max(1, slots)
+        self.base = np.arange(self.slots, dtype=np.intp) * self.cells
+        self.restart()
+
+    def restart(self) -> None:
+        """Forget every maze started so far."""
+        slots, cells = self.slots, self.cells
+        self.in_tree = np.zeros(slots * cells, np.bool_)
+        self.in_tree[self.base] = True
+        self.nxt = np.arange(slots * cells, dtype=np.intp)  # the root's parent is itself
+        self.start = self.base + 1
+        self.current = self.start.copy()
+        self.walking = np.ones(slots, np.bool_)
+        self.ident = np.arange(slots)  # the number of the maze each slot builds
+        self.started = slots  # mazes started so far (the next one's number)
+        self.handed = 0  # mazes handed out so far
+        self.store = np.zeros((4 * slots, cells), np.uint8)  # finished, by number % len(store)
+
+    def take(self, count: int, rng: np.random.Generator) -> NDArray[np.uint8]:
+        """(count, C) open-edge masks of the next ``count`` mazes (in the order they started)."""
+        if self.cells == 1:
+            return np.zeros((count, 1), np.uint8)
+        while int(self.ident.min()) - self.handed < count:  # all below the lowest are done
+            self._round(rng)
+        numbers = np.arange(self.handed, self.handed + count)
+        self.handed += count
+        return self.store[numbers % len(self.store)]
+
+    def _round(self, rng: np.random.Generator) -> None:
+        """One step of every slot's walk or retrace."""
+        base, current, walking, nxt, in_tree = (
+            self.base,
+            self.current,
+            self.walking,
+            self.nxt,
+            self.in_tree,
+        )
+        draws = rng.integers(0, _CHOICES, self.slots, dtype=np.intp)
+        local = current - base
+        local *= _CHOICES
+        local += draws
+        step = self.grid.walk.take(local)
+        step += base
         # a walker steps on; a retracer's next cell is its path's (nxt), and it joins the tree
-        new = np.where(walking, step, nxt[current])
+        new = np.where(walking, step, nxt.take(current))
         nxt[current] = new  # a retracer's write is nxt[current] itself: no change
         in_tree[current] = ~walking  # a walker's cell is not in the tree: no change
-        hit = in_tree[new]
+        hit = in_tree.take(new)
         # walkers that met the tree retrace from their start; retracers that reached it are done
-        current = np.where(walking & hit, start, new)
+        self.current = current = np.where(walking & hit, self.start, new)
         done = hit & ~walking
         walking ^= hit
         if done.any():
-            finished = np.flatnonzero(done)
-            rows = in_tree.reshape(-1, cells)[base[finished] // cells]
-            first_out = np.argmin(rows, axis=1)  # the lowest cell not in the tree
-            complete = rows[np.arange(finished.size), first_out]
-            start[finished] = base[finished] + first_out
-            current[finished] = start[finished]
-            if complete.any():
-                keep = np.ones(base.size, np.bool_)
-                keep[finished[complete]] = False
-                base, start, current, walking = (
-                    base[keep],
-                    start[keep],
-                    current[keep],
-                    walking[keep],
-                )
-    return nxt.reshape(count, cells) - (np.arange(count, dtype=np.intp) * cells)[:, None]
+            self._next_walks(np.flatnonzero(done))
+
+    def _next_walks(self, slots: NDArray[np.intp]) -> None:
+        """Start the next walk of ``slots`` (their walk just joined the tree), or, where the
+        maze is complete, store it and start the next maze."""
+        cells = self.cells
+        trees = self.in_tree.reshape(-1, cells)[slots]
+        first_out = np.argmin(trees, axis=1)  # the lowest cell not in the tree
+        complete = trees[np.arange(slots.size), first_out]  # argmin found no cell outside
+        self.start[slots] = self.base[slots] + first_out
+        self.current[slots] = self.start[slots]
+        if complete.any():
+            self._finish(slots[complete])
+
+    def _finish(self, slots: NDArray[np.intp]) -> None:
+        cells = self.cells
+        parents = self.nxt.reshape(-1, cells)[slots] - self.base[slots, None]
+        numbers = self.ident[slots]
+        if self.started + slots.size - self.handed > len(self.store):
+            self._grow()
+        self.store[numbers % len(self.store)] = _masks(parents, self.grid)
+        # the next mazes, numbered in order
+        self.ident[slots] = self.started + np.arange(slots.size)
+        self.started += slots.size
+        trees = self.in_tree.reshape(-1, cells)
+        trees[slots] = False
+        trees[slots, 0] = True
+        self.nxt.reshape(-1, cells)[slots, 0] = self.base[slots]
+        self.start[slots] = self.base[slots] + 1
+        self.current[slots] = self.start[slots]
+
+    def _grow(self) -> None:
+        """Twice the room for finished mazes (their rows move to their new places)."""
+        numbers = np.arange(self.handed, self.started)
+        old = self.store
+        self.store = np.zeros((2 * len(old), self.cells), np.uint8)
+        self.store[numbers % len(self.store)] = old[numbers % len(old)]
 
 
 def _masks(parent: NDArray[np.intp], grid: _Grid) -> NDArray[np.uint8]:
@@ -181,14 +236,14 @@ class Boards:
 
 
 class BoardSource:
-    """Draws the boards of new games for one configuration, mazes from a pool sampled in
-    batches of ``batch`` (at least 256).
+    """Draws the boards of new games for one configuration, its mazes from a
+    :class:`WilsonStream` of ``slots`` mazes at a time.
 
     ``ValueError`` at construction for a configuration the batched engine cannot start games
     of (a maze algorithm other than Wilson's, more agents than start cells).
     """
 
-    def __init__(self, config: Config, batch: int = 1024) -> None:
+    def __init__(self, config: Config, slots: int = 1024) -> None:
         if config.maze_algorithm != "wilson":
             raise ValueError(
                 f"the batched engine samples uniform spanning trees (maze_algorithm='wilson'); "
@@ -201,25 +256,17 @@ class BoardSource:
                 f"{config.width}x{config.height} maze has {cells - 1} besides the exit"
             )
         self.config = config
-        self.batch = max(_MIN_BATCH, batch)
         self.grid = _grid(config.width, config.height)
         self.landmarks = default_landmark_count(config)
-        self._pool = np.zeros((0, cells), np.uint8)
+        self.stream = WilsonStream(config.width, config.height, min(slots, _SLOTS))
 
     def clear(self) -> None:
-        """Forget the mazes sampled so far (a new seed starts from an empty pool)."""
-        self._pool = self._pool[:0]
+        """Forget the mazes started so far (a new seed starts a new stream)."""
+        self.stream.restart()
 
     def mazes(self, k: int, rng: np.random.Generator) -> NDArray[np.uint8]:
-        """(k, C) open-edge masks of ``k`` new mazes, from the pool (refilled in batches)."""
-        if len(self._pool) < k:
-            config = self.config
-            more = sample_mazes(
-                max(self.batch, k - len(self._pool)), config.width, config.height, rng
-            )
-            self._pool = np.concatenate([self._pool, more.reshape(len(more), -1)])
-        taken, self._pool = self._pool[:k], self._pool[k:]
-        return taken
+        """(k, C) open-edge masks of ``k`` new mazes."""
+        return self.stream.take(k, rng)
 
     def draw(self, k: int, rng: np.random.Generator) -> Boards:
         """The boards of ``k`` new games."""

@@ -7,10 +7,12 @@ built once from the fields' own declarations (their ``value`` with the flattened
 arithmetic), so the batched and the scalar numbers are the same floats, not merely close ones;
 the differential test (``tests/escape/batch/test_differential.py``) checks it turn by turn.
 
-Writes go into a buffer the caller allocated once (``(G * n, width)`` float32, zeroed once):
-one-hot groups and flags are written whole, so nothing needs clearing between turns, and the
-entries that never change in a batched game (no radio text heard, no notebook edit) keep the
-value they were given when the buffer was made (:meth:`Observer.prepare`).
+Writes go into a buffer the caller allocated once, laid out *feature-major*: ``(width, G * n)``
+float32, one row per entry of the vector, so every write is one contiguous row of all the
+agents (the vector env hands out its transpose, an ``(G * n, width)`` view). Codes and flags are
+written whole or into zeroed rows, so nothing else needs clearing between turns; the entries
+that never change in a batched game (no radio text heard, no notebook edit) keep the value
+:meth:`Observer.prepare` gave them when the buffer was made.
 
 Example:
     >>> import numpy as np
@@ -24,17 +26,17 @@ Example:
     >>> boards = BoardSource(config).draw(4, np.random.default_rng(0))
     >>> start_games(state, rules, np.arange(4), boards)
     >>> observer = Observer(rules, layout)
-    >>> buffer = observer.prepare(np.zeros((8, layout.width), np.float32))
+    >>> buffer = observer.prepare(np.empty((layout.width, 8), np.float32))
     >>> observer.write(state, buffer)
-    >>> layout.flat_space().contains(buffer[0])
+    >>> layout.flat_space().contains(buffer[:, 0])
     True
-    >>> buffer[:, layout.span("edges")].sum(axis=1).tolist()  # four edges, one kind each
+    >>> buffer[layout.span("edges")].sum(axis=0).tolist()  # four edges, one kind each
     [4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0]
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -51,28 +53,32 @@ from maze_envs.escape.vocab import (
     RADIO_RESULTS,
     EdgeKind,
     NotebookResult,
+    RadioResult,
 )
 from maze_envs.grid import tenths_table
 
 __all__ = ["Observer"]
 
 
+_EDGE_KINDS: Final = len(EDGE_KINDS)
+
+
 class _Games(NamedTuple):
     """The arrays of the games being observed (the state's own, or copies of some games')."""
 
-    positions: NDArray[np.intp]  # (k, n)
+    positions: NDArray[np.intp]  # (k * n,) each row's cell
+    slot_positions: NDArray[np.intp]  # (n, k * n) [j, row]: the cell of agent j of row's game
     turn: NDArray[np.int64]  # (k,)
-    exit_cell: NDArray[np.intp]  # (k,)
-    board: NDArray[np.uint8]  # (k * C,)
-    landmark: NDArray[np.uint8]  # (k * C,)
-    cell_base: NDArray[np.intp]  # (k * n,) game * C of each row
-    move_result: NDArray[np.intp]  # (k, n)
-    radio_result: NDArray[np.intp]  # (k, n)
-    ready_turn: NDArray[np.int64]  # (k, n)
+    exit_row: NDArray[np.intp]  # (k * n,)
+    board: NDArray[np.uint8]  # (k * n,) the byte of each row's cell
+    landmark: NDArray[np.uint8]  # (k * n,) the landmark of each row's cell
+    move_result: NDArray[np.intp]  # (k * n,)
+    radio_result: NDArray[np.intp]  # (k * n,)
+    ready_turn: NDArray[np.int64]  # (k * n,)
     symbols: NDArray[np.int64]  # (k, n)
     origin: NDArray[np.intp]  # (k * n,)
-    used: NDArray[np.uint8]  # (k * n, C) or empty
-    trail: NDArray[np.int16]  # (k * n, K): oldest first
+    used: NDArray[np.uint8]  # (k * n,) the used-edge bits of each row's cell (empty when off)
+    trail: NDArray[np.int16]  # (K, k * n) frame codes, oldest first
 
 
 def _values(layout: NumericLayout, key: str, j: int, domain: NDArray[np.int64]) -> Any:
@@ -92,37 +98,27 @@ class Observer:
             raise ValueError("the batched engine writes the flattened layout with text='drop'")
         self.rules, self.layout, self.width = rules, layout, layout.width
         n, cells = rules.agents, rules.cells
-        start = layout.start
-        self._span = {key: layout.span(key) for key in layout.start}
-        # one-hot tables: edges by board byte; last action by (move result, radio result)
-        edges = np.zeros((256, len(OPEN_BITS) * len(EDGE_KINDS)), np.float32)
+        self._at = start = layout.start
+        self._features = set(start)
+        # the edge kind (EdgeKind code) of each direction, by board byte
         byte = np.arange(256)
-        for d, bit in enumerate(OPEN_BITS):
-            kind = np.where(
-                byte & bit,
-                EdgeKind.OPEN,
-                np.where(byte & FRAME_BITS[d], EdgeKind.OUTER_BRICK, EdgeKind.INTERIOR_WALL),
-            )
-            edges[byte, d * len(EDGE_KINDS) + kind] = 1.0
-        self._edges = edges
-        self._on_exit = np.eye(2, dtype=np.float32)
-        self._landmark = np.eye(len(LANDMARK_NAMES) + 1, dtype=np.float32)
-        moves, radios = len(MOVE_RESULTS), len(RADIO_RESULTS)
-        last = np.zeros((moves * radios, moves + len(NOTEBOOK_RESULTS) + radios), np.float32)
-        for m in range(moves):
-            for r in range(radios):
-                last[m * radios + r, m] = 1.0
-                last[m * radios + r, moves + NotebookResult.NONE] = 1.0
-                last[m * radios + r, moves + len(NOTEBOOK_RESULTS) + r] = 1.0
-        self._last = last
-        self._radios = radios
+        self._kinds = np.stack(
+            [
+                np.where(
+                    byte & bit,
+                    EdgeKind.OPEN,
+                    np.where(byte & FRAME_BITS[d], EdgeKind.OUTER_BRICK, EdgeKind.INTERIOR_WALL),
+                ).astype(np.uint8)
+                for d, bit in enumerate(OPEN_BITS)
+            ]
+        )
+        self._kind_codes = np.arange(_EDGE_KINDS, dtype=np.uint8)[:, None]
+        self._move_codes = np.arange(len(MOVE_RESULTS))[:, None]
+        self._radio_codes = np.arange(len(RADIO_RESULTS))[:, None]
         turns = np.arange(config.max_turns + 1)
         self._turn = _values(layout, "time", 0, turns)
-        self._turns_left = _values(layout, "time", 1, turns)
+        self._turns_left = _values(layout, "time", 1, turns)[::-1].copy()  # by turn played
         self._cooldown = _values(layout, "radio_cooldown", 0, np.arange(config.radio_cooldown + 1))
-        self._time = start["time"]
-        self._cooldown_at = start["radio_cooldown"]
-        self._features = set(layout.start)
         if "distances" in self._features:
             tenths = np.frombuffer(pair_tenths(config.width, config.height), np.uint16)
             top = int(np.array(tenths_table(max(config.width, config.height))).max())
@@ -131,29 +127,32 @@ class Observer:
         xs = codes // rules.code_stride - rules.span_x
         ys = codes % rules.code_stride - rules.span_y
         if "position" in self._features:
-            self._position = np.stack(
-                [_values(layout, "position", 0, xs), _values(layout, "position", 1, ys)], axis=1
+            self._position = (
+                _values(layout, "position", 0, xs),
+                _values(layout, "position", 1, ys),
             )
         k = rules.trail_length
         if k:
-            self._trail = np.stack(
-                [_values(layout, "trail", 0, xs), _values(layout, "trail", 1, ys)], axis=1
-            )
+            self._trail = (_values(layout, "trail", 0, xs), _values(layout, "trail", 1, ys))
+            # trail_mask[j] = value(trail_length, j): 1 from row K - trail_length on
             lengths = np.arange(k + 1)
-            self._trail_mask = np.stack(
-                [_values(layout, "trail_mask", j, lengths) for j in range(k)], axis=1
-            )
+            masks = [_values(layout, "trail_mask", j, lengths) for j in range(k)]
+            self._trail_mask = np.ascontiguousarray(np.stack(masks))  # (K, K + 1)
         if "used_exits" in self._features:
-            masks = np.arange(16)
-            self._used = np.stack([(masks >> d) & 1 for d in range(4)], axis=1).astype(np.float32)
-        if rules.symbols:
-            self._symbol = np.eye(rules.symbols + 1, dtype=np.float32)
-        self._others = ~np.eye(n, dtype=np.bool_)  # [i, j]: slot j is a teammate of agent i
+            self._used_bits = np.array(OPEN_BITS, np.uint8)[:, None]
         self._cells = cells
+        self._n = n
 
     def prepare(self, buffer: NDArray[np.float32]) -> NDArray[np.float32]:
-        """Zero a new buffer (what a batched game never changes stays as written here)."""
+        """Make a new ``(width, rows)`` buffer ready: zeros, and the entries no batched game
+        changes (the notebook's last result is always ``none``; without radio symbols, so is
+        the radio's)."""
         buffer[...] = 0.0
+        last = self._at["last_action"]
+        buffer[last + len(MOVE_RESULTS) + NotebookResult.NONE] = 1.0
+        if not self.rules.symbols:
+            radio = last + len(MOVE_RESULTS) + len(NOTEBOOK_RESULTS)
+            buffer[radio + RadioResult.NONE] = 1.0
         return buffer
 
     def write(
@@ -163,86 +162,119 @@ class Observer:
         games: NDArray[np.intp] | None = None,
     ) -> None:
         """Write the observations of every game (``games=None``: ``out`` is the whole
-        ``(G * n, width)`` buffer) or of ``games`` (``out``: their rows, in that order)."""
+        ``(width, G * n)`` buffer) or of ``games`` (``out``: a prepared ``(width, k * n)``
+        buffer for their rows, in that order)."""
         view = self._games(state, games)
-        rules, span = self.rules, self._span
-        k, n = view.positions.shape
-        rows = out.reshape(k, n, self.width)
-        positions = view.positions.reshape(-1)
-        cells = view.cell_base + positions
-        out[:, span["edges"]] = self._edges.take(view.board.take(cells), axis=0)
-        on_exit = view.positions == view.exit_cell[:, None]
-        rows[:, :, span["on_exit"]] = self._on_exit.take(on_exit, axis=0)
-        out[:, span["landmark"]] = self._landmark.take(view.landmark.take(cells), axis=0)
-        last = view.move_result * self._radios + view.radio_result
-        rows[:, :, span["last_action"]] = self._last.take(last, axis=0)
-        turn = view.turn
-        rows[:, :, self._time] = self._turn.take(turn)[:, None]
-        rows[:, :, self._time + 1] = self._turns_left.take(rules.config.max_turns - turn)[:, None]
-        cooldown = view.ready_turn - turn[:, None] - 1
-        np.maximum(cooldown, 0, out=cooldown)
-        rows[:, :, self._cooldown_at] = self._cooldown.take(cooldown)
-        together = view.positions[:, :, None] == view.positions[:, None, :]
-        together &= self._others
-        rows[:, :, span["notebook_shown"]] = together
+        rules, at, n = self.rules, self._at, self._n
+        rows = len(view.positions)
+        edges = at["edges"]
+        for d in range(len(OPEN_BITS)):  # N, E, S, W: each a one-hot of three kinds
+            kind = self._kinds[d].take(view.board)
+            row = edges + d * _EDGE_KINDS
+            np.equal(kind, self._kind_codes, out=out[row : row + _EDGE_KINDS])
+        on_exit = at["on_exit"]
+        np.equal(view.positions, view.exit_row, out=out[on_exit + 1])
+        np.not_equal(view.positions, view.exit_row, out=out[on_exit])
+        landmark = at["landmark"]
+        out[landmark : landmark + len(LANDMARK_NAMES) + 1] = 0.0
+        _one_hot(out, landmark, view.landmark)
+        last = at["last_action"]
+        np.equal(view.move_result, self._move_codes, out=out[last : last + len(MOVE_RESULTS)])
+        if rules.symbols:
+            radio = last + len(MOVE_RESULTS) + len(NOTEBOOK_RESULTS)
+            np.equal(view.radio_result, self._radio_codes, out=out[radio : radio + 3])
+        time = at["time"]
+        out[time] = np.repeat(self._turn.take(view.turn), n)
+        out[time + 1] = np.repeat(self._turns_left.take(view.turn), n)
+        if rules.symbols:
+            cooldown = view.ready_turn - np.repeat(view.turn, n) - 1
+            np.maximum(cooldown, 0, out=cooldown)
+            self._cooldown.take(cooldown, out=out[at["radio_cooldown"]])
+        # slot j of a row: agent j of its game; a teammate there shares the row's cell
+        others = rules.others(rows)
+        together = view.slot_positions == view.positions
+        together &= others
+        shown = at["notebook_shown"]
+        out[shown : shown + n] = together
         features = self._features
         if "distances" in features:
-            pair = self._pair
-            at = span["distances"].start
-            rows[:, :, at] = pair.take(view.exit_cell[:, None] * self._cells + view.positions)
-            teammates = view.positions[:, :, None] * self._cells + view.positions[:, None, :]
-            rows[:, :, at + 1 : at + 1 + n] = pair.take(teammates)
+            pair, cells, distances = self._pair, self._cells, at["distances"]
+            pair.take(view.exit_row * cells + view.positions, out=out[distances])
+            teammates = view.slot_positions * cells + view.positions
+            pair.take(teammates, out=out[distances + 1 : distances + 1 + n])
         if "position" in features:
-            code = rules.absolute_code.take(positions)
+            code = rules.absolute_code.take(view.positions)
             code -= view.origin
-            out[:, span["position"]] = self._position.take(code, axis=0)
-        if rules.trail_length:
-            out[:, span["trail"]] = self._trail.take(view.trail, axis=0).reshape(k * n, -1)
-            length = np.minimum(turn, rules.trail_length)
-            rows[:, :, span["trail_mask"]] = self._trail_mask.take(length, axis=0)[:, None, :]
+            position = at["position"]
+            self._position[0].take(code, out=out[position])
+            self._position[1].take(code, out=out[position + 1])
+        k = rules.trail_length
+        if k:
+            trail = at["trail"]
+            out[trail : trail + 2 * k : 2] = self._trail[0].take(view.trail)
+            out[trail + 1 : trail + 2 * k : 2] = self._trail[1].take(view.trail)
+            length = np.repeat(np.minimum(view.turn, k), n)
+            mask = at["trail_mask"]
+            out[mask : mask + k] = self._trail_mask.take(length, axis=1)
         if "colocated_with" in features:
-            rows[:, :, span["colocated_with"]] = together
+            colocated = at["colocated_with"]
+            out[colocated : colocated + n] = together
         if "used_exits" in features:
-            used = view.used.reshape(-1).take(np.arange(k * n) * self._cells + positions)
-            out[:, span["used_exits"]] = self._used.take(used, axis=0)
+            used = at["used_exits"]
+            crossed = np.bitwise_and(view.used, self._used_bits)  # (4, rows): N, E, S, W
+            np.not_equal(crossed, 0, out=out[used : used + 4])
         if rules.symbols:
-            heard = np.where(self._others, view.symbols[:, None, :], 0)
-            rows[:, :, span["radio_symbols"]] = self._symbol.take(heard, axis=0).reshape(k, n, -1)
+            heard = at["radio_symbols"]
+            width = rules.symbols + 1
+            out[heard : heard + n * width] = 0.0
+            sent = np.repeat(view.symbols.T, n, axis=1) * others  # [j, row]; own slot 0
+            sent += (np.arange(n) * width)[:, None]
+            _one_hot(out, heard, sent)
 
     def _games(self, state: BatchState, games: NDArray[np.intp] | None) -> _Games:
         rules = self.rules
-        n, cells, k_trail = rules.agents, rules.cells, rules.trail_length
+        n, cells, k = self._n, self._cells, rules.trail_length
         head = state.trail_head
         if games is None:
             count = state.games
-            return _Games(
-                state.positions,
-                state.turn,
-                state.exit_cell,
-                state.board.reshape(-1),
-                state.landmark.reshape(-1),
-                rules.row_base(count, per_row=False),
-                state.move_result,
-                state.radio_result,
-                state.ready_turn,
-                state.symbols,
-                state.origin,
-                state.used,
-                state.trail[:, head : head + k_trail],
-            )
-        rows = (games[:, None] * n + np.arange(n)).ravel()
+            rows: Any = slice(None)
+            positions = state.positions.reshape(-1)
+            grid_positions = state.positions
+            cell_base = rules.row_base(count, per_row=False)
+        else:
+            count = len(games)
+            rows = rules.rows_of(games)
+            grid_positions = state.positions[games]
+            positions = grid_positions.reshape(-1)
+            cell_base = games.repeat(n) * cells
+        cell = cell_base + positions
+        used = state.used.reshape(-1)
+        if rules.used_exits:
+            used_base = rules.row_base(count, per_row=True) if games is None else rows * cells
+            used = used.take(used_base + positions)
         return _Games(
-            state.positions[games],
-            state.turn[games],
-            state.exit_cell[games],
-            state.board[games].reshape(-1),
-            state.landmark[games].reshape(-1),
-            np.repeat(np.arange(len(games), dtype=np.intp) * cells, n),
-            state.move_result[games],
-            state.radio_result[games],
-            state.ready_turn[games],
-            state.symbols[games],
+            positions,
+            np.repeat(grid_positions.T, n, axis=1),
+            state.turn if games is None else state.turn[games],
+            state.exit_row[rows],
+            state.board.reshape(-1).take(cell),
+            state.landmark.reshape(-1).take(cell),
+            state.move_result.reshape(-1)[rows],
+            state.radio_result.reshape(-1)[rows],
+            state.ready_turn.reshape(-1)[rows],
+            state.symbols if games is None else state.symbols[games],
             state.origin[rows],
-            state.used[rows] if rules.used_exits else state.used,
-            state.trail[rows, head : head + k_trail],
+            used,
+            state.trail[head : head + k, rows] if k else state.trail,
         )
+
+
+def _one_hot(out: NDArray[np.float32], start: int, codes: NDArray[Any]) -> None:
+    """Set ``out[start + code, column]`` to 1 for the codes of each column (rows of ``codes``:
+    groups whose codes are already offset to their own rows)."""
+    columns = out.shape[1]
+    flat = codes.reshape(-1, columns).astype(np.intp)
+    flat += start
+    flat *= columns
+    flat += np.arange(columns)
+    out.reshape(-1)[flat.reshape(-1)] = 1.0

@@ -12,7 +12,7 @@ through it keeps the agent on the exit, and its edge reads ``open``, as in the s
 Example:
     >>> state = BatchState.empty(games=2, agents=3, cells=49, trail_length=0, used_exits=False)
     >>> state.positions.shape, state.board.shape, state.trail.shape
-    ((2, 3), (2, 49), (6, 0))
+    ((2, 3), (2, 49), (0, 6))
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class BatchState:
     board: NDArray[np.uint8]  # (G, C) open edges | frame edges << 4 (see the module docstring)
     landmark: NDArray[np.uint8]  # (G, C) 0 none, else 1 + index into LANDMARK_NAMES
     exit_cell: NDArray[np.intp]  # (G,) the exit's cell
+    exit_row: NDArray[np.intp]  # (G * n,) the exit's cell, per row (what the rules compare)
     doorway: NDArray[np.uint8]  # (G,) the doorway's direction (move code 0..3)
     starts: NDArray[np.intp]  # (G, n) each agent's start cell
     origin: NDArray[np.intp]  # (G * n,) frame code of each row's coordinate origin
@@ -53,8 +54,8 @@ class BatchState:
     move_result: NDArray[np.intp]  # (G, n) MoveResult of the last move
     radio_result: NDArray[np.intp]  # (G, n) RadioResult of the last radio symbol
     used: NDArray[np.uint8]  # (G * n, C) edges each agent crossed, per cell ((0, C) when off)
-    # (G * n, 2K) frame codes of the cells each agent ended the last K turns on, a ring stored
-    # twice over (so the last K entries are always the slice trail[:, head : head + K])
+    # (2K, G * n) frame codes of the cells each agent ended the last K turns on, a ring stored
+    # twice over (so the last K entries, oldest first, are always trail[head : head + K])
     trail: NDArray[np.int16]
     trail_head: int = 0
 
@@ -76,6 +77,7 @@ class BatchState:
             board=np.zeros((g, cells), np.uint8),
             landmark=np.zeros((g, cells), np.uint8),
             exit_cell=np.zeros(g, np.intp),
+            exit_row=np.zeros(g * n, np.intp),
             doorway=np.zeros(g, np.uint8),
             starts=np.zeros((g, n), np.intp),
             origin=np.zeros(g * n, np.intp),
@@ -87,7 +89,7 @@ class BatchState:
             move_result=np.zeros((g, n), np.intp),
             radio_result=np.zeros((g, n), np.intp),
             used=np.zeros((g * n, cells if used_exits else 0), np.uint8),
-            trail=np.zeros((g * n, 2 * trail_length), np.int16),
+            trail=np.zeros((2 * trail_length, g * n), np.int16),
         )
 
     def nbytes(self) -> int:

@@ -118,7 +118,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         *,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         copy: bool = False,
-        maze_batch: int | None = None,
+        maze_slots: int | None = None,
     ) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int | np.integer):
             raise ValueError(f"num_games must be an int >= 1, got {num_games!r}")
@@ -137,9 +137,8 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         self.copy = bool(copy)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.autoreset_mode: AutoresetMode = mode
-        # a batch of mazes covers about a quarter of the games
-        batch = maze_batch if maze_batch is not None else max(256, self.num_games // 4)
-        self.boards = BoardSource(config, batch=batch)
+        # mazes are built many at once: as many as games, up to the stream's limit
+        self.boards = BoardSource(config, slots=maze_slots or self.num_games)
         self.rules = Rules(config)
         self.layout = NumericLayout(config)
         self.observer = Observer(self.rules, self.layout)
@@ -151,9 +150,13 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         )
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         # the buffers, allocated once
+        # observations are written feature-major (a row per entry, all agents along it: every
+        # write is contiguous); reset and step hand out the transposed view, a row per agent
         width = self.layout.width
-        self._observations = self.observer.prepare(np.empty((self.num_envs, width), np.float32))
-        self._final_observations = np.zeros((self.num_envs, width), np.float32)
+        self._features = self.observer.prepare(np.empty((width, self.num_envs), np.float32))
+        self._final_features = np.zeros((width, self.num_envs), np.float32)
+        self._observations = self._features.T
+        self._final_observations = self._final_features.T
         self._rewards = np.zeros(self.num_envs, np.float32)
         self._terminations = np.zeros(self.num_envs, np.bool_)
         self._truncations = np.zeros(self.num_envs, np.bool_)
@@ -174,7 +177,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         state = self._state = self.rules.empty_state(self.num_games)
         games = np.arange(self.num_games, dtype=np.intp)
         start_games(state, self.rules, games, self.boards.draw(self.num_games, rng))
-        self.observer.write(state, self._observations)
+        self.observer.write(state, self._features)
         self._rewards[:] = 0.0
         self._terminations[:] = False
         self._truncations[:] = False
@@ -193,7 +196,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         outcome = step(state, self.rules, moves, symbols, self._rewards)
         self._terminations.reshape(-1, n)[:] = outcome.success[:, None]
         self._truncations.reshape(-1, n)[:] = outcome.truncated[:, None]
-        self.observer.write(state, self._observations)
+        self.observer.write(state, self._features)
         infos: dict[str, Any] = {}
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
             self._restart_ended(state)
@@ -214,7 +217,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         if not ended.size:
             return
         rows = self._rows(ended)
-        self._final_observations[rows] = self._observations[rows]
+        self._final_features[:, rows] = self._features[:, rows]
         mask = np.zeros(self.num_envs, np.bool_)
         mask[rows] = True
         self._restart(state, ended, rows)
@@ -237,16 +240,15 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
 
     def _restart(self, state: BatchState, games: NDArray[np.intp], rows: NDArray[np.intp]) -> None:
         start_games(state, self.rules, games, self.boards.draw(len(games), self.np_random))
-        fresh = np.zeros((len(rows), self.layout.width), np.float32)
+        fresh = self.observer.prepare(np.empty((self.layout.width, len(rows)), np.float32))
         self.observer.write(state, fresh, games)
-        self._observations[rows] = fresh
+        self._features[:, rows] = fresh
 
     def _rows(self, games: NDArray[np.intp]) -> NDArray[np.intp]:
-        n = self.num_agents
-        return (games[:, None] * n + np.arange(n)).ravel()
+        return self.rules.rows_of(games)
 
     def _out(self, array: NDArray[Any]) -> NDArray[Any]:
-        return array.copy() if self.copy else array
+        return np.array(array, order="C") if self.copy else array
 
     def _check(self, actions: Any) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
         """(moves, symbols) of a batch of actions, checked (``ValueError`` otherwise)."""
