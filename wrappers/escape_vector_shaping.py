@@ -40,6 +40,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 from numpy.typing import NDArray
 
+from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
 from maze_envs.grid import DELTAS
 
 __all__ = ["EscapeVectorShaping", "exit_distances"]
@@ -94,7 +95,7 @@ class EscapeVectorShaping(VectorWrapper):
     def __init__(self, env: VectorEnv[Any, Any, Any], progress: float, novelty: float) -> None:
         super().__init__(env)
         base = env.unwrapped
-        if not hasattr(base, "state") or getattr(base, "autoreset_mode", None) is not (
+        if not isinstance(base, MazeEscapeVectorEnv) or base.autoreset_mode is not (
             AutoresetMode.SAME_STEP
         ):
             raise ValueError(
