@@ -286,3 +286,53 @@ def test_settings_travel_inside_the_sb3_file(sb3_model: Any, tmp_path: Path) -> 
     policy = make_policy(f"sb3:{copy}")
     with pytest.raises(UnsupportedSetup, match="--set used_exits=true"):
         policy.check_config(SMALL.model_copy(update={"used_exits": False}))
+
+
+@pytest.mark.parametrize(("previous_move", "frame_stack"), [(False, 1), (True, 1), (True, 3)])
+def test_the_policy_reads_the_scalar_game_as_training_read_the_batched_one(
+    tmp_path: Path, previous_move: bool, frame_stack: int
+) -> None:
+    """Games of the batched engine, exported and played in the scalar env by the learned policy,
+    go move for move as the same network plays them in the batched engine with the training's
+    observation (EscapePreviousMove, frames stacked oldest first, zeros before the first)."""
+    from wrappers.escape_previous_move import EscapePreviousMove
+
+    config = SMALL
+    settings = _settings(config, previous_move=previous_move, frame_stack=frame_stack)
+    network = _network(settings.width, seed=4)
+    weights = save_weights(tmp_path / "w.npz", network, settings)
+    games = 6
+    vec: Any = maze_escape_v1.vector_env(num_games=games, config=config, copy=True)
+    if previous_move:
+        vec = EscapePreviousMove(vec)
+    observations, _ = vec.reset(seed=11)
+    exported = [vec.unwrapped.export(g) for g in range(games)]
+    stack = np.zeros((vec.num_envs, frame_stack, observations.shape[1]), np.float32)
+    batched: list[list[int]] = []
+    running = np.ones(games, np.bool_)
+    while running.any():
+        stack[:, :-1] = stack[:, 1:]
+        stack[:, -1] = observations
+        probabilities, _ = read_weights(weights.read_bytes(), "w").network.probabilities(
+            stack.reshape(vec.num_envs, -1), None, False
+        )
+        moves = probabilities[0].argmax(axis=1)
+        batched.append(moves.tolist())
+        observations, _, terminations, truncations, _ = vec.step(moves)
+        running &= ~(terminations | truncations).reshape(games, -1)[:, 0]
+    for game, board in enumerate(exported):
+        env = maze_escape_v1.parallel_env(config=board.config, generator=board.generator)
+        observations, _ = env.reset(seed=0)
+        team = {a: make_policy(f"learned:{weights}") for a in env.agents}
+        for agent, policy in team.items():
+            policy.reset(agent, 0, escape_episode(env, agent))
+        turn = 0
+        while env.agents:
+            actions = {
+                a: team[a].act(observation_to_model(observations[a], config, a)).action
+                for a in env.agents
+            }
+            rows = batched[turn][game * 3 : game * 3 + 3]
+            assert [MOVES.index(actions[a].move) for a in env.agents] == rows, (game, turn)
+            observations, *_ = env.step(actions)
+            turn += 1

@@ -38,6 +38,10 @@ from typing import Any, Final, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from maze_envs.escape.vocab import MOVES
+
+#: Moves of Maze Escape (N, E, S, W, STAY): the first action head, and the previous-move one-hot.
+MOVE_COUNT: Final = len(MOVES)
 #: The format tag of a weight file (a reader refuses other tags).
 WEIGHT_FORMAT: Final = "maze-envs-learned-policy/1"
 
@@ -64,8 +68,11 @@ class TrainedSettings:
             maze size, turn limit and seeds may differ).
         feature_names: the name of every entry of one observation vector (the flattened
             numeric observation of ``maze_escape_v1.vector_env``), in order.
-        frame_stack: how many consecutive observations the network reads at once (oldest
-            first; before the game's first turn the missing ones are zeros).
+        previous_move: whether each frame ends with the one-hot of the agent's own previous
+            move (N, E, S, W, STAY; zeros on the first turn), as
+            :class:`wrappers.escape_previous_move.EscapePreviousMove` appends it in training.
+        frame_stack: how many consecutive frames the network reads at once (oldest first;
+            before the game's first turn the missing ones are zeros).
         radio_symbols: the radio symbols of the network's second action head (0: moves only).
         training: free notes of how it was trained (algorithm, seeds, agent-steps, command).
     """
@@ -73,6 +80,7 @@ class TrainedSettings:
     config: Mapping[str, Any]
     required: tuple[str, ...]
     feature_names: tuple[str, ...]
+    previous_move: bool = False
     frame_stack: int = 1
     radio_symbols: int = 0
     training: Mapping[str, Any] = field(default_factory=dict)
@@ -80,12 +88,18 @@ class TrainedSettings:
     @property
     def heads(self) -> tuple[int, ...]:
         """The sizes of the action heads: moves (5), then the radio symbol (0 = silent) if any."""
-        return (5, self.radio_symbols + 1) if self.radio_symbols else (5,)
+        moves = MOVE_COUNT
+        return (moves, self.radio_symbols + 1) if self.radio_symbols else (moves,)
+
+    @property
+    def frame_width(self) -> int:
+        """The numbers of one frame: the observation vector, and the previous move if read."""
+        return len(self.feature_names) + (MOVE_COUNT if self.previous_move else 0)
 
     @property
     def width(self) -> int:
-        """The network's input width: one observation vector per stacked frame."""
-        return len(self.feature_names) * self.frame_stack
+        """The network's input width: one frame per stacked frame."""
+        return self.frame_width * self.frame_stack
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -100,6 +114,7 @@ class TrainedSettings:
                 config=dict(data["config"]),
                 required=tuple(data["required"]),
                 feature_names=tuple(data["feature_names"]),
+                previous_move=bool(data.get("previous_move", False)),
                 frame_stack=int(data.get("frame_stack", 1)),
                 radio_symbols=int(data.get("radio_symbols", 0)),
                 training=dict(data.get("training", {})),
@@ -209,7 +224,7 @@ def save_weights(path: str | Path, network: MlpNetwork, settings: TrainedSetting
     if network.width != settings.width:
         raise ValueError(
             f"the network reads {network.width} inputs, the settings give {settings.width} "
-            f"({len(settings.feature_names)} features x {settings.frame_stack} frames)"
+            f"({settings.frame_width} per frame x {settings.frame_stack} frames)"
         )
     meta = {"format": WEIGHT_FORMAT, "activation": network.activation, **settings.to_json()}
     arrays: dict[str, NDArray[Any]] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
@@ -250,8 +265,7 @@ def read_weights(data: bytes, source: str) -> WeightFile:
     if network.width != settings.width:
         raise WeightFileError(
             f"{source}: the network reads {network.width} inputs but was trained on "
-            f"{settings.width} ({len(settings.feature_names)} features x "
-            f"{settings.frame_stack} frames)"
+            f"{settings.width} ({settings.frame_width} per frame x {settings.frame_stack} frames)"
         )
     return WeightFile(network, settings)
 

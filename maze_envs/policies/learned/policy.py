@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from maze_envs.escape.numeric_encoder import NumericEncoder
 from maze_envs.escape.types import MOVES, Action, Config, Observation
 from maze_envs.policies.interface import Decision, EscapeEpisode, PolicyBase
-from maze_envs.policies.learned.network import Network, TrainedSettings
+from maze_envs.policies.learned.network import MOVE_COUNT, Network, TrainedSettings
 
 #: The config fields every network needs alike: its observation layout depends on them.
 OBSERVATION_FIELDS: Final = (
@@ -93,6 +93,8 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
         self._frames: NDArray[np.float32] | None = None
         self._state: Any = None
         self._first = True
+        self._observed = 0
+        self._previous = np.zeros(0, np.float32)
 
     # --- what it can play ---------------------------------------------------------------------
     def check_config(self, config: Config) -> NumericEncoder:
@@ -122,7 +124,7 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
                 f"one it was trained on ({len(names)} entries against "
                 f"{len(settings.feature_names)})"
             )
-        width = encoder.layout.width * (settings.frame_stack if settings else 1)
+        width = settings.width if settings else encoder.layout.width
         network_width = getattr(self.network, "width", width)
         if network_width != width:
             raise UnsupportedSetup(
@@ -162,8 +164,12 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
         self.config = episode.config
         self._encoder = self.check_config(episode.config)
         self.rng = np.random.default_rng(seed)
-        frames = self.settings.frame_stack if self.settings else 1
-        self._frames = np.zeros((frames, self._encoder.layout.width), np.float32)
+        settings = self.settings
+        frames = settings.frame_stack if settings else 1
+        self._observed = self._encoder.layout.width
+        width = settings.frame_width if settings else self._observed
+        self._frames = np.zeros((frames, width), np.float32)
+        self._previous = np.zeros(width - self._observed, np.float32)
         self._state, self._first = None, True
 
     def act(self, observation: Observation) -> Decision[Action]:
@@ -172,13 +178,17 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
         vector = self._encoder.encode_model(observation, self.agent)
         frames = self._frames
         frames[:-1] = frames[1:]
-        frames[-1] = vector
+        frames[-1, : self._observed] = vector
+        frames[-1, self._observed :] = self._previous  # empty unless the network reads it
         probabilities, self._state = self.network.probabilities(
             frames.reshape(1, -1), self._state, self._first
         )
         self._first = False
         choices = [self._choose(p[0]) for p in probabilities]
         move = choices[0]
+        if self._previous.size:  # remembered for the next frame
+            self._previous[:] = 0.0
+            self._previous[move] = 1.0
         radio = str(choices[1]) if len(choices) > 1 and choices[1] > 0 else None
         record: Mapping[str, Any] = {"p_move": round(float(probabilities[0][0][move]), 4)}
         return Decision(Action(move=MOVES[move], radio=radio), record=record)
