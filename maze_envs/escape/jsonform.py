@@ -230,7 +230,7 @@ def action_to_json(action: Any, config: Config, agent: str = "agent") -> dict[st
         notebook = {"start": edit[0], "end": edit[1], "text": edit[2]}
     else:
         notebook = {"text": edit} if edit else None
-    data = {"move": MOVES[move], "notebook": notebook, "radio": radio or None}
+    data: dict[str, Any] = {"move": MOVES[move], "notebook": notebook, "radio": radio or None}
     if symbol:  # the JSON form names a symbol only when one is sent
         data["radio_symbol"] = symbol
     return data
