@@ -6,7 +6,8 @@ every maze being built takes one step of its loop-erased random walk per round, 
 few numpy operations over all of them and no Python loop runs over mazes. Wilson's algorithm
 gives every spanning tree the same probability whatever the root and whatever order the walks
 start in, so each maze walks from its lowest-numbered cell not yet in the tree, towards a tree
-rooted at cell 0. The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is
+rooted at the centre cell (a random walk meets the centre sooner than a corner: about half the
+steps on 17x17). The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is
 uniform over 2, 3 or 4 neighbours alike).
 
 **Exit, landmarks and starts** are drawn as :class:`~maze_envs.escape.generator.
@@ -45,8 +46,13 @@ __all__ = ["BoardSource", "Boards", "WilsonStream", "sample_mazes"]
 
 #: Neighbour choices per draw: a draw of 0..11 is uniform over 2, 3 or 4 neighbours.
 _CHOICES: Final = 12
-#: Mazes a stream builds at once at most (each round costs a few numpy calls over all of them).
+#: Mazes a stream builds at once, at least and at most (each round costs a few numpy calls over
+#: all of them, so fewer would waste rounds; each slot holds ~9 bytes per cell, hence the cap)
+_MIN_SLOTS: Final = 256
 _SLOTS: Final = 4096
+_SLOT_BYTES: Final = 8 << 20
+#: Rounds whose random draws are drawn in one call.
+_ROUNDS: Final = 64
 
 
 class _Grid(NamedTuple):
@@ -94,8 +100,14 @@ def sample_mazes(
 ) -> NDArray[np.uint8]:
     """``count`` uniform spanning trees of the ``width`` x ``height`` grid, as ``(count,
     height, width)`` open-edge masks (the maze format of :mod:`maze_envs.grid`)."""
-    stream = WilsonStream(width, height, slots=min(count, _SLOTS))
+    stream = WilsonStream(width, height, slots=slot_count(count, width * height))
     return stream.take(count, rng).reshape(count, height, width)
+
+
+def slot_count(mazes: int, cells: int) -> int:
+    """How many mazes a stream builds at once to serve ``mazes`` at a time: as many, but at
+    least 256, at most 4096 and at most 8 MB of working arrays."""
+    return max(1, min(max(mazes, _MIN_SLOTS), _SLOTS, _SLOT_BYTES // (9 * cells)))
 
 
 class WilsonStream:
@@ -110,7 +122,7 @@ class WilsonStream:
     slow ones hold nobody up. Mazes are handed out by the order they *started* in, never by the
     order they finished in (which would favour the mazes whose walks happened to be short): the
     n-th maze handed out is the n-th maze started, a uniform spanning tree whatever the others.
-    Every index below is global (``slot * C + cell``); the tree's root is cell 0.
+    Every index below is global (``slot * C + cell``); the tree's root is the centre cell.
     """
 
     def __init__(self, width: int, height: int, slots: int) -> None:
@@ -118,27 +130,30 @@ class WilsonStream:
         self.grid = _grid(width, height)
         self.slots = max(1, slots)
         self.base = np.arange(self.slots, dtype=np.intp) * self.cells
+        self.root = (height // 2) * width + width // 2
         self.restart()
 
     def restart(self) -> None:
         """Forget every maze started so far."""
         slots, cells = self.slots, self.cells
         self.in_tree = np.zeros(slots * cells, np.bool_)
-        self.in_tree[self.base] = True
+        self.in_tree[self.base + self.root] = True
         self.nxt = np.arange(slots * cells, dtype=np.intp)  # the root's parent is itself
-        self.start = self.base + 1
+        self.start = self.base + (1 if self.root == 0 else 0)  # the lowest cell but the root
         self.current = self.start.copy()
         self.walking = np.ones(slots, np.bool_)
         self.ident = np.arange(slots)  # the number of the maze each slot builds
+        self.lowest = 0  # the lowest of them: every maze numbered below it is finished
         self.started = slots  # mazes started so far (the next one's number)
         self.handed = 0  # mazes handed out so far
         self.store = np.zeros((4 * slots, cells), np.uint8)  # finished, by number % len(store)
+        self.draws = np.zeros((0, slots), np.intp)  # random draws of the next rounds
 
     def take(self, count: int, rng: np.random.Generator) -> NDArray[np.uint8]:
         """(count, C) open-edge masks of the next ``count`` mazes (in the order they started)."""
         if self.cells == 1:
             return np.zeros((count, 1), np.uint8)
-        while int(self.ident.min()) - self.handed < count:  # all below the lowest are done
+        while self.lowest - self.handed < count:
             self._round(rng)
         numbers = np.arange(self.handed, self.handed + count)
         self.handed += count
@@ -153,7 +168,9 @@ class WilsonStream:
             self.nxt,
             self.in_tree,
         )
-        draws = rng.integers(0, _CHOICES, self.slots, dtype=np.intp)
+        if not len(self.draws):  # the draws of the next rounds, in one call
+            self.draws = rng.integers(0, _CHOICES, (_ROUNDS, self.slots), dtype=np.intp)
+        draws, self.draws = self.draws[0], self.draws[1:]
         local = current - base
         local *= _CHOICES
         local += draws
@@ -193,11 +210,12 @@ class WilsonStream:
         # the next mazes, numbered in order
         self.ident[slots] = self.started + np.arange(slots.size)
         self.started += slots.size
+        self.lowest = int(self.ident.min())
         trees = self.in_tree.reshape(-1, cells)
         trees[slots] = False
-        trees[slots, 0] = True
-        self.nxt.reshape(-1, cells)[slots, 0] = self.base[slots]
-        self.start[slots] = self.base[slots] + 1
+        trees[slots, self.root] = True
+        self.nxt.reshape(-1, cells)[slots, self.root] = self.base[slots] + self.root
+        self.start[slots] = self.base[slots] + (1 if self.root == 0 else 0)
         self.current[slots] = self.start[slots]
 
     def _grow(self) -> None:
@@ -258,7 +276,7 @@ class BoardSource:
         self.config = config
         self.grid = _grid(config.width, config.height)
         self.landmarks = default_landmark_count(config)
-        self.stream = WilsonStream(config.width, config.height, min(slots, _SLOTS))
+        self.stream = WilsonStream(config.width, config.height, slot_count(slots, cells))
 
     def clear(self) -> None:
         """Forget the mazes started so far (a new seed starts a new stream)."""

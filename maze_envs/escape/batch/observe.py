@@ -115,9 +115,11 @@ class Observer:
         self._kind_codes = np.arange(_EDGE_KINDS, dtype=np.uint8)[:, None]
         self._move_codes = np.arange(len(MOVE_RESULTS))[:, None]
         self._radio_codes = np.arange(len(RADIO_RESULTS))[:, None]
+        # by turn played; one entry past the last turn, for a game that ended and is stepped
+        # once more before it restarts (autoreset NEXT_STEP), whose observation nobody sees
         turns = np.arange(config.max_turns + 1)
-        self._turn = _values(layout, "time", 0, turns)
-        self._turns_left = _values(layout, "time", 1, turns)[::-1].copy()  # by turn played
+        self._turn = np.append(_values(layout, "time", 0, turns), np.float32(0))
+        self._turns_left = np.append(_values(layout, "time", 1, turns)[::-1], np.float32(0))
         self._cooldown = _values(layout, "radio_cooldown", 0, np.arange(config.radio_cooldown + 1))
         if "distances" in self._features:
             tenths = np.frombuffer(pair_tenths(config.width, config.height), np.uint16)

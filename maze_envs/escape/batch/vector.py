@@ -199,8 +199,9 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         self.observer.write(state, self._features)
         infos: dict[str, Any] = {}
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            self._restart_ended(state)
+            restarted = self._restart_ended(state)
             np.logical_or(outcome.success, outcome.truncated, out=self._ended)
+            self._ended[restarted] = False
         else:
             self._same_step(state, outcome, infos)
         return (
@@ -226,17 +227,18 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         infos["final_info"] = {}
         infos["_final_info"] = mask
 
-    def _restart_ended(self, state: BatchState) -> None:
+    def _restart_ended(self, state: BatchState) -> NDArray[np.intp]:
         """NEXT_STEP: the games that ended last step start again (this step's turn of theirs,
-        already resolved, is discarded: no reward, no ending)."""
+        already resolved, is discarded: no reward, no ending). Returns them."""
         ended = np.flatnonzero(self._ended)
         if not ended.size:
-            return
+            return ended
         rows = self._rows(ended)
         self._restart(state, ended, rows)
         self._rewards[rows] = 0.0
         self._terminations[rows] = False
         self._truncations[rows] = False
+        return ended
 
     def _restart(self, state: BatchState, games: NDArray[np.intp], rows: NDArray[np.intp]) -> None:
         start_games(state, self.rules, games, self.boards.draw(len(games), self.np_random))
