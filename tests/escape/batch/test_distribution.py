@@ -42,15 +42,9 @@ def spanning_trees(size: int) -> list[frozenset[tuple[int, int]]]:
     trees = []
     for subset in itertools.combinations(edges, cells - 1):
         parent = list(range(cells))
-
-        def root(x: int) -> int:
-            while parent[x] != x:
-                x = parent[x]
-            return x
-
         acyclic = True
         for a, b in subset:
-            ra, rb = root(a), root(b)
+            ra, rb = _root(parent, a), _root(parent, b)
             if ra == rb:
                 acyclic = False
                 break
@@ -58,6 +52,12 @@ def spanning_trees(size: int) -> list[frozenset[tuple[int, int]]]:
         if acyclic:
             trees.append(frozenset(subset))
     return trees
+
+
+def _root(parent: list[int], cell: int) -> int:
+    while parent[cell] != cell:
+        cell = parent[cell]
+    return cell
 
 
 def tree_of(maze: NDArray[np.uint8]) -> frozenset[tuple[int, int]]:
