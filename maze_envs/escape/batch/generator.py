@@ -146,7 +146,8 @@ class WilsonStream:
         self.lowest = 0  # the lowest of them: every maze numbered below it is finished
         self.started = slots  # mazes started so far (the next one's number)
         self.handed = 0  # mazes handed out so far
-        self.store = np.zeros((4 * slots, cells), np.uint8)  # finished, by number % len(store)
+        # the parents of each finished maze's cells, by number % len(store)
+        self.store = np.zeros((4 * slots, cells), np.int16)
         self.draws = np.zeros((0, slots), np.intp)  # random draws of the next rounds
 
     def take(self, count: int, rng: np.random.Generator) -> NDArray[np.uint8]:
@@ -157,7 +158,7 @@ class WilsonStream:
             self._round(rng)
         numbers = np.arange(self.handed, self.handed + count)
         self.handed += count
-        return self.store[numbers % len(self.store)]
+        return _masks(self.store[numbers % len(self.store)].astype(np.intp), self.grid)
 
     def _round(self, rng: np.random.Generator) -> None:
         """One step of every slot's walk or retrace."""
@@ -206,7 +207,7 @@ class WilsonStream:
         numbers = self.ident[slots]
         if self.started + slots.size - self.handed > len(self.store):
             self._grow()
-        self.store[numbers % len(self.store)] = _masks(parents, self.grid)
+        self.store[numbers % len(self.store)] = parents
         # the next mazes, numbered in order
         self.ident[slots] = self.started + np.arange(slots.size)
         self.started += slots.size
@@ -222,7 +223,7 @@ class WilsonStream:
         """Twice the room for finished mazes (their rows move to their new places)."""
         numbers = np.arange(self.handed, self.started)
         old = self.store
-        self.store = np.zeros((2 * len(old), self.cells), np.uint8)
+        self.store = np.zeros((2 * len(old), self.cells), np.int16)
         self.store[numbers % len(self.store)] = old[numbers % len(old)]
 
 

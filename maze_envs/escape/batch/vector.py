@@ -196,7 +196,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         outcome = step(state, self.rules, moves, symbols, self._rewards)
         self._terminations.reshape(-1, n)[:] = outcome.success[:, None]
         self._truncations.reshape(-1, n)[:] = outcome.truncated[:, None]
-        self.observer.write(state, self._features)
+        self.observer.write(state, self._features, one_turn_on=True)
         infos: dict[str, Any] = {}
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
             restarted = self._restart_ended(state)
