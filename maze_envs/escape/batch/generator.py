@@ -40,7 +40,7 @@ from maze_envs.escape.batch.types import FRAME_BITS, OPEN_BITS
 from maze_envs.escape.config import Config
 from maze_envs.escape.generator import default_landmark_count
 from maze_envs.escape.vocab import LANDMARK_NAMES
-from maze_envs.grid import DELTAS
+from maze_envs.grid import DELTAS, EAST, NORTH, SOUTH, WEST
 
 __all__ = ["BoardSource", "Boards", "WilsonStream", "sample_mazes"]
 
@@ -49,7 +49,7 @@ _CHOICES: Final = 12
 #: Mazes a stream builds at once, at least and at most (each round costs a few numpy calls over
 #: all of them, so fewer would waste rounds; each slot holds ~9 bytes per cell, hence the cap)
 _MIN_SLOTS: Final = 256
-_SLOTS: Final = 4096
+_SLOTS: Final = 2048
 _SLOT_BYTES: Final = 8 << 20
 #: Rounds whose random draws are drawn in one call.
 _ROUNDS: Final = 64
@@ -106,7 +106,7 @@ def sample_mazes(
 
 def slot_count(mazes: int, cells: int) -> int:
     """How many mazes a stream builds at once to serve ``mazes`` at a time: as many, but at
-    least 256, at most 4096 and at most 8 MB of working arrays."""
+    least 256, at most 2048 and at most 8 MB of working arrays."""
     return max(1, min(max(mazes, _MIN_SLOTS), _SLOTS, _SLOT_BYTES // (9 * cells)))
 
 
@@ -138,7 +138,7 @@ class WilsonStream:
         slots, cells = self.slots, self.cells
         self.in_tree = np.zeros(slots * cells, np.bool_)
         self.in_tree[self.base + self.root] = True
-        self.nxt = np.arange(slots * cells, dtype=np.intp)  # the root's parent is itself
+        self.nxt = np.arange(slots * cells, dtype=np.int32)  # the root's parent is itself
         self.start = self.base + (1 if self.root == 0 else 0)  # the lowest cell but the root
         self.current = self.start.copy()
         self.walking = np.ones(slots, np.bool_)
@@ -147,8 +147,8 @@ class WilsonStream:
         self.started = slots  # mazes started so far (the next one's number)
         self.handed = 0  # mazes handed out so far
         # the parents of each finished maze's cells, by number % len(store)
-        self.store = np.zeros((4 * slots, cells), np.int16)
-        self.draws = np.zeros((0, slots), np.intp)  # random draws of the next rounds
+        self.store = np.zeros((2 * slots, cells), np.int16)
+        self.draws = np.zeros((0, slots), np.uint8)  # random draws of the next rounds
 
     def take(self, count: int, rng: np.random.Generator) -> NDArray[np.uint8]:
         """(count, C) open-edge masks of the next ``count`` mazes (in the order they started)."""
@@ -158,7 +158,7 @@ class WilsonStream:
             self._round(rng)
         numbers = np.arange(self.handed, self.handed + count)
         self.handed += count
-        return _masks(self.store[numbers % len(self.store)].astype(np.intp), self.grid)
+        return _masks(self.store[numbers % len(self.store)].astype(np.intp), self.width)
 
     def _round(self, rng: np.random.Generator) -> None:
         """One step of every slot's walk or retrace."""
@@ -170,7 +170,7 @@ class WilsonStream:
             self.in_tree,
         )
         if not len(self.draws):  # the draws of the next rounds, in one call
-            self.draws = rng.integers(0, _CHOICES, (_ROUNDS, self.slots), dtype=np.intp)
+            self.draws = rng.integers(0, _CHOICES, (_ROUNDS, self.slots), dtype=np.uint8)
         draws, self.draws = self.draws[0], self.draws[1:]
         local = current - base
         local *= _CHOICES
@@ -193,9 +193,9 @@ class WilsonStream:
         """Start the next walk of ``slots`` (their walk just joined the tree), or, where the
         maze is complete, store it and start the next maze."""
         cells = self.cells
-        trees = self.in_tree.reshape(-1, cells)[slots]
-        first_out = np.argmin(trees, axis=1)  # the lowest cell not in the tree
-        complete = trees[np.arange(slots.size), first_out]  # argmin found no cell outside
+        outside = ~self.in_tree.reshape(-1, cells)[slots]
+        first_out = np.argmax(outside, axis=1)  # the lowest cell not in the tree
+        complete = ~outside[np.arange(slots.size), first_out]  # none outside
         self.start[slots] = self.base[slots] + first_out
         self.current[slots] = self.start[slots]
         if complete.any():
@@ -227,19 +227,22 @@ class WilsonStream:
         self.store[numbers % len(self.store)] = old[numbers % len(old)]
 
 
-def _masks(parent: NDArray[np.intp], grid: _Grid) -> NDArray[np.uint8]:
-    """(count, C) open-edge masks of the trees given by each cell's parent."""
+def _masks(parent: NDArray[np.intp], width: int) -> NDArray[np.uint8]:
+    """(count, C) open-edge masks of the trees given by each cell's parent (the root's is
+    itself): a cell's edge towards its parent, and the edges its children come in by."""
     count, cells = parent.shape
-    own = np.arange(cells)
-    masks = np.zeros((count, cells), np.uint8)
-    for k, bit in enumerate(OPEN_BITS):
-        neighbour = grid.neighbour[k]
-        inside = neighbour >= 0
-        # the edge to the neighbour in direction k is in the tree if either is the other's parent
-        to_parent = parent == np.where(inside, neighbour, -1)[None, :]
-        from_child = np.zeros((count, cells), np.bool_)
-        from_child[:, inside] = parent[:, neighbour[inside]] == own[inside][None, :]
-        masks |= np.where(to_parent | from_child, np.uint8(bit), np.uint8(0))
+    # the direction bit towards the parent, by parent - cell (-W N, +1 E, +W S, -1 W, 0 root)
+    toward = np.zeros(2 * width + 1, np.uint8)
+    toward[[0, width + 1, 2 * width, width - 1]] = OPEN_BITS
+    step = parent - np.arange(cells)
+    step += width
+    masks = toward.take(step)
+    up = masks.copy()  # the edges towards the parents, before the children's are added
+    # a cell whose east neighbour's parent it is has an east edge, and so on
+    masks[:, :-1] |= (up[:, 1:] == WEST) * np.uint8(EAST)
+    masks[:, 1:] |= (up[:, :-1] == EAST) * np.uint8(WEST)
+    masks[:, :-width] |= (up[:, width:] == NORTH) * np.uint8(SOUTH)
+    masks[:, width:] |= (up[:, :-width] == SOUTH) * np.uint8(NORTH)
     return masks
 
 

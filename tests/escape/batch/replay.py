@@ -88,11 +88,10 @@ class Replay:
         no_edit = NO_EDIT[vec.config.notebook_mode]
         # the scalar side's rows: observations (the final ones where a game ended), rewards,
         # endings; games that restart this step (NEXT_STEP) are compared by new_game instead
-        batched = (
-            np.where(infos["_final_obs"][:, None], infos["final_obs"], self.observations)
-            if same_step and "final_obs" in infos
-            else self.observations
-        )
+        batched = self.observations.copy()
+        if same_step and "final_obs" in infos:
+            ended_rows = np.flatnonzero(infos["_final_obs"])
+            batched[ended_rows] = np.stack(infos["final_obs"][ended_rows])
         scalar = batched.copy()
         outcomes = np.stack([rewards, terminations, truncations]).astype(np.float64)
         scalar_outcomes = outcomes.copy()

@@ -116,7 +116,8 @@ def test_same_step_autoreset_returns_the_next_game_and_the_last_observation() ->
     last = np.array(observations)
     observations, _, _, truncations, infos = vec.step(np.full(vec.num_envs, 4))
     assert truncations.all() and infos["_final_obs"].all()
-    final = infos["final_obs"]
+    assert infos["final_obs"].dtype == object  # Gymnasium's form: a row's array, or None
+    final = np.stack(infos["final_obs"])
     turn = vec.layout.start["time"]
     same = np.ones(vec.layout.width, np.bool_)
     same[vec.layout.span("time")] = False  # everyone stayed: only the time moved on
