@@ -230,7 +230,7 @@ class WilsonStream:
 def _masks(parent: NDArray[np.intp], width: int) -> NDArray[np.uint8]:
     """(count, C) open-edge masks of the trees given by each cell's parent (the root's is
     itself): a cell's edge towards its parent, and the edges its children come in by."""
-    count, cells = parent.shape
+    cells = parent.shape[1]
     # the direction bit towards the parent, by parent - cell (-W N, +1 E, +W S, -1 W, 0 root)
     toward = np.zeros(2 * width + 1, np.uint8)
     toward[[0, width + 1, 2 * width, width - 1]] = OPEN_BITS
