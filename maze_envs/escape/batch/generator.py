@@ -141,7 +141,7 @@ class WilsonStream:
         self.nxt = np.arange(slots * cells, dtype=np.int32)  # the root's parent is itself
         self.start = self.base + (1 if self.root == 0 else 0)  # the lowest cell but the root
         self.current = self.start.copy()
-        self.walking = np.ones(slots, np.bool_)
+        self.retracing = np.zeros(slots, np.bool_)  # else walking
         self.ident = np.arange(slots)  # the number of the maze each slot builds
         self.lowest = 0  # the lowest of them: every maze numbered below it is finished
         self.started = slots  # mazes started so far (the next one's number)
@@ -162,30 +162,24 @@ class WilsonStream:
 
     def _round(self, rng: np.random.Generator) -> None:
         """One step of every slot's walk or retrace."""
-        base, current, walking, nxt, in_tree = (
-            self.base,
-            self.current,
-            self.walking,
-            self.nxt,
-            self.in_tree,
-        )
+        current, retracing, nxt, in_tree = self.current, self.retracing, self.nxt, self.in_tree
         if not len(self.draws):  # the draws of the next rounds, in one call
             self.draws = rng.integers(0, _CHOICES, (_ROUNDS, self.slots), dtype=np.uint8)
         draws, self.draws = self.draws[0], self.draws[1:]
-        local = current - base
+        local = current - self.base
         local *= _CHOICES
         local += draws
         step = self.grid.walk.take(local)
-        step += base
+        step += self.base
         # a walker steps on; a retracer's next cell is its path's (nxt), and it joins the tree
-        new = np.where(walking, step, nxt.take(current))
+        new = np.where(retracing, nxt.take(current), step)
         nxt[current] = new  # a retracer's write is nxt[current] itself: no change
-        in_tree[current] = ~walking  # a walker's cell is not in the tree: no change
+        in_tree[current] = retracing  # a walker's cell is not in the tree: no change
         hit = in_tree.take(new)
         # walkers that met the tree retrace from their start; retracers that reached it are done
-        self.current = current = np.where(walking & hit, self.start, new)
-        done = hit & ~walking
-        walking ^= hit
+        done = hit & retracing
+        self.current = np.where(hit ^ done, self.start, new)
+        retracing ^= hit
         if done.any():
             self._next_walks(np.flatnonzero(done))
 
