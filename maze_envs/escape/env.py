@@ -61,15 +61,17 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
 
     The same ``Dict`` for every agent (:mod:`maze_envs.escape.spaces`):
 
-    ==========  ===============================================================================
-    key         value
-    ==========  ===============================================================================
-    move        ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
-    notebook    ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
-                replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log`` mode:
-                ``{"append": text}`` (``""``: nothing)
-    radio       text to every teammate (``""`` sends nothing)
-    ==========  ===============================================================================
+    ============  =============================================================================
+    key           value
+    ============  =============================================================================
+    move          ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
+    notebook      ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
+                  replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log``
+                  mode: ``{"append": text}`` (``""``: nothing)
+    radio         text to every teammate (``""`` sends nothing)
+    radio_symbol  only with ``radio_symbols=K``: ``Discrete(K + 1)``, a symbol sent with the
+                  radio (0: none), heard next turn as ``radio_symbols``, under its cooldown
+    ============  =============================================================================
 
     Typed :class:`~maze_envs.escape.types.Action` models, any ``Mapping`` and numpy integers are
     accepted too; every accepted action is normalised to plain data before it is applied and
