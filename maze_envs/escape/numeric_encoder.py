@@ -378,6 +378,15 @@ class NumericEncoder:
         (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`; agents ``rows``)."""
         return self.plan.encode_arrays(arrays, rows)
 
+    def encode_rows(self, arrays: ObservationArrays) -> NDArray[np.float32]:
+        """Every agent's flattened numeric observation of the env's latest observation arrays,
+        as one ``(agents, width)`` float32 matrix (a row per agent, in name order; new)."""
+        if not self.flatten:
+            raise ValueError(
+                "encode_rows gives flattened vectors: build the encoder with flatten=True"
+            )
+        return self.plan._fill(arrays.base_rows, arrays.observations)[0]
+
     def encode_model(self, observation: Observation, agent: str) -> Any:
         """The numeric observation of ``agent``'s typed observation (what a policy gets)."""
         return self.plan.encode([observation.to_space(self.config, agent, 1)])[0]

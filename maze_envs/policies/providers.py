@@ -1,4 +1,4 @@
-"""The policy-spec prefixes (``anthropic:claude-sonnet-4-5``, ``learned:escape-ppo``), defined once:
+"""The policy-spec prefixes (``anthropic:claude-sonnet-5-5``, ``learned:escape-ppo``), defined once:
 the language-model providers and the trained policies.
 
 :data:`MODEL_PROVIDERS` is the one table: the prefixes registered in the ``maze_envs.policies``
@@ -19,8 +19,8 @@ Example:
     ['ollama', 'scripted', 'stand-in']
     >>> [p.prefix for p in TRAINED_PREFIXES]
     ['learned', 'sb3']
-    >>> print(unknown_prefix("antropic:claude-sonnet-4-5"))  # doctest: +NORMALIZE_WHITESPACE
-    unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-4-5'; did you mean
+    >>> print(unknown_prefix("antropic:claude-sonnet-5-5"))  # doctest: +NORMALIZE_WHITESPACE
+    unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-5-5'; did you mean
     'anthropic'? Language-model prefixes: anthropic:, openai:, openai-chat:, openrouter:, ollama:,
     scripted:, stand-in: (trained policies: learned:, sb3:)
 """

@@ -6,7 +6,8 @@ every maze being built takes one step of its loop-erased random walk per round, 
 few numpy operations over all of them and no Python loop runs over mazes. Wilson's algorithm
 gives every spanning tree the same probability whatever the root and whatever order the walks
 start in, so each maze walks from its lowest-numbered cell not yet in the tree, towards a tree
-rooted at cell 0. The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is
+rooted at the centre cell (a random walk meets the centre sooner than a corner: about half the
+steps on 17x17). The walk picks one of a cell's neighbours uniformly (a draw of 0..11 is
 uniform over 2, 3 or 4 neighbours alike).
 
 **Exit, landmarks and starts** are drawn as :class:`~maze_envs.escape.generator.
@@ -39,14 +40,19 @@ from maze_envs.escape.batch.types import FRAME_BITS, OPEN_BITS
 from maze_envs.escape.config import Config
 from maze_envs.escape.generator import default_landmark_count
 from maze_envs.escape.vocab import LANDMARK_NAMES
-from maze_envs.grid import DELTAS
+from maze_envs.grid import DELTAS, EAST, NORTH, SOUTH, WEST
 
 __all__ = ["BoardSource", "Boards", "WilsonStream", "sample_mazes"]
 
 #: Neighbour choices per draw: a draw of 0..11 is uniform over 2, 3 or 4 neighbours.
 _CHOICES: Final = 12
-#: Mazes a stream builds at once at most (each round costs a few numpy calls over all of them).
-_SLOTS: Final = 4096
+#: Mazes a stream builds at once, at least and at most (each round costs a few numpy calls over
+#: all of them, so fewer would waste rounds; each slot holds ~9 bytes per cell, hence the cap)
+_MIN_SLOTS: Final = 256
+_SLOTS: Final = 2048
+_SLOT_BYTES: Final = 8 << 20
+#: Rounds whose random draws are drawn in one call.
+_ROUNDS: Final = 64
 
 
 class _Grid(NamedTuple):
@@ -94,8 +100,14 @@ def sample_mazes(
 ) -> NDArray[np.uint8]:
     """``count`` uniform spanning trees of the ``width`` x ``height`` grid, as ``(count,
     height, width)`` open-edge masks (the maze format of :mod:`maze_envs.grid`)."""
-    stream = WilsonStream(width, height, slots=min(count, _SLOTS))
+    stream = WilsonStream(width, height, slots=slot_count(count, width * height))
     return stream.take(count, rng).reshape(count, height, width)
+
+
+def slot_count(mazes: int, cells: int) -> int:
+    """How many mazes a stream builds at once to serve ``mazes`` at a time: as many, but at
+    least 256, at most 2048 and at most 8 MB of working arrays."""
+    return max(1, min(max(mazes, _MIN_SLOTS), _SLOTS, _SLOT_BYTES // (9 * cells)))
 
 
 class WilsonStream:
@@ -110,7 +122,7 @@ class WilsonStream:
     slow ones hold nobody up. Mazes are handed out by the order they *started* in, never by the
     order they finished in (which would favour the mazes whose walks happened to be short): the
     n-th maze handed out is the n-th maze started, a uniform spanning tree whatever the others.
-    Every index below is global (``slot * C + cell``); the tree's root is cell 0.
+    Every index below is global (``slot * C + cell``); the tree's root is the centre cell.
     """
 
     def __init__(self, width: int, height: int, slots: int) -> None:
@@ -118,56 +130,56 @@ class WilsonStream:
         self.grid = _grid(width, height)
         self.slots = max(1, slots)
         self.base = np.arange(self.slots, dtype=np.intp) * self.cells
+        self.root = (height // 2) * width + width // 2
         self.restart()
 
     def restart(self) -> None:
         """Forget every maze started so far."""
         slots, cells = self.slots, self.cells
         self.in_tree = np.zeros(slots * cells, np.bool_)
-        self.in_tree[self.base] = True
-        self.nxt = np.arange(slots * cells, dtype=np.intp)  # the root's parent is itself
-        self.start = self.base + 1
+        self.in_tree[self.base + self.root] = True
+        self.nxt = np.arange(slots * cells, dtype=np.int32)  # the root's parent is itself
+        self.start = self.base + (1 if self.root == 0 else 0)  # the lowest cell but the root
         self.current = self.start.copy()
-        self.walking = np.ones(slots, np.bool_)
+        self.retracing = np.zeros(slots, np.bool_)  # else walking
         self.ident = np.arange(slots)  # the number of the maze each slot builds
+        self.lowest = 0  # the lowest of them: every maze numbered below it is finished
         self.started = slots  # mazes started so far (the next one's number)
         self.handed = 0  # mazes handed out so far
-        self.store = np.zeros((4 * slots, cells), np.uint8)  # finished, by number % len(store)
+        # the parents of each finished maze's cells, by number % len(store)
+        self.store = np.zeros((2 * slots, cells), np.int16)
+        self.draws = np.zeros((0, slots), np.uint8)  # random draws of the next rounds
 
     def take(self, count: int, rng: np.random.Generator) -> NDArray[np.uint8]:
         """(count, C) open-edge masks of the next ``count`` mazes (in the order they started)."""
         if self.cells == 1:
             return np.zeros((count, 1), np.uint8)
-        while int(self.ident.min()) - self.handed < count:  # all below the lowest are done
+        while self.lowest - self.handed < count:
             self._round(rng)
         numbers = np.arange(self.handed, self.handed + count)
         self.handed += count
-        return self.store[numbers % len(self.store)]
+        return _masks(self.store[numbers % len(self.store)].astype(np.intp), self.width)
 
     def _round(self, rng: np.random.Generator) -> None:
         """One step of every slot's walk or retrace."""
-        base, current, walking, nxt, in_tree = (
-            self.base,
-            self.current,
-            self.walking,
-            self.nxt,
-            self.in_tree,
-        )
-        draws = rng.integers(0, _CHOICES, self.slots, dtype=np.intp)
-        local = current - base
+        current, retracing, nxt, in_tree = self.current, self.retracing, self.nxt, self.in_tree
+        if not len(self.draws):  # the draws of the next rounds, in one call
+            self.draws = rng.integers(0, _CHOICES, (_ROUNDS, self.slots), dtype=np.uint8)
+        draws, self.draws = self.draws[0], self.draws[1:]
+        local = current - self.base
         local *= _CHOICES
         local += draws
         step = self.grid.walk.take(local)
-        step += base
+        step += self.base
         # a walker steps on; a retracer's next cell is its path's (nxt), and it joins the tree
-        new = np.where(walking, step, nxt.take(current))
+        new = np.where(retracing, nxt.take(current), step)
         nxt[current] = new  # a retracer's write is nxt[current] itself: no change
-        in_tree[current] = ~walking  # a walker's cell is not in the tree: no change
+        in_tree[current] = retracing  # a walker's cell is not in the tree: no change
         hit = in_tree.take(new)
         # walkers that met the tree retrace from their start; retracers that reached it are done
-        self.current = current = np.where(walking & hit, self.start, new)
-        done = hit & ~walking
-        walking ^= hit
+        done = hit & retracing
+        self.current = np.where(hit ^ done, self.start, new)
+        retracing ^= hit
         if done.any():
             self._next_walks(np.flatnonzero(done))
 
@@ -175,9 +187,9 @@ class WilsonStream:
         """Start the next walk of ``slots`` (their walk just joined the tree), or, where the
         maze is complete, store it and start the next maze."""
         cells = self.cells
-        trees = self.in_tree.reshape(-1, cells)[slots]
-        first_out = np.argmin(trees, axis=1)  # the lowest cell not in the tree
-        complete = trees[np.arange(slots.size), first_out]  # argmin found no cell outside
+        outside = ~self.in_tree.reshape(-1, cells)[slots]
+        first_out = np.argmax(outside, axis=1)  # the lowest cell not in the tree
+        complete = ~outside[np.arange(slots.size), first_out]  # none outside
         self.start[slots] = self.base[slots] + first_out
         self.current[slots] = self.start[slots]
         if complete.any():
@@ -189,38 +201,42 @@ class WilsonStream:
         numbers = self.ident[slots]
         if self.started + slots.size - self.handed > len(self.store):
             self._grow()
-        self.store[numbers % len(self.store)] = _masks(parents, self.grid)
+        self.store[numbers % len(self.store)] = parents
         # the next mazes, numbered in order
         self.ident[slots] = self.started + np.arange(slots.size)
         self.started += slots.size
+        self.lowest = int(self.ident.min())
         trees = self.in_tree.reshape(-1, cells)
         trees[slots] = False
-        trees[slots, 0] = True
-        self.nxt.reshape(-1, cells)[slots, 0] = self.base[slots]
-        self.start[slots] = self.base[slots] + 1
+        trees[slots, self.root] = True
+        self.nxt.reshape(-1, cells)[slots, self.root] = self.base[slots] + self.root
+        self.start[slots] = self.base[slots] + (1 if self.root == 0 else 0)
         self.current[slots] = self.start[slots]
 
     def _grow(self) -> None:
         """Twice the room for finished mazes (their rows move to their new places)."""
         numbers = np.arange(self.handed, self.started)
         old = self.store
-        self.store = np.zeros((2 * len(old), self.cells), np.uint8)
+        self.store = np.zeros((2 * len(old), self.cells), np.int16)
         self.store[numbers % len(self.store)] = old[numbers % len(old)]
 
 
-def _masks(parent: NDArray[np.intp], grid: _Grid) -> NDArray[np.uint8]:
-    """(count, C) open-edge masks of the trees given by each cell's parent."""
-    count, cells = parent.shape
-    own = np.arange(cells)
-    masks = np.zeros((count, cells), np.uint8)
-    for k, bit in enumerate(OPEN_BITS):
-        neighbour = grid.neighbour[k]
-        inside = neighbour >= 0
-        # the edge to the neighbour in direction k is in the tree if either is the other's parent
-        to_parent = parent == np.where(inside, neighbour, -1)[None, :]
-        from_child = np.zeros((count, cells), np.bool_)
-        from_child[:, inside] = parent[:, neighbour[inside]] == own[inside][None, :]
-        masks |= np.where(to_parent | from_child, np.uint8(bit), np.uint8(0))
+def _masks(parent: NDArray[np.intp], width: int) -> NDArray[np.uint8]:
+    """(count, C) open-edge masks of the trees given by each cell's parent (the root's is
+    itself): a cell's edge towards its parent, and the edges its children come in by."""
+    cells = parent.shape[1]
+    # the direction bit towards the parent, by parent - cell (-W N, +1 E, +W S, -1 W, 0 root)
+    toward = np.zeros(2 * width + 1, np.uint8)
+    toward[[0, width + 1, 2 * width, width - 1]] = OPEN_BITS
+    step = parent - np.arange(cells)
+    step += width
+    masks = toward.take(step)
+    up = masks.copy()  # the edges towards the parents, before the children's are added
+    # a cell whose east neighbour's parent it is has an east edge, and so on
+    masks[:, :-1] |= (up[:, 1:] == WEST) * np.uint8(EAST)
+    masks[:, 1:] |= (up[:, :-1] == EAST) * np.uint8(WEST)
+    masks[:, :-width] |= (up[:, width:] == NORTH) * np.uint8(SOUTH)
+    masks[:, width:] |= (up[:, :-width] == SOUTH) * np.uint8(NORTH)
     return masks
 
 
@@ -258,7 +274,7 @@ class BoardSource:
         self.config = config
         self.grid = _grid(config.width, config.height)
         self.landmarks = default_landmark_count(config)
-        self.stream = WilsonStream(config.width, config.height, min(slots, _SLOTS))
+        self.stream = WilsonStream(config.width, config.height, slot_count(slots, cells))
 
     def clear(self) -> None:
         """Forget the mazes started so far (a new seed starts a new stream)."""

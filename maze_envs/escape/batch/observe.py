@@ -115,9 +115,11 @@ class Observer:
         self._kind_codes = np.arange(_EDGE_KINDS, dtype=np.uint8)[:, None]
         self._move_codes = np.arange(len(MOVE_RESULTS))[:, None]
         self._radio_codes = np.arange(len(RADIO_RESULTS))[:, None]
+        # by turn played; one entry past the last turn, for a game that ended and is stepped
+        # once more before it restarts (autoreset NEXT_STEP), whose observation nobody sees
         turns = np.arange(config.max_turns + 1)
-        self._turn = _values(layout, "time", 0, turns)
-        self._turns_left = _values(layout, "time", 1, turns)[::-1].copy()  # by turn played
+        self._turn = np.append(_values(layout, "time", 0, turns), np.float32(0))
+        self._turns_left = np.append(_values(layout, "time", 1, turns)[::-1], np.float32(0))
         self._cooldown = _values(layout, "radio_cooldown", 0, np.arange(config.radio_cooldown + 1))
         if "distances" in self._features:
             tenths = np.frombuffer(pair_tenths(config.width, config.height), np.uint16)
@@ -135,9 +137,11 @@ class Observer:
         if k:
             self._trail = (_values(layout, "trail", 0, xs), _values(layout, "trail", 1, ys))
             # trail_mask[j] = value(trail_length, j): 1 from row K - trail_length on
+            # trail_mask[j] = value(trail_length, j) is 1 from a trail length on: that length
             lengths = np.arange(k + 1)
-            masks = [_values(layout, "trail_mask", j, lengths) for j in range(k)]
-            self._trail_mask = np.ascontiguousarray(np.stack(masks))  # (K, K + 1)
+            masks = np.stack([_values(layout, "trail_mask", j, lengths) for j in range(k)])
+            self._trail_from = np.argmax(masks == 1.0, axis=1)[:, None]  # (K, 1)
+            assert np.array_equal(masks, (lengths >= self._trail_from).astype(np.float32))
         if "used_exits" in self._features:
             self._used_bits = np.array(OPEN_BITS, np.uint8)[:, None]
         self._cells = cells
@@ -160,10 +164,14 @@ class Observer:
         state: BatchState,
         out: NDArray[np.float32],
         games: NDArray[np.intp] | None = None,
+        *,
+        one_turn_on: bool = False,
     ) -> None:
         """Write the observations of every game (``games=None``: ``out`` is the whole
         ``(width, G * n)`` buffer) or of ``games`` (``out``: a prepared ``(width, k * n)``
-        buffer for their rows, in that order)."""
+        buffer for their rows, in that order). ``one_turn_on``: ``out`` holds every game's
+        observations of the turn before (the step of a vector env), so a trail moves up one
+        entry and only its newest is looked up."""
         view = self._games(state, games)
         rules, at, n = self.rules, self._at, self._n
         rows = len(view.positions)
@@ -211,11 +219,17 @@ class Observer:
         k = rules.trail_length
         if k:
             trail = at["trail"]
-            out[trail : trail + 2 * k : 2] = self._trail[0].take(view.trail)
-            out[trail + 1 : trail + 2 * k : 2] = self._trail[1].take(view.trail)
+            if one_turn_on and games is None:
+                out[trail : trail + 2 * k - 2] = out[trail + 2 : trail + 2 * k]
+                newest = view.trail[k - 1]
+                self._trail[0].take(newest, out=out[trail + 2 * k - 2])
+                self._trail[1].take(newest, out=out[trail + 2 * k - 1])
+            else:
+                out[trail : trail + 2 * k : 2] = self._trail[0].take(view.trail)
+                out[trail + 1 : trail + 2 * k : 2] = self._trail[1].take(view.trail)
             length = np.repeat(np.minimum(view.turn, k), n)
             mask = at["trail_mask"]
-            out[mask : mask + k] = self._trail_mask.take(length, axis=1)
+            np.greater_equal(length, self._trail_from, out=out[mask : mask + k])
         if "colocated_with" in features:
             colocated = at["colocated_with"]
             out[colocated : colocated + n] = together

@@ -14,11 +14,12 @@ acts for every agent), ``num_envs = N * num_agents``.
 * **Rewards, terminations, truncations** per row, as the scalar env gives them to each agent.
 * **Automatic reset**: ``metadata["autoreset_mode"]`` is ``AutoresetMode.SAME_STEP`` (the
   default: the step that ends a game returns the first observation of the next, and the last one
-  in ``infos["final_obs"]`` with the rows in ``infos["_final_obs"]``) or ``NEXT_STEP`` (the step
+  in ``infos["final_obs"]``, Gymnasium's form: an object array with the ended rows' observations
+  and ``None`` elsewhere, the rows flagged in ``infos["_final_obs"]``) or ``NEXT_STEP`` (the step
   after the end starts the next game; its actions are ignored).
 * **Buffers**: observations, rewards, terminations and truncations are written into arrays
   allocated once; ``reset`` and ``step`` return those same arrays (read or copy them before the
-  next step), or copies with ``copy=True``. ``infos["final_obs"]`` is a buffer too.
+  next step), or copies with ``copy=True``.
 
 No journal: the batched engine keeps no record of its games. :meth:`MazeEscapeVectorEnv.export`
 gives any game as a board the scalar env plays (and journals).
@@ -154,9 +155,7 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         # write is contiguous); reset and step hand out the transposed view, a row per agent
         width = self.layout.width
         self._features = self.observer.prepare(np.empty((width, self.num_envs), np.float32))
-        self._final_features = np.zeros((width, self.num_envs), np.float32)
         self._observations = self._features.T
-        self._final_observations = self._final_features.T
         self._rewards = np.zeros(self.num_envs, np.float32)
         self._terminations = np.zeros(self.num_envs, np.bool_)
         self._truncations = np.zeros(self.num_envs, np.bool_)
@@ -196,11 +195,12 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         outcome = step(state, self.rules, moves, symbols, self._rewards)
         self._terminations.reshape(-1, n)[:] = outcome.success[:, None]
         self._truncations.reshape(-1, n)[:] = outcome.truncated[:, None]
-        self.observer.write(state, self._features)
+        self.observer.write(state, self._features, one_turn_on=True)
         infos: dict[str, Any] = {}
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            self._restart_ended(state)
+            restarted = self._restart_ended(state)
             np.logical_or(outcome.success, outcome.truncated, out=self._ended)
+            self._ended[restarted] = False
         else:
             self._same_step(state, outcome, infos)
         return (
@@ -217,26 +217,28 @@ class MazeEscapeVectorEnv(VectorEnv[NDArray[np.float32], NDArray[np.int64], NDAr
         if not ended.size:
             return
         rows = self._rows(ended)
-        self._final_features[:, rows] = self._features[:, rows]
+        final = np.full(self.num_envs, None, dtype=object)
+        final[rows] = list(np.array(self._features[:, rows].T, order="C"))  # a row each
         mask = np.zeros(self.num_envs, np.bool_)
         mask[rows] = True
         self._restart(state, ended, rows)
-        infos["final_obs"] = self._out(self._final_observations)
+        infos["final_obs"] = final
         infos["_final_obs"] = mask
         infos["final_info"] = {}
         infos["_final_info"] = mask
 
-    def _restart_ended(self, state: BatchState) -> None:
+    def _restart_ended(self, state: BatchState) -> NDArray[np.intp]:
         """NEXT_STEP: the games that ended last step start again (this step's turn of theirs,
-        already resolved, is discarded: no reward, no ending)."""
+        already resolved, is discarded: no reward, no ending). Returns them."""
         ended = np.flatnonzero(self._ended)
         if not ended.size:
-            return
+            return ended
         rows = self._rows(ended)
         self._restart(state, ended, rows)
         self._rewards[rows] = 0.0
         self._terminations[rows] = False
         self._truncations[rows] = False
+        return ended
 
     def _restart(self, state: BatchState, games: NDArray[np.intp], rows: NDArray[np.intp]) -> None:
         start_games(state, self.rules, games, self.boards.draw(len(games), self.np_random))

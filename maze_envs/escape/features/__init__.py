@@ -29,7 +29,7 @@ feature on alone and fails naming any form that lacks it.
 Example:
     >>> from maze_envs.escape.config import Config
     >>> [feature.name for feature in FEATURES]
-    ['distances', 'coordinates', 'trail', 'meeting_alert', 'used_exits']
+    ['distances', 'coordinates', 'trail', 'meeting_alert', 'used_exits', 'radio_symbols']
     >>> [feature.name for feature in enabled_features(Config.from_preset("navigator"))]
     ['coordinates', 'trail', 'meeting_alert']
     >>> list(TRAIL.spaces(Config(coordinates="own", trail_length=3), slots=2))
@@ -56,6 +56,7 @@ from maze_envs.escape.features.base import (
 from maze_envs.escape.features.coordinates import Coordinates
 from maze_envs.escape.features.distances import DistanceSensor
 from maze_envs.escape.features.meeting import MeetingAlert
+from maze_envs.escape.features.radio_symbols import RadioSymbols
 from maze_envs.escape.features.trail import Trail
 from maze_envs.escape.features.used_exits import UsedExits
 
@@ -64,6 +65,7 @@ __all__ = [
     "DISTANCES",
     "FEATURES",
     "MEETING_ALERT",
+    "RADIO_SYMBOLS",
     "TRAIL",
     "USED_EXITS",
     "AgentSlots",
@@ -84,8 +86,16 @@ COORDINATES: Final = Coordinates()
 TRAIL: Final = Trail()
 MEETING_ALERT: Final = MeetingAlert()
 USED_EXITS: Final = UsedExits()
+RADIO_SYMBOLS: Final = RadioSymbols()
 #: Every optional feature, in the order of its keys in every form.
-FEATURES: Final[tuple[Feature, ...]] = (DISTANCES, COORDINATES, TRAIL, MEETING_ALERT, USED_EXITS)
+FEATURES: Final[tuple[Feature, ...]] = (
+    DISTANCES,
+    COORDINATES,
+    TRAIL,
+    MEETING_ALERT,
+    USED_EXITS,
+    RADIO_SYMBOLS,
+)
 
 
 _ENABLED: dict[int, tuple[Config, tuple[Feature, ...]]] = {}
