@@ -50,8 +50,8 @@ def _network(width: int, heads: tuple[int, ...] = (5,), seed: int = 0) -> MlpNet
     rng = np.random.default_rng(seed)
     return MlpNetwork(
         [
-            (rng.normal(size=(16, width)) * 0.3, rng.normal(size=16) * 0.1),
-            (rng.normal(size=(sum(heads), 16)), rng.normal(size=sum(heads)) * 0.1),
+            (rng.normal(size=(16, width)) * 3 / np.sqrt(width), rng.normal(size=16) * 0.1),
+            (rng.normal(size=(sum(heads), 16)) * 2, rng.normal(size=sum(heads)) * 0.1),
         ],
         "tanh",
         heads,
@@ -288,23 +288,45 @@ def test_settings_travel_inside_the_sb3_file(sb3_model: Any, tmp_path: Path) -> 
         policy.check_config(SMALL.model_copy(update={"used_exits": False}))
 
 
-@pytest.mark.parametrize(("previous_move", "frame_stack"), [(False, 1), (True, 1), (True, 3)])
+LONG_TRAIL = Config.from_preset(
+    "full", width=6, height=6, max_turns=40, coordinates="absolute", trail_length=40
+)
+NO_RAW_TRAIL = tuple(n for n in NumericLayout(LONG_TRAIL).names if not n.startswith("trail"))
+
+
+@pytest.mark.parametrize(
+    ("config", "features", "additions", "frame_stack"),
+    [
+        (SMALL, None, (), 1),
+        (SMALL, None, ("previous_move",), 1),
+        (SMALL, None, ("previous_move",), 3),
+        (LONG_TRAIL, NO_RAW_TRAIL, ("previous_move", "trail_neighbours"), 2),
+    ],
+    ids=["observation", "previous-move", "three-frames", "trail-neighbours"],
+)
 def test_the_policy_reads_the_scalar_game_as_training_read_the_batched_one(
-    tmp_path: Path, previous_move: bool, frame_stack: int
+    tmp_path: Path,
+    config: Config,
+    features: tuple[str, ...] | None,
+    additions: tuple[str, ...],
+    frame_stack: int,
 ) -> None:
     """Games of the batched engine, exported and played in the scalar env by the learned policy,
-    go move for move as the same network plays them in the batched engine with the training's
-    observation (EscapePreviousMove, frames stacked oldest first, zeros before the first)."""
-    from wrappers.escape_previous_move import EscapePreviousMove
+    go move for move as the same network plays them in the batched engine through the
+    training's inputs (EscapeLearnedInputs, frames stacked oldest first, zeros before the
+    first)."""
+    from wrappers.escape_learned_inputs import EscapeLearnedInputs
 
-    config = SMALL
-    settings = _settings(config, previous_move=previous_move, frame_stack=frame_stack)
-    network = _network(settings.width, seed=4)
+    names = features if features is not None else tuple(NumericLayout(config).names)
+    settings = _settings(
+        config, feature_names=names, additions=additions, frame_stack=frame_stack
+    )
+    network = _network(settings.width, seed=7)  # a seed whose network plays varied moves
     weights = save_weights(tmp_path / "w.npz", network, settings)
     games = 6
-    vec: Any = maze_escape_v1.vector_env(num_games=games, config=config, copy=True)
-    if previous_move:
-        vec = EscapePreviousMove(vec)
+    vec = EscapeLearnedInputs(
+        maze_escape_v1.vector_env(num_games=games, config=config, copy=True), features, additions
+    )
     observations, _ = vec.reset(seed=11)
     exported = [vec.unwrapped.export(g) for g in range(games)]
     stack = np.zeros((vec.num_envs, frame_stack, observations.shape[1]), np.float32)
@@ -313,13 +335,12 @@ def test_the_policy_reads_the_scalar_game_as_training_read_the_batched_one(
     while running.any():
         stack[:, :-1] = stack[:, 1:]
         stack[:, -1] = observations
-        probabilities, _ = read_weights(weights.read_bytes(), "w").network.probabilities(
-            stack.reshape(vec.num_envs, -1), None, False
-        )
+        probabilities, _ = network.probabilities(stack.reshape(vec.num_envs, -1), None, False)
         moves = probabilities[0].argmax(axis=1)
         batched.append(moves.tolist())
         observations, _, terminations, truncations, _ = vec.step(moves)
         running &= ~(terminations | truncations).reshape(games, -1)[:, 0]
+    assert len({move for turn in batched for move in turn}) >= 3  # varied moves, not one
     for game, board in enumerate(exported):
         env = maze_escape_v1.parallel_env(config=board.config, generator=board.generator)
         observations, _ = env.reset(seed=0)

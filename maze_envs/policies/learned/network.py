@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from maze_envs.escape.vocab import MOVES
+from maze_envs.policies.learned.inputs import ADDITIONS
 
 #: Moves of Maze Escape (N, E, S, W, STAY): the first action head, and the previous-move one-hot.
 MOVE_COUNT: Final = len(MOVES)
@@ -66,11 +67,11 @@ class TrainedSettings:
         required: the config fields a game must share with ``config`` for the network to read
             its observations as in training (the agent count and the observation features; the
             maze size, turn limit and seeds may differ).
-        feature_names: the name of every entry of one observation vector (the flattened
-            numeric observation of ``maze_escape_v1.vector_env``), in order.
-        previous_move: whether each frame ends with the one-hot of the agent's own previous
-            move (N, E, S, W, STAY; zeros on the first turn), as
-            :class:`wrappers.escape_previous_move.EscapePreviousMove` appends it in training.
+        feature_names: the entries of the flattened numeric observation (of
+            ``maze_escape_v1.vector_env``) the network reads, by name, in order.
+        additions: what each frame adds after them, in order (names of
+            :data:`maze_envs.policies.learned.inputs.ADDITIONS`: ``previous_move``,
+            ``trail_neighbours``); :mod:`maze_envs.policies.learned.inputs` defines the frame.
         frame_stack: how many consecutive frames the network reads at once (oldest first;
             before the game's first turn the missing ones are zeros).
         radio_symbols: the radio symbols of the network's second action head (0: moves only).
@@ -80,7 +81,7 @@ class TrainedSettings:
     config: Mapping[str, Any]
     required: tuple[str, ...]
     feature_names: tuple[str, ...]
-    previous_move: bool = False
+    additions: tuple[str, ...] = ()
     frame_stack: int = 1
     radio_symbols: int = 0
     training: Mapping[str, Any] = field(default_factory=dict)
@@ -93,8 +94,8 @@ class TrainedSettings:
 
     @property
     def frame_width(self) -> int:
-        """The numbers of one frame: the observation vector, and the previous move if read."""
-        return len(self.feature_names) + (MOVE_COUNT if self.previous_move else 0)
+        """The numbers of one frame: the observation entries read, then the additions."""
+        return len(self.feature_names) + sum(len(ADDITIONS[a]) for a in self.additions)
 
     @property
     def width(self) -> int:
@@ -105,22 +106,27 @@ class TrainedSettings:
         data = asdict(self)
         data["config"], data["training"] = dict(self.config), dict(self.training)
         data["required"], data["feature_names"] = list(self.required), list(self.feature_names)
+        data["additions"] = list(self.additions)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TrainedSettings:
         try:
-            return cls(
+            settings = cls(
                 config=dict(data["config"]),
                 required=tuple(data["required"]),
                 feature_names=tuple(data["feature_names"]),
-                previous_move=bool(data.get("previous_move", False)),
+                additions=tuple(data.get("additions", ())),
                 frame_stack=int(data.get("frame_stack", 1)),
                 radio_symbols=int(data.get("radio_symbols", 0)),
                 training=dict(data.get("training", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise WeightFileError(f"the trained settings are incomplete or malformed: {exc}") from None
+        unknown = [a for a in settings.additions if a not in ADDITIONS]
+        if unknown:
+            raise WeightFileError(f"unknown inputs {unknown}; this version reads {sorted(ADDITIONS)}")
+        return settings
 
 
 Probabilities = list[NDArray[np.float64]]

@@ -3,8 +3,10 @@
 :class:`LearnedEscapePolicy` plays one agent from its typed observation, as every other policy
 does: each turn it writes the observation as the numeric vector the network was trained on
 (the flattened numeric observation of ``maze_escape_v1.vector_env``, the same numbers
-``wrappers.EscapeNumericObservation(flatten=True)`` gives), stacks the last ``frame_stack`` of
-them when the network reads several, asks the network for its action probabilities and takes
+``wrappers.EscapeNumericObservation(flatten=True)`` gives) and builds the frame the network was
+trained on (:mod:`maze_envs.policies.learned.inputs`: the entries it reads, its own previous
+move, what its trail says about the neighbouring cells), stacks the last ``frame_stack`` frames
+when the network reads several, asks the network for its action probabilities and takes
 the likeliest move (``deterministic=True``, the default) or draws one with the generator seeded
 by ``reset``. Each decision's journal record holds the probability of the move taken.
 
@@ -27,6 +29,7 @@ from numpy.typing import NDArray
 from maze_envs.escape.numeric_encoder import NumericEncoder
 from maze_envs.escape.types import MOVES, Action, Config, Observation
 from maze_envs.policies.interface import Decision, EscapeEpisode, PolicyBase
+from maze_envs.policies.learned.inputs import InputPlan, InputsError
 from maze_envs.policies.learned.network import MOVE_COUNT, Network, TrainedSettings
 
 #: The config fields every network needs alike: its observation layout depends on them.
@@ -48,8 +51,11 @@ class UnsupportedSetup(ValueError):
     training's)."""
 
 
-def _json_value(value: Any) -> Any:
-    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+def _trained_config(settings: TrainedSettings) -> Config:
+    try:
+        return Config.model_validate(settings.config)
+    except ValueError as exc:
+        raise UnsupportedSetup(f"the trained settings hold no valid game config: {exc}") from None
 
 
 def _assignment(name: str, value: Any) -> str:
@@ -91,21 +97,22 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
         self.config: Config | None = None
         self._encoder: NumericEncoder | None = None
         self._frames: NDArray[np.float32] | None = None
+        self._plan: InputPlan | None = None
+        self._previous = np.array([-1], np.intp)
         self._state: Any = None
         self._first = True
-        self._observed = 0
-        self._previous = np.zeros(0, np.float32)
 
     # --- what it can play ---------------------------------------------------------------------
-    def check_config(self, config: Config) -> NumericEncoder:
-        """The encoder of ``config``'s observations, or :class:`UnsupportedSetup` saying which
-        settings the network needs."""
+    def check_config(self, config: Config) -> InputPlan:
+        """How to build this game's frames, or :class:`UnsupportedSetup` saying which settings
+        the network needs."""
         settings = self.settings
         if settings is not None:
+            trained = _trained_config(settings)
             differ = [
-                (name, settings.config.get(name), _json_value(getattr(config, name, None)))
+                (name, getattr(trained, name, None), getattr(config, name, None))
                 for name in settings.required
-                if settings.config.get(name) != _json_value(getattr(config, name, None))
+                if getattr(trained, name, None) != getattr(config, name, None)
             ]
             if differ:
                 needs = ", ".join(f"{name}={want!r} (this game: {have!r})" for name, want, have in differ)
@@ -116,31 +123,32 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
                     f"{self.source} was trained on other observation settings{hint}: it needs "
                     f"{needs}; give them with {how}"
                 )
-        encoder = _encoder(config)
-        names = encoder.layout.names
-        if settings is not None and tuple(names) != settings.feature_names:
-            raise UnsupportedSetup(
-                f"{self.source}: this game's numeric observation has another layout than the "
-                f"one it was trained on ({len(names)} entries against "
-                f"{len(settings.feature_names)})"
+        layout = _encoder(config).layout
+        try:
+            plan = (
+                InputPlan(layout, settings.feature_names, settings.additions)
+                if settings is not None
+                else InputPlan(layout)
             )
-        width = settings.width if settings else encoder.layout.width
+        except InputsError as exc:
+            raise UnsupportedSetup(f"{self.source}: {exc}") from None
+        width = plan.width * (settings.frame_stack if settings else 1)
         network_width = getattr(self.network, "width", width)
         if network_width != width:
             raise UnsupportedSetup(
                 f"{self.source} reads observations of {network_width} numbers; this game's "
-                f"numeric observation has {encoder.layout.width} ({config.num_agents} agents, "
-                "its features): play it with the settings it was trained on"
+                f"numeric observation has {layout.width} ({config.num_agents} agents, its "
+                "features): play it with the settings it was trained on"
             )
         symbols = settings.radio_symbols if settings else max(0, self.network.heads[-1] - 1)
-        heads = (5, symbols + 1) if len(self.network.heads) > 1 else (5,)
+        heads = (MOVE_COUNT, symbols + 1) if len(self.network.heads) > 1 else (MOVE_COUNT,)
         if self.network.heads != heads or (len(heads) > 1 and config.radio_symbols != symbols):
             raise UnsupportedSetup(
                 f"{self.source} chooses actions {list(self.network.heads)} (moves, radio symbols); "
                 f"this game has radio_symbols={config.radio_symbols}: give it "
                 f"{_assignment('radio_symbols', symbols)}"
             )
-        return encoder
+        return plan
 
     def harness(self) -> dict[str, Any]:
         """What decides how it plays, recorded with every game: the weights and the choice rule."""
@@ -162,36 +170,31 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
     def reset(self, agent: str, seed: int | None, episode: EscapeEpisode) -> None:
         super().reset(agent, seed, episode)
         self.config = episode.config
-        self._encoder = self.check_config(episode.config)
+        self._plan = self.check_config(episode.config)
+        self._encoder = _encoder(episode.config)
         self.rng = np.random.default_rng(seed)
-        settings = self.settings
-        frames = settings.frame_stack if settings else 1
-        self._observed = self._encoder.layout.width
-        width = settings.frame_width if settings else self._observed
-        self._frames = np.zeros((frames, width), np.float32)
-        self._previous = np.zeros(width - self._observed, np.float32)
+        frames = self.settings.frame_stack if self.settings else 1
+        self._frames = np.zeros((frames, self._plan.width), np.float32)
+        self._previous = np.array([-1], np.intp)
         self._state, self._first = None, True
 
     def act(self, observation: Observation) -> Decision[Action]:
-        if self._encoder is None or self._frames is None or self.config is None:
+        if self._encoder is None or self._plan is None or self._frames is None:
             raise RuntimeError("reset(agent, seed, episode) must come before act()")
         vector = self._encoder.encode_model(observation, self.agent)
         frames = self._frames
         frames[:-1] = frames[1:]
-        frames[-1, : self._observed] = vector
-        frames[-1, self._observed :] = self._previous  # empty unless the network reads it
+        frames[-1] = self._plan.frames(vector[None, :], self._previous)[0]
         probabilities, self._state = self.network.probabilities(
             frames.reshape(1, -1), self._state, self._first
         )
         self._first = False
         choices = [self._choose(p[0]) for p in probabilities]
         move = choices[0]
-        if self._previous.size:  # remembered for the next frame
-            self._previous[:] = 0.0
-            self._previous[move] = 1.0
-        radio = str(choices[1]) if len(choices) > 1 and choices[1] > 0 else None
+        self._previous[0] = move
+        symbol = choices[1] if len(choices) > 1 and choices[1] > 0 else None
         record: Mapping[str, Any] = {"p_move": round(float(probabilities[0][0][move]), 4)}
-        return Decision(Action(move=MOVES[move], radio=radio), record=record)
+        return Decision(Action(move=MOVES[move], radio_symbol=symbol), record=record)
 
     def _choose(self, probabilities: NDArray[np.float64]) -> int:
         if self.deterministic:
