@@ -47,6 +47,7 @@ import numpy as np
 from maze_envs import maze_escape_v1
 from maze_envs.escape.config import Config
 from maze_envs.escape.convert import observation_to_model
+from maze_envs.escape.numeric import NumericLayout
 from maze_envs.policies import escape_episode, make_team
 from maze_envs.policies.learned import (
     TrainedSettings,
@@ -76,10 +77,14 @@ class Recipe:
     num_agents: int = 3
     games: int = 128  # batched games: 384 rows of experience per step
     agent_steps: int = 5_000_000
-    previous_move: bool = True  # each row also reads its own previous move (EscapePreviousMove)
+    # what the network reads (maze_envs.policies.learned.inputs): the observation without the raw
+    # trail coordinates, its own previous move, and what the trail says about the neighbours
+    raw_trail: bool = False
+    additions: tuple[str, ...] = ("previous_move", "trail_neighbours")
     frame_stack: int = 1
     progress: float = 0.1  # shaping: per move towards the exit (EscapeVectorShaping)
     novelty: float = 0.05  # shaping: per first visit of a cell
+    step_cost: float = 0.0  # shaping: per turn before the agent's first exit visit
     net_arch: tuple[int, ...] = (128, 128)
     learning_rate: float = 5e-4
     n_steps: int = 64
@@ -90,7 +95,19 @@ class Recipe:
     ent_coef: float = 0.01
     eval_games: int = 400
     eval_every: int = 250_000
-    overrides: dict[str, Any] = field(default_factory=dict)
+    # the full preset, with absolute coordinates and a trail as long as the game
+    overrides: dict[str, Any] = field(
+        default_factory=lambda: {"coordinates": "absolute", "trail_length": 120}
+    )
+
+    def feature_names(self) -> tuple[str, ...]:
+        """The observation entries the network reads."""
+        names = NumericLayout(self.config()).names
+        return tuple(n for n in names if self.raw_trail or not n.startswith("trail"))
+
+    def inputs(self, vec: Any) -> Any:
+        """``vec`` with the network's frames as observations."""
+        return EscapeLearnedInputs(vec, self.feature_names(), self.additions)
 
     def config(self, size: int | None = None) -> Config:
         side = size or self.size
@@ -135,9 +152,7 @@ def training_env(recipe: Recipe, seed: int) -> Any:
     from wrappers.sb3_vector import EscapeSB3VecEnv
 
     vec: Any = maze_escape_v1.vector_env(num_games=recipe.games, config=recipe.config())
-    vec = EscapeVectorShaping(vec, recipe.progress, recipe.novelty)
-    if recipe.previous_move:
-        vec = EscapePreviousMove(vec)
+    vec = recipe.inputs(EscapeVectorShaping(vec, recipe.progress, recipe.novelty, recipe.step_cost))
     venv: Any = EscapeSB3VecEnv(vec)
     venv.seed(seed)
     if recipe.frame_stack > 1:
@@ -170,9 +185,7 @@ def play_batched(choose: Chooser, recipe: Recipe, config: Config, games: int, se
     """The first game of each of ``games`` slots of the batched engine (maze stream ``seed``),
     every agent played by ``choose`` reading what training read (unshaped)."""
     frames = recipe.frame_stack
-    env: Any = maze_escape_v1.vector_env(num_games=games, config=config)
-    if recipe.previous_move:
-        env = EscapePreviousMove(env)
+    env = recipe.inputs(maze_escape_v1.vector_env(num_games=games, config=config))
     observations, _ = env.reset(seed=seed)
     n = config.num_agents
     state = env.unwrapped.state
@@ -230,14 +243,12 @@ def play_levels(config: Config, games: int, seed: int, policies: Sequence[str]) 
 
 def trained_settings(recipe: Recipe, seed: int, agent_steps: int, command: str) -> TrainedSettings:
     """What the weights were trained on, stored with them."""
-    from maze_envs.escape.numeric import NumericLayout
-
     config = recipe.config()
     return TrainedSettings(
         config=config.model_dump(mode="json"),
         required=tuple(name for name in OBSERVATION_FIELDS if name in Config.model_fields),
-        feature_names=tuple(NumericLayout(config).names),
-        previous_move=recipe.previous_move,
+        feature_names=recipe.feature_names(),
+        additions=recipe.additions,
         frame_stack=recipe.frame_stack,
         radio_symbols=int(getattr(config, "radio_symbols", 0)),
         training={
@@ -334,7 +345,9 @@ def plot_curve(curve: Curve, path: Path, title: str) -> Path | None:
     styles = {"random": ("tab:gray", ":"), "explorer": ("tab:green", "--")}
     for name, level in curve.levels.items():
         colour, style = styles.get(name, ("tab:red", "-."))
-        success_axis.axhline(100 * float(level["success"] or 0.0), color=colour, ls=style, label=name)
+        success_axis.axhline(
+            100 * float(level["success"] or 0.0), color=colour, ls=style, label=name
+        )
         if level["finish_ratio"] is not None:
             ratio_axis.axhline(float(level["finish_ratio"]), color=colour, ls=style, label=name)
     success_axis.set(xlabel="agent-steps (millions)", ylabel="team success (%)", ylim=(0, 100))
@@ -356,6 +369,24 @@ def export(model: Any, settings: TrainedSettings, out: Path) -> tuple[Path, Path
     return weights, model_path
 
 
+def with_changes(recipe: Recipe, changes: Sequence[str]) -> Recipe:
+    """``recipe`` with ``FIELD=VALUE`` changes (values as JSON, else strings)."""
+    fields = {f for f in Recipe.__dataclass_fields__}
+    updates: dict[str, Any] = {}
+    for change in changes:
+        name, sep, text = change.partition("=")
+        if not sep or name not in fields:
+            raise SystemExit(
+                f"--recipe {change!r}: give FIELD=VALUE with a field of {sorted(fields)}"
+            )
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        updates[name] = tuple(value) if isinstance(value, list) else value
+    return replace(recipe, **updates)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="train_escape_ppo.py",
@@ -366,10 +397,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-steps", type=int, help="override the recipe's agent-steps")
     parser.add_argument("--quick", action="store_true", help="seconds: a smoke test")
     parser.add_argument("--no-levels", action="store_true", help="skip the baselines' levels")
+    parser.add_argument(
+        "--recipe",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="change a field of the recipe (JSON values), e.g. novelty=0.01 or "
+        'overrides=\'{"coordinates": "own"}\' (the shipped weights use none)',
+    )
     args = parser.parse_args(argv)
     recipe = QUICK if args.quick else Recipe()
     if args.agent_steps:
         recipe = replace(recipe, agent_steps=args.agent_steps)
+    recipe = with_changes(recipe, args.recipe)
     _rl()
     args.out.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
@@ -387,10 +427,10 @@ def main(argv: list[str] | None = None) -> int:
             config, recipe.eval_games, EVAL_SEED_OFFSET + args.seed, ["random", "explorer"]
         )
         for name, level in curve.levels.items():
-            ratio = level["finish_ratio"]
+            ratio = "-" if level["finish_ratio"] is None else f"{level['finish_ratio']:.2f}"
             print(
                 f"level of {name:<8} on the same {recipe.eval_games} mazes: team success "
-                f"{level['success']:6.1%}  finish/fastest {'-' if ratio is None else f'{ratio:.2f}'}"
+                f"{level['success']:6.1%}  finish/fastest {ratio}"
             )
     command = "python examples/train_escape_ppo.py " + " ".join(argv or sys.argv[1:])
     settings = trained_settings(recipe, args.seed, int(model.num_timesteps), command.strip())
@@ -407,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError:  # a checkout before the weights were shipped
         shipped = ""
     load = os.getloadavg()
-    print(f"trained {model.num_timesteps:,} agent-steps in {seconds:.0f} s (load now {load[0]:.1f})")
+    print(
+        f"trained {model.num_timesteps:,} agent-steps in {seconds:.0f} s (load now {load[0]:.1f})"
+    )
     print(f"wrote {weights} (sha256 {digest[:16]}...), {model_path}, {args.out / 'curve.json'}")
     if plot is not None:
         print(f"wrote {plot}")

@@ -95,8 +95,15 @@ class EscapeLearnedInputs(VectorWrapper):
             ended = np.flatnonzero(infos["_final_obs"])
             if ended.size:
                 stacked = np.stack([final[row] for row in ended])
-                for row, frame in zip(ended, self.plan.frames(stacked, self._previous[ended])):
+                frames = self.plan.frames(stacked, self._previous[ended])
+                for row, frame in zip(ended, frames, strict=True):
                     final[row] = frame
             infos = {**infos, "final_obs": final}
         self._previous[terminations | truncations] = -1
-        return self.plan.frames(observations, self._previous), rewards, terminations, truncations, infos
+        return (
+            self.plan.frames(observations, self._previous),
+            rewards,
+            terminations,
+            truncations,
+            infos,
+        )

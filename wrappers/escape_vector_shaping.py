@@ -10,7 +10,8 @@ adds
   Harada and Russell 1999, with the potential ``-progress x distance``; over a game it sums to
   ``progress`` x the distance covered, so it cannot pay for wandering);
 * ``novelty`` the first time in the game that the agent stands on a cell (its start counts as
-  seen): exploring earns, going over old ground does not.
+  seen): exploring earns, going over old ground does not;
+* ``-step_cost`` every turn: the sooner out, the less it pays.
 
 Once an agent has visited the exit it earns no shaping, only the game's own rewards (the team
 bonus). The path distances are the true ones of the board, which no agent observes: they shape
@@ -90,9 +91,16 @@ class EscapeVectorShaping(VectorWrapper):
         env: the batched env (``maze_escape_v1.vector_env``, same-step automatic reset).
         progress: reward per move towards the exit along the maze (the same cost per move away).
         novelty: reward for each cell an agent stands on for the first time in a game.
+        step_cost: cost of each turn an agent has not yet visited the exit (default 0).
     """
 
-    def __init__(self, env: VectorEnv[Any, Any, Any], progress: float, novelty: float) -> None:
+    def __init__(
+        self,
+        env: VectorEnv[Any, Any, Any],
+        progress: float,
+        novelty: float,
+        step_cost: float = 0.0,
+    ) -> None:
         super().__init__(env)
         base = env.unwrapped
         if not isinstance(base, MazeEscapeVectorEnv) or base.autoreset_mode is not (
@@ -103,6 +111,7 @@ class EscapeVectorShaping(VectorWrapper):
                 "autoreset_mode=SAME_STEP (the default) below it"
             )
         self.progress, self.novelty = float(progress), float(novelty)
+        self.step_cost = float(step_cost)
         self._base = base
         config = base.config
         self._agents, self._width = config.num_agents, config.width
@@ -144,12 +153,14 @@ class EscapeVectorShaping(VectorWrapper):
         shaping = self._shaping
         np.multiply(self.progress, self._before - after, out=shaping, casting="unsafe")
         shaping += self.novelty * new
+        shaping -= self.step_cost
         if ended_games.size:
             ended = (ended_games[:, None] * n + np.arange(n)).ravel()
             success = terminations[ended]
             # success: every searching agent stepped onto the exit (distance 0); truncation:
             # the board is already the next game's, so its last turn is not shaped
-            shaping[ended] = np.where(success, self.progress * self._before[ended], 0.0)
+            last = np.where(success, self.progress * self._before[ended], 0.0)
+            shaping[ended] = last - self.step_cost
         shaping *= searching
         self._seen[self._all_rows, cells] = True
         self._before[:] = after

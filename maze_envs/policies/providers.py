@@ -58,8 +58,6 @@ LLM_PREFIXES: Final = tuple(p.prefix for p in MODEL_PROVIDERS if p.entry_point)
 LOCAL_PREFIXES: Final = frozenset(p.prefix for p in MODEL_PROVIDERS if p.local)
 
 
-
-
 class TrainedPrefix(NamedTuple):
     """One prefix of a trained policy's spec."""
 

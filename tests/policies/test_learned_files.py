@@ -142,7 +142,10 @@ def test_a_setup_it_was_not_trained_on_is_one_clear_error(weights: Path) -> None
     ("damage", "message"),
     [
         (lambda path: path.write_bytes(b"not a zip"), "is not a weight file"),
-        (lambda path: np.savez(path, meta=np.array('{"format": "other/9"}')), "has format 'other/9'"),
+        (
+            lambda path: np.savez(path, meta=np.array('{"format": "other/9"}')),
+            "has format 'other/9'",
+        ),
     ],
 )
 def test_a_bad_weight_file_is_a_clear_error(tmp_path: Path, damage: Any, message: str) -> None:
@@ -318,9 +321,7 @@ def test_the_policy_reads_the_scalar_game_as_training_read_the_batched_one(
     from wrappers.escape_learned_inputs import EscapeLearnedInputs
 
     names = features if features is not None else tuple(NumericLayout(config).names)
-    settings = _settings(
-        config, feature_names=names, additions=additions, frame_stack=frame_stack
-    )
+    settings = _settings(config, feature_names=names, additions=additions, frame_stack=frame_stack)
     network = _network(settings.width, seed=7)  # a seed whose network plays varied moves
     weights = save_weights(tmp_path / "w.npz", network, settings)
     games = 6

@@ -1,4 +1,5 @@
-"""The training shaping of the batched Maze Escape: what it adds, and that it changes nothing else."""
+"""The training shaping of the batched Maze Escape: what it adds, and that it changes nothing
+else."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def test_exit_distances_are_the_scalar_envs_path_distances(width: int, height: i
     for game in range(12):
         exported = vec.export(game)
         env = maze_escape_v1.parallel_env(config=exported.config, generator=exported.generator)
-        _, infos = env.reset(seed=0)
+        env.reset(seed=0)
         truth = env.ground_truth()["shortest_path_to_exit"]
         starts = vec.state.starts[game]
         assert [int(distances[game, cell]) for cell in starts] == list(truth.values())
@@ -25,10 +26,13 @@ def test_exit_distances_are_the_scalar_envs_path_distances(width: int, height: i
 
 
 def test_shaping_adds_progress_and_novelty_and_changes_nothing_else() -> None:
-    games, progress, novelty = 16, 0.1, 0.05
+    games, progress, novelty, step_cost = 16, 0.1, 0.05, 0.01
     config = {"preset": "full", "width": 6, "height": 6, "max_turns": 30}
     shaped = EscapeVectorShaping(
-        maze_escape_v1.vector_env(num_games=games, copy=True, **config), progress, novelty
+        maze_escape_v1.vector_env(num_games=games, copy=True, **config),
+        progress,
+        novelty,
+        step_cost,
     )
     plain = maze_escape_v1.vector_env(num_games=games, copy=True, **config)
     first, _ = shaped.reset(seed=5)
@@ -58,6 +62,7 @@ def test_shaping_adds_progress_and_novelty_and_changes_nothing_else() -> None:
             np.where(terms, progress * before, 0.0),
             progress * (before - distance[rows // n, cells]) + novelty * ~seen[rows, cells],
         )
+        expected -= step_cost
         np.testing.assert_allclose(infos["shaping"], expected * searching, atol=1e-6)
         seen[rows, cells] = True
         if ended.any():

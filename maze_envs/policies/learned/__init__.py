@@ -31,7 +31,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from maze_envs.policies.providers import TRAINED_PREFIXES
 from maze_envs.policies.learned.network import (
     MlpNetwork,
     TrainedSettings,
@@ -43,6 +42,7 @@ from maze_envs.policies.learned.network import (
 )
 from maze_envs.policies.learned.policy import LearnedEscapePolicy, UnsupportedSetup
 from maze_envs.policies.learned.sb3 import MissingExtra, load_sb3, read_sb3_settings
+from maze_envs.policies.providers import TRAINED_PREFIXES
 
 __all__ = [
     "PREFIXES",

@@ -122,10 +122,14 @@ class TrainedSettings:
                 training=dict(data.get("training", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise WeightFileError(f"the trained settings are incomplete or malformed: {exc}") from None
+            raise WeightFileError(
+                f"the trained settings are incomplete or malformed: {exc}"
+            ) from None
         unknown = [a for a in settings.additions if a not in ADDITIONS]
         if unknown:
-            raise WeightFileError(f"unknown inputs {unknown}; this version reads {sorted(ADDITIONS)}")
+            raise WeightFileError(
+                f"unknown inputs {unknown}; this version reads {sorted(ADDITIONS)}"
+            )
         return settings
 
 
@@ -257,7 +261,9 @@ def read_weights(data: bytes, source: str) -> WeightFile:
         raise WeightFileError(f"{source} has no readable 'meta' entry: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != WEIGHT_FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise WeightFileError(f"{source} has format {found!r}; this version reads {WEIGHT_FORMAT!r}")
+        raise WeightFileError(
+            f"{source} has format {found!r}; this version reads {WEIGHT_FORMAT!r}"
+        )
     settings = TrainedSettings.from_json(meta)
     layers = []
     while f"layer{len(layers)}.weight" in arrays:

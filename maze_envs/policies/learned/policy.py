@@ -115,7 +115,9 @@ class LearnedEscapePolicy(PolicyBase[EscapeEpisode, Observation, Action]):
                 if getattr(trained, name, None) != getattr(config, name, None)
             ]
             if differ:
-                needs = ", ".join(f"{name}={want!r} (this game: {have!r})" for name, want, have in differ)
+                needs = ", ".join(
+                    f"{name}={want!r} (this game: {have!r})" for name, want, have in differ
+                )
                 how = " ".join(_assignment(name, want) for name, want, _ in differ)
                 preset = settings.training.get("preset")
                 hint = f" (it was trained with --preset {preset})" if preset else ""

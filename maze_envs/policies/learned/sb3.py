@@ -116,9 +116,7 @@ class Sb3Network:
             else:  # e.g. DQN: the greedy action as a sure one
                 actions = np.asarray(policy._predict(obs, deterministic=True).cpu().numpy())
                 actions = actions.reshape(observations.shape[0], -1)
-                return [
-                    np.eye(size)[actions[:, i]] for i, size in enumerate(self.heads)
-                ], state
+                return [np.eye(size)[actions[:, i]] for i, size in enumerate(self.heads)], state
         parts = getattr(distribution.distribution, "__iter__", None)
         categoricals = list(distribution.distribution) if parts else [distribution.distribution]
         return [c.probs.cpu().numpy().astype(np.float64) for c in categoricals], state
