@@ -34,6 +34,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
+from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
 from maze_envs.escape.numeric import NumericLayout
 from maze_envs.policies.learned.inputs import InputPlan
 
@@ -58,7 +59,10 @@ class EscapeLearnedInputs(VectorWrapper):
     ) -> None:
         super().__init__(env)
         base = env.unwrapped
-        if getattr(base, "autoreset_mode", None) is not AutoresetMode.SAME_STEP:
+        if (
+            not isinstance(base, MazeEscapeVectorEnv)
+            or base.autoreset_mode is not AutoresetMode.SAME_STEP
+        ):
             raise ValueError(
                 "EscapeLearnedInputs needs maze_escape_v1.vector_env with "
                 "autoreset_mode=SAME_STEP (the default) below it"

@@ -69,7 +69,7 @@ from maze_envs.bench.report import write_results
 from maze_envs.bench.results import summarize
 from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
-from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
+from maze_envs.bench.spec import EscapeCase, Experiment, GameTask, PolicyKind
 from maze_envs.bench.stopping import RunStopped, StopSignals
 from maze_envs.journal import Journal, JournalError
 
@@ -157,7 +157,7 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
         except ImportError as exc:
             raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
     # each distinct policy once, and each of its Maze Escape setups once
-    setups_of: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
+    setups_of: dict[tuple[PolicyKind, str], tuple[Any, dict[str, Any]]] = {}
     for task in tasks:
         for spec in task.policy.specs:
             key = (task.case.policy_kind, spec.model_dump_json())
@@ -173,11 +173,14 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
         try:
             any_async = any_async or is_async(policy)
             check = getattr(policy, "check_config", None)
-            for setup, config in configs.items() if callable(check) else ():
-                try:
-                    check(config)  # a policy that cannot play this setup says so now
-                except ValueError as exc:
-                    raise RunError(f"policy {spec.text!r} cannot play {setup!r}: {exc}") from None
+            if callable(check):  # a policy that cannot play a setup says so now
+                for setup, config in configs.items():
+                    try:
+                        check(config)
+                    except ValueError as exc:
+                        raise RunError(
+                            f"policy {spec.text!r} cannot play {setup!r}: {exc}"
+                        ) from None
         finally:
             policy.close()
     setups: dict[str, GameTask] = {}

@@ -265,7 +265,7 @@ def read_weights(data: bytes, source: str) -> WeightFile:
             f"{source} has format {found!r}; this version reads {WEIGHT_FORMAT!r}"
         )
     settings = TrainedSettings.from_json(meta)
-    layers = []
+    layers: list[tuple[NDArray[Any], NDArray[Any]]] = []
     while f"layer{len(layers)}.weight" in arrays:
         i = len(layers)
         if f"layer{i}.bias" not in arrays:
