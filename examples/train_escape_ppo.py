@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -60,6 +61,7 @@ from maze_envs.policies.learned.sb3 import save_sb3_settings
 from wrappers.escape_learned_inputs import EscapeLearnedInputs
 from wrappers.escape_vector_shaping import EscapeVectorShaping, exit_distances
 
+DEFAULT_OUT = Path("out/escape-ppo")
 INSTALL_HINT = "this example needs Stable-Baselines3 and torch: pip install 'maze-envs[rl]'"
 #: The curve's evaluation games come from the batched maze stream of this seed (+ the seed).
 EVAL_SEED_OFFSET = 1_000_000
@@ -84,15 +86,15 @@ class Recipe:
     frame_stack: int = 1
     progress: float = 0.1  # shaping: per move towards the exit (EscapeVectorShaping)
     novelty: float = 0.05  # shaping: per first visit of a cell
-    step_cost: float = 0.0  # shaping: per turn before the agent's first exit visit
+    step_cost: float = 0.02  # shaping: per turn before the agent's first exit visit
     net_arch: tuple[int, ...] = (128, 128)
-    learning_rate: float = 5e-4
+    learning_rate: float = 1e-3
     n_steps: int = 64
     batch_size: int = 1024
-    n_epochs: int = 4
+    n_epochs: int = 8
     gamma: float = 0.98
     gae_lambda: float = 0.95
-    ent_coef: float = 0.01
+    ent_coef: float = 0.005
     eval_games: int = 400
     eval_every: int = 250_000
     # the full preset, with absolute coordinates and a trail as long as the game
@@ -122,8 +124,8 @@ class Recipe:
 
 
 #: A run of seconds: what the test suite and ``--quick`` train.
-QUICK = Recipe(games=32, agent_steps=24_576, n_steps=64, batch_size=512, eval_games=48,
-               eval_every=12_288)  # fmt: skip
+QUICK = Recipe(games=32, agent_steps=12_288, n_steps=64, batch_size=512, eval_games=24,
+               eval_every=6_144)  # fmt: skip
 
 
 @dataclass
@@ -132,6 +134,7 @@ class Curve:
 
     agent_steps: list[int] = field(default_factory=list)
     success: list[float] = field(default_factory=list)
+    agents_out: list[float] = field(default_factory=list)
     finish_ratio: list[float | None] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     levels: dict[str, dict[str, float | None]] = field(default_factory=dict)
@@ -169,10 +172,15 @@ class Played:
     success: np.ndarray
     turns: np.ndarray
     fastest: np.ndarray
+    agents_out: np.ndarray  # per game, the share of its agents that visited the exit
 
     @property
     def success_rate(self) -> float:
         return float(self.success.mean())
+
+    @property
+    def agents_out_rate(self) -> float:
+        return float(self.agents_out.mean())
 
     @property
     def finish_ratio(self) -> float | None:
@@ -194,21 +202,25 @@ def play_batched(choose: Chooser, recipe: Recipe, config: Config, games: int, se
     done = np.zeros(games, np.bool_)
     success = np.zeros(games, np.bool_)
     turns = np.zeros(games, np.int64)
+    out = np.zeros((games, n), np.bool_)
     stack = np.zeros((env.num_envs, frames, observations.shape[1]), np.float32)
     turn = 0
     while not done.all():
         stack[:, :-1] = stack[:, 1:]
         stack[:, -1] = observations
         actions = np.asarray(choose(stack.reshape(env.num_envs, -1)), np.int64)
-        observations, _, terminations, truncations, _ = env.step(actions)
+        visited = state.visited.copy()
+        observations, rewards, terminations, truncations, _ = env.step(actions)
         turn += 1
+        # out: visited before, or paid this turn (a first visit or the team bonus)
+        out[~done] |= (visited | (rewards.reshape(games, n) > 0))[~done]
         ended = (terminations | truncations).reshape(games, n)[:, 0]
         new = ended & ~done
         success[new] = terminations.reshape(games, n)[new, 0]
         turns[new] = turn
         done |= ended
         stack[np.repeat(ended, n)] = 0.0  # the next game starts with empty frames
-    return Played(success, turns, fastest)
+    return Played(success, turns, fastest, out.mean(axis=1))
 
 
 def play_levels(config: Config, games: int, seed: int, policies: Sequence[str]) -> dict[str, Any]:
@@ -219,7 +231,7 @@ def play_levels(config: Config, games: int, seed: int, policies: Sequence[str]) 
     exported = [env.export(g) for g in range(games)]
     levels: dict[str, Any] = {}
     for spec in policies:
-        success, turns, fastest = [], [], []
+        success, turns, fastest, out = [], [], [], []
         for index, game in enumerate(exported):
             scalar = maze_escape_v1.parallel_env(config=game.config, generator=game.generator)
             observations, _ = scalar.reset(seed=index)
@@ -236,7 +248,9 @@ def play_levels(config: Config, games: int, seed: int, policies: Sequence[str]) 
             success.append(outcome["success"])
             turns.append(outcome["turns"])
             fastest.append(outcome["fastest_possible_finish"])
-        played = Played(np.array(success), np.array(turns), np.array(fastest))
+            visits = outcome["first_visit_turn"].values()
+            out.append(np.mean([turn is not None for turn in visits]))
+        played = Played(np.array(success), np.array(turns), np.array(fastest), np.array(out))
         levels[spec] = {"success": played.success_rate, "finish_ratio": played.finish_ratio}
     return levels
 
@@ -301,13 +315,15 @@ def train(
         played = play_batched(greedy, recipe, config, recipe.eval_games, eval_seed)
         curve.agent_steps.append(steps)
         curve.success.append(played.success_rate)
+        curve.agents_out.append(played.agents_out_rate)
         curve.finish_ratio.append(played.finish_ratio)
         curve.seconds.append(clock["training"])
         ratio = f"{played.finish_ratio:.2f}" if played.finish_ratio is not None else "-"
         rate = steps / clock["training"] if clock["training"] else 0.0
         report(
             f"{steps:>10,} agent-steps {clock['training']:7.0f} s  team success "
-            f"{played.success_rate:6.1%}  finish/fastest {ratio:>5}  ({rate:,.0f} agent-steps/s)"
+            f"{played.success_rate:6.1%}  agents out {played.agents_out_rate:6.1%}  finish/fastest "
+            f"{ratio:>5}  ({rate:,.0f} agent-steps/s)"
         )
         clock["since"] = time.perf_counter()
 
@@ -393,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Shared-parameter PPO on the batched Maze Escape; reproduces escape-ppo.npz.",
     )
     parser.add_argument("--seed", type=int, default=0, help="training seed (shipped: 0)")
-    parser.add_argument("--out", type=Path, default=Path("out/escape-ppo"))
+    parser.add_argument(
+        "--out", type=Path, help="output folder (default: out/escape-ppo; --quick: a temporary one)"
+    )
     parser.add_argument("--agent-steps", type=int, help="override the recipe's agent-steps")
     parser.add_argument("--quick", action="store_true", help="seconds: a smoke test")
     parser.add_argument("--no-levels", action="store_true", help="skip the baselines' levels")
@@ -411,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         recipe = replace(recipe, agent_steps=args.agent_steps)
     recipe = with_changes(recipe, args.recipe)
     _rl()
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="escape-ppo-")) if args.quick else DEFAULT_OUT
     args.out.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     print(

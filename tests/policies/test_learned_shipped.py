@@ -16,6 +16,7 @@ from maze_envs.escape.convert import observation_to_model
 from maze_envs.policies import escape_episode, make_policy
 from maze_envs.policies.learned import SHIPPED, UnsupportedSetup, shipped_weights
 from maze_envs.verify import verify_journal
+from maze_envs.view.page import read_payload
 
 SPEC = "learned:escape-ppo"
 #: The game settings the shipped policy was trained with (see its trained settings).
@@ -91,8 +92,11 @@ def test_it_sits_in_the_bench_table_beside_the_baselines_journaled_and_viewable(
         ["view", str(out / "games.sqlite"), "--game", str(learned["game_id"]), "--out", str(page)]
     )
     assert code == 0
-    html = page.read_text()
-    assert "p_move" in html and SPEC in html  # its decisions and its name are on the page
+    data = read_payload(page.read_text())
+    assert data["meta"]["policies"] == dict.fromkeys("ABC", SPEC)  # the page names its policy
+    assert data["meta"]["harness"]["A"]["weights"] == SPEC
+    records = [r for r in data["decisions"]["A"] if r]
+    assert records and all(0.2 <= r["p_move"] <= 1.0 for r in records)  # and shows its choices
 
 
 def test_a_bench_setup_it_cannot_play_is_one_clear_error_before_any_game(
