@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from maze_envs import maze_escape_v1
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 from maze_envs.verify import verify_journal
 from wrappers.escape_numeric import EscapeNumericObservation
 
