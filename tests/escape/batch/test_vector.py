@@ -74,6 +74,22 @@ def test_spaces_are_the_numeric_wrappers_and_observations_lie_in_them(
         assert rewards.dtype == np.float32 and terminations.dtype == np.bool_
 
 
+def test_a_vector_env_as_gymnasium_expects() -> None:
+    vec = maze_escape_v1.vector_env(num_games=3, **SMALL)
+    assert vec.unwrapped is vec and vec.render_mode is None
+    assert isinstance(vec.metadata["autoreset_mode"], AutoresetMode)
+    _, infos = vec.reset(seed=4)
+    assert isinstance(infos, dict) and vec.np_random_seed == 4
+    vec.action_space.seed(4)
+    for _ in range(3):
+        result = vec.step(vec.action_space.sample())
+        assert len(result) == 5 and isinstance(result[4], dict)
+    again, _ = vec.reset()  # no seed: the next games from the same generator
+    assert vec.observation_space.contains(again)
+    vec.close()
+    assert vec.closed
+
+
 def test_rows_are_the_agents_of_every_game() -> None:
     vec = maze_escape_v1.vector_env(num_games=4, num_agents=3, **SMALL)
     assert [vec.game_of(row) for row in (0, 1, 2, 3, 11)] == [
