@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 
 try:
     from stable_baselines3.common.vec_env import VecEnv

@@ -159,7 +159,7 @@ def start_games(state: BatchState, rules: Rules, games: NDArray[np.intp], boards
     state.positions[games] = boards.starts
     rows = rules.rows_of(games)
     state.exit_row[rows] = np.repeat(boards.exit_cell, n)
-    state.origin[rows] = rules.origin_offsets(boards.starts).ravel()
+    state.origin[games] = rules.origin_offsets(boards.starts)
     state.turn[games] = 0
     state.visited[games] = False
     state.ready_turn[games] = 1
@@ -167,9 +167,9 @@ def start_games(state: BatchState, rules: Rules, games: NDArray[np.intp], boards
     state.move_result[games] = MoveResult.NONE
     state.radio_result[games] = RadioResult.NONE
     if rules.used_exits:
-        state.used[rows] = 0
+        state.used[games] = 0
     if rules.trail_length:
-        state.trail[:, rows] = rules.zero_code
+        state.trail[games] = rules.zero_code
 
 
 def step(
@@ -244,7 +244,8 @@ def _push_trail(state: BatchState, rules: Rules, positions: NDArray[np.intp]) ->
     """Append each row's cell (as a frame code) to its trail; the oldest entry drops out."""
     k, head = rules.trail_length, state.trail_head
     codes = rules.absolute_code.take(positions)
-    codes -= state.origin
-    state.trail[head] = codes
-    state.trail[head + k] = codes
+    codes -= state.origin.reshape(-1)
+    ring = state.trail.reshape(len(positions), 2 * k)
+    ring[:, head] = codes
+    ring[:, head + k] = codes
     state.trail_head = head + 1 if head + 1 < k else 0

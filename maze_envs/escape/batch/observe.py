@@ -78,7 +78,7 @@ class _Games(NamedTuple):
     symbols: NDArray[np.int64]  # (k, n)
     origin: NDArray[np.intp]  # (k * n,)
     used: NDArray[np.uint8]  # (k * n,) the used-edge bits of each row's cell (empty when off)
-    trail: NDArray[np.int16]  # (K, k * n) frame codes, oldest first
+    trail: NDArray[np.int16]  # (K, k * n) frame codes, oldest first (a view)
 
 
 def _values(layout: NumericLayout, key: str, j: int, domain: NDArray[np.int64]) -> Any:
@@ -277,9 +277,9 @@ class Observer:
             state.radio_result.reshape(-1)[rows],
             state.ready_turn.reshape(-1)[rows],
             state.symbols if games is None else state.symbols[games],
-            state.origin[rows],
+            state.origin.reshape(-1)[rows],
             used,
-            state.trail[head : head + k, rows] if k else state.trail,
+            state.trail.reshape(len(state.origin.reshape(-1)), -1)[rows, head : head + k].T,
         )
 
 

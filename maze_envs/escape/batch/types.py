@@ -1,7 +1,8 @@
 """The state of N Maze Escape games as arrays with a leading game axis (pure data).
 
 ``G`` games of ``n`` agents on ``W x H`` boards of ``C = W * H`` cells. Cells are flat indices
-``row * W + column`` (row 0 north), as in the scalar engine. A *row* is one agent of one game,
+``row * W + column`` (row 0 north), as in the scalar engine. Every array has the game axis first;
+per-agent arrays are ``(G, n, ...)``, which flattened are the *rows*, one agent of one game,
 ``row = game * n + agent``: the layout of the vector env's rows.
 
 Each cell of a board is one byte, :data:`OPEN_BITS` the edges that are open (the bits of
@@ -12,7 +13,7 @@ through it keeps the agent on the exit, and its edge reads ``open``, as in the s
 Example:
     >>> state = BatchState.empty(games=2, agents=3, cells=49, trail_length=0, used_exits=False)
     >>> state.positions.shape, state.board.shape, state.trail.shape
-    ((2, 3), (2, 49), (0, 6))
+    ((2, 3), (2, 49), (2, 3, 0))
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class BatchState:
     exit_row: NDArray[np.intp]  # (G * n,) the exit's cell, per row (what the rules compare)
     doorway: NDArray[np.uint8]  # (G,) the doorway's direction (move code 0..3)
     starts: NDArray[np.intp]  # (G, n) each agent's start cell
-    origin: NDArray[np.intp]  # (G * n,) frame code of each row's coordinate origin
+    origin: NDArray[np.intp]  # (G, n) what each agent's frame subtracts from a frame code
     # --- what changes every turn ------------------------------------------------------------
     turn: NDArray[np.int64]  # (G,) turns played
     positions: NDArray[np.intp]  # (G, n) each agent's cell
@@ -53,9 +54,9 @@ class BatchState:
     symbols: NDArray[np.int64]  # (G, n) the radio symbol sent last turn (0: none)
     move_result: NDArray[np.intp]  # (G, n) MoveResult of the last move
     radio_result: NDArray[np.intp]  # (G, n) RadioResult of the last radio symbol
-    used: NDArray[np.uint8]  # (G * n, C) edges each agent crossed, per cell ((0, C) when off)
-    # (2K, G * n) frame codes of the cells each agent ended the last K turns on, a ring stored
-    # twice over (so the last K entries, oldest first, are always trail[head : head + K])
+    used: NDArray[np.uint8]  # (G, n, C) edges each agent crossed, per cell ((G, n, 0) when off)
+    # (G, n, 2K) frame codes of the cells each agent ended the last K turns on, a ring stored
+    # twice over (so the last K entries, oldest first, are always trail[..., head : head + K])
     trail: NDArray[np.int16]
     trail_head: int = 0
 
@@ -80,7 +81,7 @@ class BatchState:
             exit_row=np.zeros(g * n, np.intp),
             doorway=np.zeros(g, np.uint8),
             starts=np.zeros((g, n), np.intp),
-            origin=np.zeros(g * n, np.intp),
+            origin=np.zeros((g, n), np.intp),
             turn=np.zeros(g, np.int64),
             positions=np.zeros((g, n), np.intp),
             visited=np.zeros((g, n), np.bool_),
@@ -88,8 +89,8 @@ class BatchState:
             symbols=np.zeros((g, n), np.int64),
             move_result=np.zeros((g, n), np.intp),
             radio_result=np.zeros((g, n), np.intp),
-            used=np.zeros((g * n, cells if used_exits else 0), np.uint8),
-            trail=np.zeros((2 * trail_length, g * n), np.int16),
+            used=np.zeros((g, n, cells if used_exits else 0), np.uint8),
+            trail=np.zeros((g, n, 2 * trail_length), np.int16),
         )
 
     def nbytes(self) -> int:

@@ -44,11 +44,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, Final
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
@@ -61,7 +62,19 @@ from maze_envs.escape.config import Config
 from maze_envs.escape.numeric import NumericLayout
 from maze_envs.escape.vocab import Move
 
-__all__ = ["TEXT_OPTIONS", "MazeEscapeVectorEnv", "batch_config"]
+try:
+    from gymnasium.vector import AutoresetMode
+except ImportError:  # Gymnasium 1.0 (the lowest allowed) names the modes in its docs only
+
+    class AutoresetMode(Enum):  # type: ignore[no-redef]
+        """Gymnasium 1.1's ``gymnasium.vector.AutoresetMode``, for Gymnasium 1.0."""
+
+        NEXT_STEP = "NextStep"
+        SAME_STEP = "SameStep"
+        DISABLED = "Disabled"
+
+
+__all__ = ["TEXT_OPTIONS", "AutoresetMode", "MazeEscapeVectorEnv", "batch_config"]
 
 _Flags = NDArray[np.bool_]
 _MOVES: Final = len(Move)

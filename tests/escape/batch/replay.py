@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 from numpy.typing import NDArray
 
 from maze_envs import maze_escape_v1
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 from maze_envs.escape.env import MazeEscapeV1Env
 from maze_envs.escape.numeric_encoder import NumericEncoder
 from maze_envs.escape.vocab import Move

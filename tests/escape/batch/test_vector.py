@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector import VectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from maze_envs import maze_escape_v1
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 from maze_envs.verify import verify_journal
 from wrappers.escape_numeric import EscapeNumericObservation
 
@@ -72,6 +72,22 @@ def test_spaces_are_the_numeric_wrappers_and_observations_lie_in_them(
         assert vec.observation_space.contains(observations)
         assert rewards.shape == terminations.shape == truncations.shape == (vec.num_envs,)
         assert rewards.dtype == np.float32 and terminations.dtype == np.bool_
+
+
+def test_a_vector_env_as_gymnasium_expects() -> None:
+    vec = maze_escape_v1.vector_env(num_games=3, **SMALL)
+    assert vec.unwrapped is vec and vec.render_mode is None
+    assert isinstance(vec.metadata["autoreset_mode"], AutoresetMode)
+    _, infos = vec.reset(seed=4)
+    assert isinstance(infos, dict) and vec.np_random_seed == 4
+    vec.action_space.seed(4)
+    for _ in range(3):
+        result = vec.step(vec.action_space.sample())
+        assert len(result) == 5 and isinstance(result[4], dict)
+    again, _ = vec.reset()  # no seed: the next games from the same generator
+    assert vec.observation_space.contains(again)
+    vec.close()
+    assert vec.closed
 
 
 def test_rows_are_the_agents_of_every_game() -> None:
