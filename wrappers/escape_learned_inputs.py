@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
+from gymnasium.vector import VectorEnv, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 from maze_envs.escape.numeric import NumericLayout
 from maze_envs.policies.learned.inputs import InputPlan
 

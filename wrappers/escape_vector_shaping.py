@@ -38,10 +38,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
+from gymnasium.vector import VectorEnv, VectorWrapper
 from numpy.typing import NDArray
 
-from maze_envs.escape.batch.vector import MazeEscapeVectorEnv
+from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 from maze_envs.grid import DELTAS
 
 __all__ = ["EscapeVectorShaping", "exit_distances"]
