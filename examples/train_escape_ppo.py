@@ -370,7 +370,7 @@ def plot_curve(curve: Curve, path: Path, title: str) -> Path | None:
         )
         if level["finish_ratio"] is not None:
             ratio_axis.axhline(float(level["finish_ratio"]), color=colour, ls=style, label=name)
-    success_axis.set(xlabel="agent-steps (millions)", ylabel="team success (%)", ylim=(0, 100))
+    success_axis.set(xlabel="agent-steps (millions)", ylabel="team success (%)", ylim=(0, 103))
     ratio_axis.set(xlabel="agent-steps (millions)", ylabel="finish / fastest (successes)")
     for axis in (success_axis, ratio_axis):
         axis.grid(alpha=0.3)
