@@ -1,20 +1,29 @@
 """One game's rows in a journal file: where its hash chains stand (to record more turns of it),
-and copying it verbatim into another file (how shard journals are merged)."""
+and the game as stored (:class:`StoredGame`), read from one file and added to another verbatim
+(how shard journals are merged, and how a worker hands a finished game to the process that
+writes the run's journal)."""
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from maze_envs.journal.blobs import references
+from maze_envs.journal.blobs import BLOB_REF, references
+from maze_envs.journal.body import BodyUnpacker
 from maze_envs.journal.format import (
     GENESIS_HASH,
     INSERT_BLOB,
+    INSERT_TURN,
+    SCHEMA_VERSION,
     SELECT_HEADER,
-    TURN_COLUMNS,
+    TURNS,
     JournalError,
     decode_json,
+    of_game,
+    select_turns,
 )
 
 
@@ -27,63 +36,92 @@ def read_tail(db: sqlite3.Connection, path: Path, game_id: int) -> tuple[int, by
     if row[0] is not None:
         raise JournalError(f"game {game_id} is finished; no more turns can be recorded")
     last = db.execute(
-        "SELECT turn, state_hash, record_hash FROM turns WHERE game_id = ? "
-        "ORDER BY turn DESC LIMIT 1",
+        f"SELECT turn, state_hash, record_hash FROM turns WHERE {of_game(SCHEMA_VERSION)} "
+        "ORDER BY game_turn DESC LIMIT 1",
         (game_id,),
     ).fetchone()
     if last is None:
         return (-1, GENESIS_HASH, GENESIS_HASH)
-    return (int(last[0]), bytes.fromhex(last[1]), bytes.fromhex(last[2]))
+    return (int(last[0]), bytes(last[1]), bytes(last[2]))
 
 
-def copy_game_rows(
-    source: sqlite3.Connection,
-    source_path: Path,
-    db: sqlite3.Connection,
-    path: Path,
-    game_id: int,
-) -> tuple[int, list[str]]:
-    """Copy game ``game_id``'s header, rows and referenced blobs from ``source`` into ``db`` in
-    one transaction (whole or absent); return the new game id and the blob keys copied."""
-    header = source.execute(SELECT_HEADER, (game_id,)).fetchone()
-    if header is None:
-        raise JournalError(f"no game {game_id} in {source_path}")
-    rows = source.execute(
-        f"SELECT {TURN_COLUMNS} FROM turns WHERE game_id = ? ORDER BY turn", (game_id,)
-    ).fetchall()
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as a journal file stores it: the ``games`` row (without its id), the ``turns``
+    rows (:data:`~.format.TURN_COLUMNS` of ``schema_version``: the turn, then its stored
+    columns) and the blobs its decisions reference, all verbatim. Picklable."""
+
+    schema_version: int
+    header: tuple[Any, ...]  # env_id, config, generator, seed, library_version, created, ...
+    turns: list[tuple[Any, ...]]
+    blobs: list[tuple[str, str]]
+    game_id: int = 0  # its id in the file it was read from
+    source: str = ""  # that file
+
+
+def _referenced_blobs(rows: list[tuple[Any, ...]], version: int) -> dict[str, None]:
+    """The blob keys the decisions of a game's rows reference (in order, once each)."""
     keys: dict[str, None] = {}
+    if version >= 5:
+        unpacker = BodyUnpacker()
+        for row in rows:
+            try:
+                decisions = unpacker.unpack(row[1])[1][3]
+            except ValueError:
+                break  # an unreadable row is copied verbatim all the same; verify reports it
+            if BLOB_REF.encode() in decisions:
+                with contextlib.suppress(ValueError):
+                    keys.update(dict.fromkeys(references(decode_json(decisions))))
+        return keys
     for row in rows:
-        if '"$blob"' in row[4]:
-            # an unreadable row is copied verbatim all the same; verify reports it
+        if BLOB_REF in row[4]:
             with contextlib.suppress(ValueError):
                 keys.update(dict.fromkeys(references(decode_json(row[4]))))
+    return keys
+
+
+def stored_game(db: sqlite3.Connection, path: Path, game_id: int, version: int) -> StoredGame:
+    """Game ``game_id`` of ``db`` as stored (:class:`JournalError` when there is none)."""
+    header = db.execute(SELECT_HEADER, (game_id,)).fetchone()
+    if header is None:
+        raise JournalError(f"no game {game_id} in {path}")
+    rows = db.execute(select_turns(version), (game_id,)).fetchall()
     blobs = []
-    for key in keys:
-        found = source.execute("SELECT content FROM blobs WHERE key = ?", (key,))
-        content = found.fetchone()
+    for key in _referenced_blobs(rows, version):
+        content = db.execute("SELECT content FROM blobs WHERE key = ?", (key,)).fetchone()
         if content is not None:
             blobs.append((key, content[0]))
+    return StoredGame(version, tuple(header[1:]), rows, blobs, game_id, str(path))
+
+
+def insert_game(db: sqlite3.Connection, path: Path, game: StoredGame) -> int:
+    """Add ``game`` to ``db`` (a file of this library's version) in one transaction (whole or
+    absent); its new id."""
+    if game.schema_version != SCHEMA_VERSION:
+        raise JournalError(f"only games of schema version {SCHEMA_VERSION} can be added")
     try:
         db.execute("BEGIN IMMEDIATE")
         try:
             cursor = db.execute(
                 "INSERT INTO games (env_id, config, generator, seed, library_version, "
                 "created, outcome, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                header[1:],
+                game.header,
             )
             new_id = cursor.lastrowid
             assert new_id is not None
             db.executemany(
-                f"INSERT INTO turns (game_id, {TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(new_id, *row) for row in rows],
+                INSERT_TURN, [(new_id * TURNS + turn, *rest) for turn, *rest in game.turns]
             )
-            db.executemany(INSERT_BLOB, blobs)
+            db.executemany(INSERT_BLOB, game.blobs)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
     except sqlite3.Error as exc:
         raise JournalError(
-            f"cannot copy game {game_id} of {source_path} into {path}: {exc}"
+            f"cannot copy game {game.game_id} of {game.source} into {path}: {exc}"
         ) from exc
-    return new_id, [key for key, _ in blobs]
+    return new_id
+
+
+__all__ = ["StoredGame", "insert_game", "read_tail", "stored_game"]

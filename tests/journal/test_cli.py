@@ -10,8 +10,9 @@ import pytest
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import Journal
 from maze_envs.verify import REPLAYERS, replayer_for, verify_journal
+from tests.journal.tamper import update_game
 from tests.journal.test_store import _version_2_file
-from tests.journal.toy import MOVES, ToyReplayer, play, tamper
+from tests.journal.toy import MOVES, ToyReplayer, play
 
 
 def test_verify_is_routed_and_answers_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,7 +56,7 @@ def test_other_env_ids_get_row_checks_or_a_named_replayer(
     (report,) = verify_journal(path, replayers={"toy-v0": ToyReplayer})
     assert report.replayed and report.status == "ok"
     # a forgery only the replay can see
-    tamper(path, "UPDATE games SET seed = 4 WHERE id = 1")
+    update_game(path, 1, seed=4)
     assert cli_main(["verify", str(path)]) == 0  # the rows are intact
     assert cli_main(["verify", str(path), "--replayer", option]) == 1
     out = capsys.readouterr().out

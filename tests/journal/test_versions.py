@@ -86,17 +86,17 @@ def test_a_version_3_journal_is_drawn_and_refused_for_writing(
             Journal(v3_path, **kwargs)  # type: ignore[arg-type]
 
 
-def test_the_same_games_recorded_as_version_4_read_back_identical(
+def test_the_same_games_recorded_in_the_version_written_now_read_back_identical(
     v3_path: Path, tmp_path: Path
 ) -> None:
-    """Each game is replayed from its recorded actions and recorded again, into a version 4
-    journal; reading it gives every turn's observations, events, actions, decisions and state
-    hash exactly as the version 3 file holds them (the toy game, which has no replayer, is
-    recorded from its stored observations)."""
+    """Each game is replayed from its recorded actions and recorded again, into a journal of
+    the version this library writes (5); reading it gives every turn's observations, events,
+    actions, decisions and state hash exactly as the version 3 file holds them (the toy game,
+    which has no replayer, is recorded from its stored observations)."""
     v4_path = tmp_path / "v4.sqlite"
     old = all_turns(v3_path)
     with Journal(v3_path, readonly=True) as source, Journal(v4_path) as target:
-        assert target.schema_version == SCHEMA_VERSION == 4
+        assert target.schema_version == SCHEMA_VERSION == 5
         for info in source.games():
             game = target.start_game(
                 env_id=info.env_id,

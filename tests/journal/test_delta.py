@@ -1,14 +1,17 @@
-"""Schema version 4's change storage: every turn reads back byte for byte, whatever changes.
+"""Schema version 5's change storage: every turn reads back byte for byte, whatever changes.
 
-The stored forms the issue asks for are checked on real games: a notebook is an edit against
-its previous version, a teammate's notebook and a repeated radio message are references,
-counters that tick cost nothing; and random sequences of values of every JSON kind (texts that
-grow, slide, shrink or change anywhere, integers, floats, arrays, nested objects whose keys come
-and go, objects that look like the markers) always read back exactly.
+The stored forms the issues ask for are checked on real games: a notebook is an edit against its
+previous version, a teammate's notebook and a long radio message every teammate hears are
+references, counters that tick cost nothing, and a game stores a small fraction of its
+observations; and random sequences of values of every JSON kind (texts that grow, slide, shrink
+or change anywhere, integers, floats, arrays, nested objects whose keys come and go, objects that
+look like the markers), with and without change hints, always read back exactly. A wrong hint
+fails loudly (the test run checks every hint).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -20,44 +23,66 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v1
-from maze_envs.journal.changes import ChangeWriter, whole
-from maze_envs.journal.edits import text_edit
+from maze_envs.journal import Journal, JournalError
+from maze_envs.journal.body import BodyPacker, BodyUnpacker
+from maze_envs.journal.delta import DeltaWriter, Hint, WrongHintError, checking_hints, text_edit
+from maze_envs.journal.delta_reader import DeltaReader
 from maze_envs.journal.format import encode_json_bytes
-from maze_envs.journal.rebuild import ChangeReader
+from maze_envs.verify import verify_journal
+from tests.journal.tamper import stored_turns
 
 
-def round_trip(values: list[Any], actions: list[bytes] | None = None) -> list[bytes]:
-    """Encode the turns, read them back, check each against its JSON; the stored texts."""
-    writer, reader = ChangeWriter(), ChangeReader()
+def round_trip(values: list[Any], hints: list[Hint | None] | None = None) -> list[bytes]:
+    """Encode the turns (with hints, checked), read them back, check each against its JSON."""
+    writer, reader = DeltaWriter(check_hints=True), DeltaReader()
     stored = []
     for index, value in enumerate(values):
-        acts = actions[index] if actions else b"{}"
-        text = writer.encode(value, acts)
+        text = writer.encode(value, hints[index] if hints else None)
         stored.append(text)
-        assert reader.decode(text, acts) == encode_json_bytes(value), (index, text)
+        assert reader.text(text) == encode_json_bytes(value), (index, text)
     return stored
+
+
+def exact_hints(values: list[dict[str, Any]]) -> list[Hint | None]:
+    """For each turn, the keys of each agent's value whose JSON changed (what a hint lists)."""
+    hints: list[Hint | None] = [None]
+    for before, after in itertools.pairwise(values):
+        hint = {}
+        for agent, value in after.items():
+            old = before.get(agent)
+            if isinstance(value, dict) and isinstance(old, dict):
+                hint[agent] = {
+                    key
+                    for key, item in value.items()
+                    if key not in old or encode_json_bytes(item) != encode_json_bytes(old[key])
+                }
+        hints.append(hint)
+    return hints
 
 
 # -- real games --------------------------------------------------------------------------------
 
+LONG_MESSAGE = "{agent} to all: heading north from the piano, the exit is past the tree"
 
-def escape_turns(turns: int) -> list[tuple[dict[str, Any], bytes]]:
-    """Observations of a small navigator game with notes and radio, and each turn's actions."""
+
+def escape_turns(turns: int) -> list[tuple[dict[str, Any], Hint | None]]:
+    """Observations of a small navigator game with notes and radio, and each turn's hint."""
     env = maze_escape_v1.parallel_env(preset="navigator", width=5, height=5, max_turns=turns)
     rng = np.random.default_rng(4)
     observations, _ = env.reset(seed=38)  # a seed where the agents meet often
-    result = [(observations, b"{}")]
+    observer = env.unwrapped._observer
+    result: list[tuple[dict[str, Any], Hint | None]] = [(observations, None)]
     for turn in range(1, turns + 1):
         actions = {
             agent: {
                 "move": int(rng.integers(5)),
                 "notebook": {"append": f"turn {turn}: {agent} saw the piano at {turn % 7} o'clock"},
-                "radio": f"{agent} to all: heading north from the piano" if turn % 5 == 0 else "",
+                "radio": LONG_MESSAGE.format(agent=agent) if turn % 5 == 0 else "",
             }
             for agent in env.agents
         }
         observations, *_ = env.step(actions)
-        result.append((observations, encode_json_bytes(actions)))
+        result.append((observations, observer.changes(env.unwrapped._state)))
         if not env.agents:
             break
     return result
@@ -65,15 +90,16 @@ def escape_turns(turns: int) -> list[tuple[dict[str, Any], bytes]]:
 
 def test_a_game_reads_back_and_stores_notebooks_as_edits_and_references() -> None:
     turns = escape_turns(60)
-    stored = round_trip([obs for obs, _ in turns], [acts for _, acts in turns])
+    values = [obs for obs, _ in turns]
+    stored = round_trip(values)
+    assert round_trip(values, [hint for _, hint in turns]) != stored  # hinted: written apart
     texts = [orjson.loads(text) for text in stored]
-    assert texts[0].pop("$w") == 1  # the first turn is read without a turn before it
     assert "notebook" in texts[0]["A"] and "turn" in texts[0]["A"]  # turn 0: whole
     later = texts[30]["A"]
     assert "turn" not in later and "turns_left" not in later  # counters: predicted
-    # the notebook: a copy of its previous version and of the note in this turn's action
+    # the notebook: a copy of its previous version and the new note
     edit = later["notebook"]["$s"]
-    assert edit[0] == [0, len(turns[29][0]["A"]["notebook"])] and "a" in edit[1]
+    assert edit[0] == [0] and edit[1] == values[30]["A"]["notebook"][-len(edit[1]) :]
     shown = [
         (turn, agent, name)
         for turn, text in enumerate(texts)
@@ -88,19 +114,22 @@ def test_a_game_reads_back_and_stores_notebooks_as_edits_and_references() -> Non
     heard = [text for text in texts if any("radio" in obs for obs in text.values())]
     assert heard
     assert any("$r" in str(text) for text in heard)  # a message every teammate hears: once
-    whole = sum(len(encode_json_bytes(obs)) for obs, _ in turns)
-    assert sum(map(len, stored)) < whole / 10
+    # what the game's stream stores of them (each turn compressed against the last few): a
+    # small fraction of the observations
+    whole = sum(len(encode_json_bytes(obs)) for obs in values)
+    packer = BodyPacker()
+    bodies = [packer.pack([b"{}", text, b"{}", b"{}"]) for text in stored]
+    assert sum(map(len, stored)) < whole / 5 and sum(map(len, bodies)) < whole / 25
 
 
-def test_a_notebook_rolling_past_its_cap_is_a_copy_a_note_and_a_newline() -> None:
+def test_a_notebook_rolling_past_its_cap_is_a_copy_and_the_new_note() -> None:
     old = "".join(f"line {i}: a note about the maze\n" for i in range(40))
     new = old[old.index("\n") + 1 :] + "line 40: the note from the action\n"
-    actions = orjson.dumps({"A": {"notebook": {"append": "line 40: the note from the action"}}})
-    stored = text_edit(old, new, actions)
+    stored = text_edit(old, new)
     assert stored is not None
     ops = orjson.loads(stored)["$s"]
-    assert ops[0] == [old.index("\n") + 1, len(old)] and list(ops[1]) == ["a"] and ops[2] == "\n"
-    assert len(stored) < 40
+    assert ops == [[old.index("\n") + 1], "line 40: the note from the action\n"]
+    assert len(stored) < 70
 
 
 # -- anything ----------------------------------------------------------------------------------
@@ -115,7 +144,7 @@ scalars = st.one_of(
     texts,
 )
 leaves = st.one_of(scalars, st.lists(scalars, max_size=6))
-keys = st.sampled_from(["a", "b", "c", "$n", "$s", "$r", "$e", "$l", "x y", "é"])
+keys = st.sampled_from(["a", "b", "c", "$n", "$s", "$r", "$t", "$l", "x y", "é"])
 
 
 def objects(depth: int) -> st.SearchStrategy[Any]:
@@ -132,9 +161,11 @@ def test_any_sequence_of_values_reads_back_exactly(
     turns: list[dict[str, Any]] = []
     for value in values:
         if turns and rng.random() < 0.6:
-            value = mutate(turns[-1], rng)
+            value = mutate(turns[-1]["A"], rng)
         turns.append({"A": value, "B": value if rng.random() < 0.3 else {"k": [1, 2]}})
     round_trip(turns)
+    round_trip(turns, exact_hints(turns))  # hinted: the same values back
+    round_trip(turns, [None] + [{"A": set(t["A"]), "B": set(t["B"])} for t in turns[1:]])
 
 
 def mutate(value: Any, rng: random.Random) -> Any:
@@ -181,43 +212,49 @@ def test_counters_arrays_and_marker_lookalikes_read_back() -> None:
                     "deep": {"a": {"b": {"c": {"d": turn // 3}}}},
                 },
                 "B": turn if turn < 6 else {"now": "an object"},
+                "C": {"$t": "a key like a marker", "count": turn},
             }
         )
     stored = round_trip(turns)
+    round_trip(turns, exact_hints(turns))
     assert b'"turn"' not in stored[5] and b'"left"' not in stored[5]
 
 
-@pytest.mark.parametrize("bad", [b"[1]", b'{"A":{"$s":[[0,99]]}}', b'{"A":{"$r":["Z"]}}', b"{x"])
+def test_an_array_that_moved_on_by_one_element_is_stored_as_the_new_one() -> None:
+    trail = [np.array([[i, -i] for i in range(t, t + 10)]) for t in range(4)]
+    stored = round_trip([{"A": {"trail": value}} for value in trail])
+    assert orjson.loads(stored[3]) == {"A": {"trail": {"$t": [1, [12, -12]]}}}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"[1]", b'{"A":{"text":{"$s":[[0,999]]}}}', b'{"A":{"text":{"$r":["Z"]}}}', b"{x", b'{"Q":1}'],
+)
 def test_stored_changes_that_cannot_be_applied_are_a_value_error(bad: bytes) -> None:
-    writer, reader = ChangeWriter(), ChangeReader()
-    reader.decode(
-        writer.encode({"A": {"text": "a notebook of forty characters or more.."}}, b""), b""
-    )
+    writer, reader = DeltaWriter(), DeltaReader()
+    reader.text(writer.encode({"A": {"text": "a notebook of sixty-four characters or more......"}}))
     with pytest.raises(ValueError):
-        reader.decode(bad, b"")
+        reader.text(bad)
 
 
-def test_turns_stored_whole_read_back_and_mix_with_changes() -> None:
-    turns = escape_turns(30)
-    writer, reader = ChangeWriter(), ChangeReader()
-    for index, (value, actions) in enumerate(turns):
-        if index % 7 in (3, 4):  # a journal that stores whole, then changes again
-            text = whole(value, actions)
-            writer = ChangeWriter()
-            assert text.startswith(b'{"$w":1,"A":{"edges":')
-        else:
-            text = writer.encode(value, actions)
-        assert reader.decode(text, actions) == encode_json_bytes(value), index
-    odd = {"A": {"$s": "a marker's name as a key", "text": "$5"}}
-    assert ChangeReader().decode(whole(odd, b""), b"") == encode_json_bytes(odd)
-    with pytest.raises(TypeError, match="agent names may not start"):
-        whole({"$w": 1}, b"")
+def test_turns_that_start_a_stream_read_back_and_mix_with_changes() -> None:
+    turns = [obs for obs, _ in escape_turns(30)]
+    packer, unpacker, reader = BodyPacker(), BodyUnpacker(), DeltaReader()
+    writer = DeltaWriter()
+    for index, value in enumerate(turns):
+        if index % 7 in (3, 4):  # a journal that starts a stream, then changes again
+            writer, packer = DeltaWriter(), BodyPacker()
+        body = packer.pack([b"{}", writer.encode(value), b"{}", b"{}"])
+        starts, parts = unpacker.unpack(body)
+        assert starts == (index == 0 or index % 7 in (3, 4))
+        if starts:
+            reader.reset()
+        assert reader.text(parts[1]) == encode_json_bytes(value), index
+    with pytest.raises(TypeError, match="agent names must be texts not starting with"):
+        DeltaWriter().encode({"$w": 1})
 
 
 def test_a_journal_that_stores_turns_whole_reads_and_verifies_the_same(tmp_path: Path) -> None:
-    from maze_envs.journal import Journal
-    from maze_envs.verify import verify_journal
-
     texts = {}
     for changes in (True, False):
         path = tmp_path / f"{changes}.sqlite"
@@ -233,21 +270,21 @@ def test_a_journal_that_stores_turns_whole_reads_and_verifies_the_same(tmp_path:
         assert [r.status for r in verify_journal(path)] == ["ok"]
         with Journal(path, readonly=True) as journal:
             texts[changes] = [(t.raw_observations, t.raw_events) for t in journal.turns(1)]
+        assert all(turn.starts for turn in stored_turns(path, 1)) == (not changes)
     assert texts[True] == texts[False]
     assert (tmp_path / "True.sqlite").stat().st_size < (tmp_path / "False.sqlite").stat().st_size
 
 
-def test_after_a_turn_that_could_not_be_recorded_the_next_is_read_without_its_writer(
+def test_after_a_turn_that_could_not_be_recorded_the_next_starts_a_stream(
     tmp_path: Path,
 ) -> None:
-    """The journal forgets what its change writer knew when a turn cannot be recorded; the next
-    turn is stored to be read without the turn before (``$w``), and the game reads back."""
-    from maze_envs.journal import Journal, JournalError
-
+    """The journal forgets what its writers knew when a turn cannot be recorded; the next turn
+    starts a new stream, read without the turn before, and the game reads back."""
+    path = tmp_path / "games.sqlite"
     values = [
-        {"A": {"turn": t, "left": 10 - 2 * t, "text": "one note " * (t + 6)}} for t in range(8)
+        {"A": {"turn": t, "left": 10 - 2 * t, "text": "one note " * (t + 8)}} for t in range(8)
     ]
-    with Journal(tmp_path / "games.sqlite", durability="turn") as journal:
+    with Journal(path, durability="turn") as journal:
         game = journal.start_game(env_id="toy", config={}, seed=0, library_version="t")
         for turn in range(4):
             journal.record_turn(game, turn, observations=values[turn], actions={}, events={},
@@ -258,6 +295,32 @@ def test_after_a_turn_that_could_not_be_recorded_the_next_is_read_without_its_wr
         for turn in range(4, 8):
             journal.record_turn(game, turn, observations=values[turn], actions={}, events={},
                                 state_digest=b"x")  # fmt: skip
-        stored = [row[1] for row in journal.raw_turns(game)]
-        assert stored[4].startswith('{"$w":1,') and not stored[5].startswith('{"$w"')
         assert [t.observations for t in journal.turns(game)] == values
+    starts = [turn.starts for turn in stored_turns(path, game)]
+    assert starts == [True, False, False, False, True, False, False, False]
+
+
+# -- change hints ------------------------------------------------------------------------------
+
+
+def test_the_test_run_checks_every_hint() -> None:
+    assert checking_hints()
+
+
+def test_a_hint_that_leaves_out_a_changed_key_fails_loudly() -> None:
+    writer = DeltaWriter(check_hints=True)
+    writer.encode({"A": {"x": 1, "y": "a"}})
+    writer.encode({"A": {"x": 2, "y": "a"}}, {"A": {"x"}})  # right
+    with pytest.raises(WrongHintError, match=r"the change hint for 'A' leaves out \['y'\]"):
+        writer.encode({"A": {"x": 3, "y": "b"}}, {"A": {"x"}})
+
+
+def test_a_wrong_hint_from_an_environment_fails_the_step(tmp_path: Path) -> None:
+    env = maze_escape_v1.parallel_env(width=6, height=6, max_turns=5, journal=tmp_path / "g.sqlite")
+    env.reset(seed=1)
+    observer = env.unwrapped._observer
+    real = observer.changes
+    observer.changes = lambda state: {name: frozenset() for name in real(state)}  # says nothing
+    stay = {"move": 4, "notebook": {"edit": 0, "start": 0, "end": 0, "text": ""}, "radio": ""}
+    with pytest.raises(WrongHintError, match="leaves out"):
+        env.step({agent: stay for agent in env.agents})  # the turn counter moved
