@@ -291,7 +291,7 @@ class _ChangeHints:
         self._any_move = frozenset(by_kind["any_move"])
         self._sets: dict[tuple[bool, ...], frozenset[str]] = {}
         self._outbox: tuple[str, ...] = ("",) * agents
-        self._shown: list[tuple[Any, ...]] = [()] * agents  # the notebooks each agent was shown
+        self._shown: list[tuple[Any, ...]] = [()] * agents  # (teammate, notebook) each was shown
 
     def _keys(self, flags: tuple[bool, ...]) -> frozenset[str]:
         keys = self._sets.get(flags)
@@ -317,8 +317,10 @@ class _ChangeHints:
         if len(set(positions)) == n:  # nobody shares a cell: nobody is shown a notebook
             shown_now: list[tuple[Any, ...]] = [()] * n
         else:
-            shown_now = [
-                tuple(notebooks[j] for j in range(n) if j != i and positions[j] == positions[i])
+            shown_now = [  # who shares the cell, and the notebook each shows
+                tuple(
+                    (j, notebooks[j]) for j in range(n) if j != i and positions[j] == positions[i]
+                )
                 for i in range(n)
             ]
         shown_before, self._shown = self._shown, shown_now

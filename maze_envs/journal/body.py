@@ -1,10 +1,10 @@
 """Schema version 5: a turn row's ``body``, the turn's four parts compressed in the game's stream.
 
-A turn's *payload* is its four parts, each preceded by its length (an unsigned LEB128 varint):
-the actions (compact JSON, as received), the observations and the events (items of
-:mod:`.delta`: what changed since the game's previous turn) and the decisions (compact JSON,
-``{agent: record}``). The payloads of a game's turns are compressed as one raw deflate stream
-(zlib, level :data:`LEVEL`), each turn ending with a sync flush, so a turn's body holds the
+A turn's *payload* is its four parts joined by NUL bytes (compact JSON never holds one): the
+actions (as received), the observations and the events (items of :mod:`.delta`: what changed
+since the game's previous turn) and the decisions (``{agent: record}``). The payloads of a
+game's turns are compressed as one raw deflate stream (zlib, level :data:`LEVEL`), each turn
+ending with a sync flush, so a turn's body holds the
 bytes of its own payload only and can refer back to the last few kilobytes of the game's
 earlier turns (a trail moved on by a cell, a note an observation shares with the action, a
 message heard before). The ``00 00 ff ff`` every sync flush ends with is left out.
@@ -42,43 +42,16 @@ CONTINUES, STARTS = 0, 1
 PARTS: Final = ("actions", "observations", "events", "decisions")
 
 
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return bytes((value,))
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def frame(parts: Sequence[bytes]) -> bytes:
-    """The payload of a turn: each part preceded by its length."""
-    return b"".join(_varint(len(part)) + part for part in parts)
+    """The payload of a turn: its parts joined by NUL bytes."""
+    return b"\0".join(parts)
 
 
-def split(payload: bytes, count: int = len(PARTS)) -> list[bytes]:
-    """The ``count`` parts of a payload (``ValueError`` when it is not exactly that)."""
-    parts, at, size = [], 0, len(payload)
-    for _ in range(count):
-        length = shift = 0
-        while True:
-            if at >= size:
-                raise ValueError("the turn's payload ends inside a part's length")
-            byte = payload[at]
-            at += 1
-            length |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        end = at + length
-        if end > size:
-            raise ValueError("a part of the turn's payload runs past its end")
-        parts.append(payload[at:end])
-        at = end
-    if at != size:
-        raise ValueError(f"{size - at} bytes follow the turn's {count} parts")
+def split(payload: bytes) -> list[bytes]:
+    """The parts of a payload (``ValueError`` when it does not hold exactly four)."""
+    parts = payload.split(b"\0")
+    if len(parts) != len(PARTS):
+        raise ValueError(f"the turn's payload holds {len(parts)} parts, not {len(PARTS)}")
     return parts
 
 

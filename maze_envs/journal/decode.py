@@ -26,15 +26,29 @@ class TurnDecoder:
     ``observations=False`` leaves every record's observations empty (``{}``) and skips
     rebuilding them; a collection of keys keeps only those keys of each agent's observation,
     rebuilt as values without their JSON text (``raw_observations`` and ``raw_events`` are then
-    ``""``): the changes stored under other keys are never applied.
+    ``""``): the changes stored under other keys are never applied, and ``events`` (a collection
+    of keys) likewise for each agent's events. With a collection of keys, ``shared=True`` makes
+    only what changed: an agent's observation and events dicts, and their
+    values, are the very objects of the turn before when they did not change (read them, never
+    change them).
     """
 
-    def __init__(self, *, observations: bool | Collection[str] = True) -> None:
+    def __init__(
+        self,
+        *,
+        observations: bool | Collection[str] = True,
+        events: Collection[str] | None = None,
+        shared: bool = False,
+    ) -> None:
         self._with_observations = observations is not False
         self._keys = check_observation_keys(observations)
+        self._shared = shared and self._keys is not None
         self._body = BodyUnpacker()
         self._observations = DeltaReader(keep=self._keys)
-        self._events = DeltaReader()
+        event_keys = None if events is None else check_observation_keys(events)
+        if event_keys is not None and self._keys is None:
+            raise TypeError("events= keeps a few event keys with observations= a few keys only")
+        self._events = DeltaReader(keep=event_keys)
         # With a few keys kept: this game's stored observations so far, to read them again
         # without skipping anything if a kept text turns out to be a reference to a skipped one.
         self._stored: list[tuple[bool, bytes]] | None = [] if self._keys is not None else None
@@ -73,7 +87,10 @@ class TurnDecoder:
         raw_observations = raw_events = ""
         if self._keys is not None:
             try:
-                event_values = self._events.values(events)
+                if self._shared:
+                    event_values = self._events.shared_values(events)
+                else:
+                    event_values = self._events.values(events)
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
             try:
@@ -111,6 +128,8 @@ class TurnDecoder:
             return self._observations.values(stored, keys)
         rows.append((starts, stored))
         try:
+            if self._shared:
+                return self._observations.shared_values(stored)
             return self._observations.values(stored, keys)
         except SkippedKeyError:
             self._stored, reader = None, DeltaReader()

@@ -26,7 +26,7 @@ class Tree:
     :class:`Tree`; absent for a key a reader with ``keep`` skips), each value's JSON once made,
     the keys that move on by themselves, and the container's JSON once made."""
 
-    __slots__ = ("frags", "keys", "kids", "movers", "text")
+    __slots__ = ("frags", "keys", "kids", "movers", "text", "vals", "view")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
@@ -34,6 +34,8 @@ class Tree:
         self.frags: dict[str, bytes] = {}
         self.movers: set[str] = set()
         self.text: bytes | None = None
+        self.view: dict[str, Any] | None = None  # its values (shared), once made
+        self.vals: dict[str, Any] = {}  # each key's value (shared), once made
 
 
 class Object:
@@ -95,6 +97,28 @@ def value_of(child: Any) -> Any:
     return {key: value_of(item) for key, item in child.kids.items()}
 
 
+def _view(node: Tree) -> dict[str, Any]:
+    """A container's values (those it holds: a reader with ``keep`` holds those keys), its
+    values that did not change shared with the view before (the cached decoded values)."""
+    out = {}
+    kids, vals = node.kids, node.vals
+    for key in node.keys:
+        child = kids.get(key)
+        if child is None and key not in kids:
+            continue
+        kind = type(child)
+        if kind is str:
+            out[key] = child
+        elif kind is tuple:
+            out[key] = child[0]
+        else:
+            value = vals.get(key)
+            if value is None:
+                value = vals[key] = value_of(child)
+            out[key] = value
+    return out
+
+
 def _advance(node: Tree, keys: Collection[str]) -> None:
     """Move on the values of ``keys`` (integers by their steps, containers by their movers)."""
     kids, frags = node.kids, node.frags
@@ -105,7 +129,8 @@ def _advance(node: Tree, keys: Collection[str]) -> None:
         else:
             _advance(child, child.movers)
         frags.pop(key, None)
-    node.text = None
+        node.vals.pop(key, None)
+    node.text = node.view = None
 
 
 def _range(op: Any, size: int) -> tuple[int, int]:
@@ -192,6 +217,25 @@ class DeltaReader:
                 out[agent] = value_of(child)
         return out
 
+    def shared_values(self, stored: bytes | str) -> dict[str, Any]:
+        """This turn's value, as :meth:`values` with the reader's ``keep`` keys (every key
+        without), but each agent's dict is the very object of the turn before when none of its
+        kept values changed, and values that did not change are shared too: read-only values,
+        made only for what changed (what a reader of thousands of games wants)."""
+        root = self.read(stored)
+        out: dict[str, Any] = {}
+        kids = root.kids
+        for agent in root.keys:
+            child = kids[agent]
+            if type(child) is Tree:
+                view = child.view
+                if view is None:
+                    view = child.view = _view(child)
+                out[agent] = view
+            else:
+                out[agent] = value_of(child)
+        return out
+
     def read(self, stored: bytes | str) -> Tree:
         """Apply this turn's stored item; the turn's tree (``ValueError`` if it cannot)."""
         try:
@@ -229,18 +273,22 @@ class DeltaReader:
         keep = self._keep if depth == 1 else None
         kids, frags = old.kids, old.frags
         movers = old.movers
-        unlisted = movers.difference(item)
-        if unlisted:
-            _advance(old, unlisted)
+        if movers:
+            unlisted = movers.difference(item)
+            if unlisted:
+                _advance(old, unlisted)
         old.text = None
+        vals = old.vals
         for key, sub in item.items():
-            if key not in kids and (keep is None or key not in old.keys):
-                raise ValueError(f"a merge lists {key!r}, which the container does not hold")
             if keep is not None and key not in keep:
-                continue
+                continue  # (a reader that keeps a few keys does not check the others)
+            if key not in kids:
+                raise ValueError(f"a merge lists {key!r}, which the container does not hold")
             child = self._child(sub, kids[key], depth + 1, refs, True, old, key)
             kids[key] = child
             frags.pop(key, None)
+            vals.pop(key, None)
+            old.view = None
             if (type(child) is tuple and child[1]) or (type(child) is Tree and child.movers):
                 movers.add(key)
             else:

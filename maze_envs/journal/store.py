@@ -417,7 +417,12 @@ class Journal:
         ]
 
     def turns(
-        self, game_id: int, *, observations: bool | Collection[str] = True
+        self,
+        game_id: int,
+        *,
+        observations: bool | Collection[str] = True,
+        events: Collection[str] | None = None,
+        shared: bool = False,
     ) -> Iterator[TurnRecord]:
         """A game's turns in order, every observation and event whole (as recorded), whatever
         the file's version; raises :class:`CorruptTurnError` at the first bad one.
@@ -426,9 +431,14 @@ class Journal:
         rebuilding them, for readers that need only actions, events and decisions; a collection
         of keys (``{"notebook", "teammate_notebooks"}``) keeps only those keys of each agent's
         observation, rebuilt without their JSON text (``raw_observations`` and ``raw_events``
-        are then ``""``): several times faster for a reader that needs a few of them.
+        are then ``""``): several times faster for a reader that needs a few of them; with it,
+        ``events`` (a collection of keys) keeps only those keys of each agent's events (a
+        version 5 file; older files give every key). With a collection of keys,
+        ``shared=True`` (a version 5 file) makes only what changed from turn to turn: an
+        agent's observation and events dicts that did not change are the very objects of the
+        turn before (read-only; what the analysis of thousands of games reads).
         """
-        decoder = self.row_decoder(observations=observations)
+        decoder = self.row_decoder(observations=observations, events=events, shared=shared)
         for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError, decoder):
             if not isinstance(item, tuple):
                 raise CorruptTurnError(game_id, item.turn, item.reason)
@@ -441,10 +451,16 @@ class Journal:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
-    def row_decoder(self, *, observations: bool | Collection[str] = True) -> RowDecoder:
+    def row_decoder(
+        self,
+        *,
+        observations: bool | Collection[str] = True,
+        events: Collection[str] | None = None,
+        shared: bool = False,
+    ) -> RowDecoder:
         """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
         if self.schema_version >= 5:
-            return TurnDecoder(observations=observations)
+            return TurnDecoder(observations=observations, events=events, shared=shared)
         return LegacyRowDecoder(self.schema_version, observations=observations)
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
