@@ -51,6 +51,7 @@ observation changes nothing the environment does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -282,7 +283,7 @@ class _ChangeHints:
     """Works out which keys of each agent's observation a turn may have changed, from what the
     engine did (moves, notebook edits, messages, who shares a cell), not from the values."""
 
-    def __init__(self, features: list[Any], agents: int) -> None:
+    def __init__(self, features: Sequence[Any], agents: int) -> None:
         by_kind: dict[str, set[str]] = {"own_move": set(), "any_move": set(), "turn": set()}
         for feature in features:
             by_kind[feature.changes].update(feature.keys)

@@ -30,8 +30,9 @@ import zlib
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-#: zlib's level for the stream (6: its default; the bytes of a turn weigh more than its CPU).
-LEVEL: Final = 6
+#: zlib's level for the stream: 8 stores a navigator turn in ~76 bytes (6: ~83) for about twice
+#: the time of level 6 (~1 KiB of payload a turn; ``benchmarks/README.md``).
+LEVEL: Final = 8
 #: The stream's window: 2**15 = 32 KiB of earlier turns (about 256 KiB of memory per game being
 #: written; the compressor is dropped when the game ends).
 WINDOW_BITS: Final = 15

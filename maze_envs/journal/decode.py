@@ -9,12 +9,13 @@ turn 0.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from maze_envs.journal.body import BodyUnpacker
 from maze_envs.journal.delta_reader import DeltaReader, SkippedKeyError
+from maze_envs.journal.delta_values import SharedValuesReader
 from maze_envs.journal.format import chain_body_hash
 from maze_envs.journal.rows import Problem, TurnRecord, check_observation_keys, load_object
 
@@ -44,14 +45,17 @@ class TurnDecoder:
         self._keys = check_observation_keys(observations)
         self._shared = shared and self._keys is not None
         self._body = BodyUnpacker()
-        self._observations = DeltaReader(keep=self._keys)
         event_keys = None if events is None else check_observation_keys(events)
         if event_keys is not None and self._keys is None:
             raise TypeError("events= keeps a few event keys with observations= a few keys only")
-        self._events = DeltaReader(keep=event_keys)
+        self._observations: DeltaReader | SharedValuesReader = DeltaReader(keep=self._keys)
+        self._events: DeltaReader | SharedValuesReader = DeltaReader(keep=event_keys)
+        if self._shared:
+            self._observations = SharedValuesReader(keep=self._keys)
+            self._events = SharedValuesReader(keep=event_keys)
         # With a few keys kept: this game's stored observations so far, to read them again
         # without skipping anything if a kept text turns out to be a reference to a skipped one.
-        self._stored: list[tuple[bool, bytes]] | None = [] if self._keys is not None else None
+        self._stored: list[tuple[bool, bytes, Any]] | None = [] if self._keys is not None else None
 
     def chain(self, previous: bytes, row: tuple[Any, ...]) -> bytes:
         """The record hash of the row's stored bytes after ``previous``."""
@@ -87,25 +91,28 @@ class TurnDecoder:
         raw_observations = raw_events = ""
         if self._keys is not None:
             try:
-                if self._shared:
-                    event_values = self._events.shared_values(events)
+                events_reader = self._events
+                if isinstance(events_reader, SharedValuesReader):
+                    event_values = events_reader.read(events, decoded[0])
                 else:
-                    event_values = self._events.values(events)
+                    event_values = events_reader.values(events, actions=decoded[0])
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
             try:
-                seen = self._kept(starts, observations)
+                seen = self._kept(starts, observations, decoded[0])
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
-        else:
+        else:  # every key: the readers are DeltaReaders (shared values need a few keys)
+            full_events = cast(DeltaReader, self._events)
+            full_observations = cast(DeltaReader, self._observations)
             try:
-                raw_events = self._events.text(events).decode()
+                raw_events = full_events.text(events, decoded[0]).decode()
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
             event_values = orjson.loads(raw_events)
             if self._with_observations:
                 try:
-                    raw_observations = self._observations.text(observations).decode()
+                    raw_observations = full_observations.text(observations, decoded[0]).decode()
                 except ValueError as exc:
                     return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
                 seen = orjson.loads(raw_observations)
@@ -121,26 +128,28 @@ class TurnDecoder:
             decisions=decoded[1],
         )
 
-    def _kept(self, starts: bool, stored: bytes) -> dict[str, Any]:
+    def _kept(self, starts: bool, stored: bytes, actions: Any) -> dict[str, Any]:
         """The kept keys of this turn's observations."""
-        keys, rows = self._keys, self._stored
-        if rows is None:  # reading everything since a reference to a skipped key
-            return self._observations.values(stored, keys)
-        rows.append((starts, stored))
+        keys, rows, reader = self._keys, self._stored, self._observations
+        if rows is not None:
+            rows.append((starts, stored, actions))
         try:
-            if self._shared:
-                return self._observations.shared_values(stored)
-            return self._observations.values(stored, keys)
+            if isinstance(reader, SharedValuesReader):
+                return reader.read(stored, actions)
+            return reader.values(stored, keys, actions)
         except SkippedKeyError:
-            self._stored, reader = None, DeltaReader()
-            for earlier_starts, earlier in rows[:-1]:
+            if rows is None:
+                raise
+            # read the game again from its first turn, every key, then keep the few
+            self._stored, full = None, DeltaReader()
+            for earlier_starts, earlier, earlier_actions in rows[:-1]:
                 if earlier_starts:
-                    reader.reset()
-                reader.read(earlier)
+                    full.reset()
+                full.read(earlier, earlier_actions)
             if starts:
-                reader.reset()
-            self._observations = reader
-            return reader.values(stored, keys)
+                full.reset()
+            self._observations = full
+            return full.values(stored, keys, actions)
 
 
 def _bytes(value: Any) -> bytes:

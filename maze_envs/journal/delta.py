@@ -18,8 +18,13 @@ first turn, and none after a turn that starts a new stream, :mod:`.body`):
     markers below; its integers have step 0.
 ``{"$s": [op, ...]}`` (a text edit)
     A text made of its ops: ``[a, b]`` copies characters ``a:b`` of the previous text at this
-    place, ``[a]`` copies from ``a`` to its end, a string is itself (a notebook that lost its
-    oldest line and gained a note: ``{"$s":[[54],"t41 A: moved N\\n"]}``).
+    place, ``[a]`` copies from ``a`` to its end, a string is itself, ``{"a": [key, ...]}`` is
+    the text at that path of this turn's actions (a notebook that lost its oldest line and
+    gained the note the agent wrote: ``{"$s":[[54],{"a":["A","notebook","append"]},"\\n"]}``,
+    the same stored text turn after turn, which the stream stores in a couple of bytes).
+``{"$m": {key: value, ...}}`` (an object below an agent's top level, merged)
+    The previous object with these keys' values replaced by these (a dict of results of which
+    one changed).
 ``{"$t": [k, element, ...]}`` (an array moved on)
     The previous array at this place without its first ``k`` elements, followed by these
     elements: a trail that dropped its oldest cell and gained the last one.
@@ -74,12 +79,15 @@ import orjson
 from maze_envs.journal.format import json_default
 
 NEW: Final = "$n"
+MERGE: Final = "$m"
 TEXT_EDIT: Final = "$s"
 SLIDE: Final = "$t"
 REF: Final = "$r"
 LITERAL: Final = "$l"
 #: Objects with a key among these are stored as ``{"$l": value}``.
-MARKERS: Final = frozenset({NEW, TEXT_EDIT, SLIDE, REF, LITERAL})
+MARKERS: Final = frozenset({NEW, MERGE, TEXT_EDIT, SLIDE, REF, LITERAL})
+#: The key of a text edit's op that copies a text of this turn's actions.
+FROM_ACTIONS: Final = "a"
 #: Objects this many levels down (the column 0, an agent's value 1) are plain values.
 MAX_DEPTH: Final = 4
 #: A text this long or longer that is the very object of another text of the same turn (a
@@ -146,13 +154,20 @@ class _Array:
 
 
 class _Object:
-    """An object value of the writer (below an agent's top level): its JSON, and its keys'
-    values where they are texts or objects (what edits and nested objects are read against)."""
+    """An object value of the writer (below an agent's top level): its JSON, its keys' values
+    where they are texts or objects (what edits and nested objects are read against), and, for
+    an object of immutable scalars, its keys and values (what a merge is worked out from)."""
 
-    __slots__ = ("fragment", "kids")
+    __slots__ = ("fragment", "keys", "kids", "values")
 
-    def __init__(self, fragment: bytes | None, kids: dict[str, Any]) -> None:
-        self.fragment, self.kids = fragment, kids
+    def __init__(
+        self,
+        fragment: bytes | None,
+        kids: dict[str, Any],
+        keys: tuple[str, ...] = (),
+        values: tuple[Any, ...] | None = None,
+    ) -> None:
+        self.fragment, self.kids, self.keys, self.values = fragment, kids, keys, values
 
 
 class Node:
@@ -190,10 +205,13 @@ class Node:
         if not wanted <= self.kids.keys():
             return None
         ordered = [key for key in self.keys if key in wanted]
-        # one by one: what was an integer, a text or an array that may move on; the rest in one
+        # one by one: what was an integer, a text, an object or an array that may move on; the
+        # rest in one
         kids = self.kids
-        single = tuple(
-            key for key in ordered if type(kids[key]) in (tuple, str, _Array) or kids[key] is None
+        single = tuple(  # (an object too: a small one is merged into the previous one)
+            key
+            for key in ordered
+            if type(kids[key]) in (tuple, str, _Array, _Object) or kids[key] is None
         )
         plain = tuple(key for key in ordered if key not in single)
         getter = itemgetter(*plain) if len(plain) > 1 else None
@@ -249,9 +267,17 @@ class DeltaWriter:
         self._deferred: list[_Deferred] | None = None  # None: write objects at once
         self._check = checking_hints() if check_hints is None else check_hints
         self._seen: dict[str, dict[str, bytes]] = {}  # when checking hints: last turn's JSON
+        self._actions: Mapping[str, Any] | None = None  # this turn's
+        self._pieces: dict[str, bytes] | None = None  # their texts -> their paths' JSON
 
-    def encode(self, value: Mapping[str, Any], hint: Hint | None = None) -> bytes:
-        """This turn's stored item for ``value``; ``hint`` as in the module docstring.
+    def encode(
+        self,
+        value: Mapping[str, Any],
+        hint: Hint | None = None,
+        actions: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        """This turn's stored item for ``value``; ``hint`` as in the module docstring;
+        ``actions``: this turn's actions as stored (their texts are what a text edit may name).
 
         Raises ``TypeError`` for a value JSON cannot hold (the writer must then be dropped: its
         tree may be half updated) and :class:`WrongHintError` for a wrong hint when checking.
@@ -274,6 +300,7 @@ class DeltaWriter:
         parts: list[_Part] = []
         deferred: list[_Deferred] = []
         self._turn_refs, self._deferred = {}, deferred
+        self._actions, self._pieces = actions, None
         try:
             names = root.names
             for agent, item in value.items():
@@ -290,9 +317,10 @@ class DeltaWriter:
                 slot.text = self._object(item, previous, depth, path, owner, key)
         finally:
             self._turn_refs, self._deferred = {}, None
+            self._actions = self._pieces = None
         self._root = root
         item = _object_item(parts, new and not first)
-        return item if type(item) is bytes else _render(item)
+        return item if isinstance(item, bytes) else _render(item)
 
     # -- an agent's value ----------------------------------------------------------------------
 
@@ -464,7 +492,8 @@ class DeltaWriter:
         merge: bool,
     ) -> Any:
         """An object below an agent's top level (``fragment``: its JSON; ``value``: the object,
-        whose texts may be references to this turn's texts), read whole."""
+        whose texts may be references to this turn's texts), read whole (or merged into the
+        previous one, for an object of scalars)."""
         if merge and type(previous) is _Object and previous.fragment == fragment:
             return None
         if b'"$' in fragment:  # a key that may look like a marker: a plain value
@@ -475,8 +504,26 @@ class DeltaWriter:
             decoded = value if value is not None else orjson.loads(fragment)
             if not _long(decoded):
                 decoded = None
-        if decoded is None:
-            owner[key] = _Object(fragment, {})
+        if decoded is None:  # no long text: whole, or merged into the previous one
+            values = None if value is None else tuple(value.values())
+            if values is None or not _SCALARS.issuperset(map(type, values)):
+                owner[key] = _Object(fragment, {})
+                return fragment
+            keys = tuple(value)  # type: ignore[arg-type]
+            owner[key] = _Object(fragment, {}, keys, values)
+            if (
+                merge
+                and type(previous) is _Object
+                and previous.values is not None
+                and previous.keys == keys
+            ):
+                changed = {
+                    name: item
+                    for name, item, before in zip(keys, values, previous.values)  # noqa: B905
+                    if item is not before and item != before
+                }
+                if 0 < len(changed) < len(keys):
+                    return b'{"$m":' + orjson.dumps(changed) + b"}"
             return fragment
         if self._deferred is None:
             return self._object(decoded, previous, depth, path, owner, key)
@@ -568,10 +615,18 @@ class DeltaWriter:
                 return b'{"$r":' + orjson.dumps(target) + b"}"
             self._turn_refs[id(value)] = path
             if type(previous) is str and len(value) >= EDIT_MIN:
-                stored = text_edit(previous, value)
+                stored = text_edit(previous, value, self._action_texts())
                 if stored is not None:
                     return stored
         return orjson.dumps(value)
+
+    def _action_texts(self) -> dict[str, bytes]:
+        """This turn's action texts (of 8 characters or more) -> their paths' JSON."""
+        if self._pieces is None:
+            self._pieces = {}
+            if self._actions is not None:
+                _collect(self._actions, [], self._pieces)
+        return self._pieces
 
     # -- checking hints ------------------------------------------------------------------------
 
@@ -644,29 +699,60 @@ def _render(item: _Slot | _Parts) -> bytes:
     return b'{"$n":' + text + b"}" if item.new else text
 
 
-def text_edit(previous: str, new: str) -> bytes | None:
-    """The stored ``{"$s": ops}`` of ``new`` against ``previous``, or None when not shorter.
+def text_edit(previous: str, new: str, pieces: Mapping[str, bytes] | None = None) -> bytes | None:
+    """The stored ``{"$s": ops}`` of ``new`` against ``previous``, or None when not shorter;
+    ``pieces``: texts of this turn's actions -> their paths' JSON (a new piece that is one,
+    maybe with a newline after it, is named by its path).
 
     >>> old = "".join(f"line {i}: a note about the maze\\n" for i in range(3))
     >>> text_edit(old, old[old.index("\\n") + 1 :] + "line 3: the new note\\n")
     b'{"$s":[[30],"line 3: the new note\\\\n"]}'
+    >>> text_edit(old, old + "line 3: the new note\\n", {"line 3: the new note": b'["A"]'})
+    b'{"$s":[[0],{"a":["A"]},"\\\\n"]}'
     """
     n, m = len(previous), len(new)
+    found_in = pieces or {}
     ops: list[bytes]
     if new.startswith(previous):  # written at its end
-        ops = [b"[0]", orjson.dumps(new[n:])]
+        ops = [b"[0]", *_piece(new[n:], found_in)]
     else:
         found = previous.find(new[:ANCHOR], 1) if m >= ANCHOR else -1
         if found > 0 and new.startswith(previous[found:]):  # its start dropped, maybe more added
             ops = [b"[%d]" % found]
             if m > n - found:
-                ops.append(orjson.dumps(new[n - found :]))
+                ops += _piece(new[n - found :], found_in)
         elif new.endswith(previous):  # written at its start
-            ops = [orjson.dumps(new[: m - n]), b"[0]"]
+            ops = [*_piece(new[: m - n], found_in), b"[0]"]
         else:
             ops = _general(previous, new)
     stored = b'{"$s":[' + b",".join(ops) + b"]}"
     return stored if len(stored) < m else None
+
+
+def _piece(text: str, pieces: Mapping[str, bytes]) -> list[bytes]:
+    """The ops of a new piece: a text of the actions by its path (and a newline), or itself."""
+    path = pieces.get(text)
+    if path is not None:
+        return [b'{"a":' + path + b"}"]
+    if text[-1:] == "\n":
+        path = pieces.get(text[:-1])
+        if path is not None:
+            return [b'{"a":' + path + b"}", b'"\\n"']
+    return [orjson.dumps(text)]
+
+
+def _collect(value: Any, path: list[Any], out: dict[str, bytes], depth: int = 0) -> None:
+    """The texts (8 characters or more) of an action value -> their paths' JSON (first wins)."""
+    if type(value) is str:
+        if len(value) >= 8 and value not in out:
+            out[value] = orjson.dumps(path)
+    elif depth < MAX_DEPTH and isinstance(value, Mapping):
+        for key, item in value.items():
+            if type(key) is str:
+                _collect(item, [*path, key], out, depth + 1)
+    elif depth < MAX_DEPTH and type(value) in (list, tuple):
+        for index, item in enumerate(value):
+            _collect(item, [*path, index], out, depth + 1)
 
 
 def common_prefix(a: str, i: int, b: str, j: int, limit: int) -> int:

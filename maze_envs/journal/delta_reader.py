@@ -15,7 +15,17 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.journal.delta import LITERAL, MAX_DEPTH, NEW, REF, SLIDE, TEXT_EDIT, json_fragment
+from maze_envs.journal.delta import (
+    FROM_ACTIONS,
+    LITERAL,
+    MAX_DEPTH,
+    MERGE,
+    NEW,
+    REF,
+    SLIDE,
+    TEXT_EDIT,
+    json_fragment,
+)
 
 _PENDING: Final = object()
 
@@ -26,7 +36,7 @@ class Tree:
     :class:`Tree`; absent for a key a reader with ``keep`` skips), each value's JSON once made,
     the keys that move on by themselves, and the container's JSON once made."""
 
-    __slots__ = ("frags", "keys", "kids", "movers", "text", "vals", "view")
+    __slots__ = ("frags", "keys", "kids", "movers", "text")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
@@ -34,8 +44,6 @@ class Tree:
         self.frags: dict[str, bytes] = {}
         self.movers: set[str] = set()
         self.text: bytes | None = None
-        self.view: dict[str, Any] | None = None  # its values (shared), once made
-        self.vals: dict[str, Any] = {}  # each key's value (shared), once made
 
 
 class Object:
@@ -65,7 +73,7 @@ def _fragment(child: Any) -> bytes:
             + b",".join(orjson.dumps(k) + b":" + _fragment(v) for k, v in child.kids.items())
             + b"}"
         )
-    return child.text  # type: ignore[no-any-return]
+    return child.text
 
 
 def tree_text(node: Tree) -> bytes:
@@ -97,28 +105,6 @@ def value_of(child: Any) -> Any:
     return {key: value_of(item) for key, item in child.kids.items()}
 
 
-def _view(node: Tree) -> dict[str, Any]:
-    """A container's values (those it holds: a reader with ``keep`` holds those keys), its
-    values that did not change shared with the view before (the cached decoded values)."""
-    out = {}
-    kids, vals = node.kids, node.vals
-    for key in node.keys:
-        child = kids.get(key)
-        if child is None and key not in kids:
-            continue
-        kind = type(child)
-        if kind is str:
-            out[key] = child
-        elif kind is tuple:
-            out[key] = child[0]
-        else:
-            value = vals.get(key)
-            if value is None:
-                value = vals[key] = value_of(child)
-            out[key] = value
-    return out
-
-
 def _advance(node: Tree, keys: Collection[str]) -> None:
     """Move on the values of ``keys`` (integers by their steps, containers by their movers)."""
     kids, frags = node.kids, node.frags
@@ -129,8 +115,7 @@ def _advance(node: Tree, keys: Collection[str]) -> None:
         else:
             _advance(child, child.movers)
         frags.pop(key, None)
-        node.vals.pop(key, None)
-    node.text = node.view = None
+    node.text = None
 
 
 def _range(op: Any, size: int) -> tuple[int, int]:
@@ -143,18 +128,54 @@ def _range(op: Any, size: int) -> tuple[int, int]:
     return start, end
 
 
-def apply_text_edit(ops: Any, previous: Any) -> str:
-    """The text an ``{"$s": ops}`` edit makes of ``previous`` (``ValueError`` if it cannot)."""
+def apply_text_edit(ops: Any, previous: Any, actions: Any = None) -> str:
+    """The text an ``{"$s": ops}`` edit makes of ``previous`` (``actions``: this turn's decoded
+    actions, whose texts an op may name); ``ValueError`` if it cannot."""
     if type(previous) is not str or type(ops) is not list:
         raise ValueError("a text edit of something that was not a text")
     pieces = []
     for op in ops:
-        if type(op) is str:
+        kind = type(op)
+        if kind is str:
             pieces.append(op)
+        elif kind is dict:
+            pieces.append(_action_text(op.get(FROM_ACTIONS), actions))
         else:
             start, end = _range(op, len(previous))
             pieces.append(previous[start:end])
     return "".join(pieces)
+
+
+def _action_text(path: Any, actions: Any) -> str:
+    """The text at ``path`` of this turn's actions (``ValueError`` when there is none)."""
+    node = actions
+    if type(path) is not list:
+        raise ValueError(f"a text of the actions is named by a path, not {path!r}")
+    for name in path:
+        if type(node) is dict and type(name) is str:
+            node = node.get(name)
+        elif type(node) is list and type(name) is int and 0 <= name < len(node):
+            node = node[name]
+        else:
+            node = None
+            break
+    if type(node) is not str:
+        raise ValueError(f"the actions hold no text at {path}")
+    return node
+
+
+def apply_merge(body: Any, previous: Any) -> bytes:
+    """The object a ``{"$m": {key: value}}`` item makes of the previous object's JSON."""
+    if type(previous) is bytes and previous[:1] == b"{":
+        values = orjson.loads(previous)
+    elif type(previous) is Object:
+        values = value_of(previous)
+    else:
+        raise ValueError("an object merged where no object was")
+    if type(body) is not dict or not body.keys() <= values.keys():
+        raise ValueError(f"a merge lists keys the object does not hold: {body!r}")
+    values.update(body)
+    return orjson.dumps(values)
 
 
 def apply_slide(body: Any, previous: Any) -> bytes:
@@ -189,24 +210,29 @@ class DeltaReader:
     def __init__(self, keep: Collection[str] | None = None) -> None:
         self._root: Tree | None = None
         self._keep = None if keep is None else frozenset(keep)
+        self._actions: Any = None  # this turn's decoded actions
 
     def reset(self) -> None:
         """Forget the previous turn (the next item is read without one: a stream starts)."""
         self._root = None
 
-    def text(self, stored: bytes | str) -> bytes:
-        """This turn's full JSON text; ``ValueError`` when the stored item cannot be read."""
-        return tree_text(self.read(stored))
+    def text(self, stored: bytes | str, actions: Any = None) -> bytes:
+        """This turn's full JSON text; ``ValueError`` when the stored item cannot be read.
 
-    def values(self, stored: bytes | str, keys: Collection[str] | None = None) -> dict[str, Any]:
+        ``actions``: this turn's decoded actions (texts a text edit names)."""
+        return tree_text(self.read(stored, actions))
+
+    def values(
+        self, stored: bytes | str, keys: Collection[str] | None = None, actions: Any = None
+    ) -> dict[str, Any]:
         """This turn's value (``orjson.loads`` of :meth:`text`'s text), made without JSON text.
 
         ``keys``: keep only these keys of each agent's value (an agent's value that is not an
         object is kept whole); None keeps everything. ``ValueError`` as :meth:`text`.
         """
-        root = self.read(stored)
+        root = self.read(stored, actions)
         if keys is None:
-            return value_of(root)  # type: ignore[no-any-return]
+            return value_of(root)
         out: dict[str, Any] = {}
         for agent in root.keys:
             child = root.kids[agent]
@@ -217,27 +243,10 @@ class DeltaReader:
                 out[agent] = value_of(child)
         return out
 
-    def shared_values(self, stored: bytes | str) -> dict[str, Any]:
-        """This turn's value, as :meth:`values` with the reader's ``keep`` keys (every key
-        without), but each agent's dict is the very object of the turn before when none of its
-        kept values changed, and values that did not change are shared too: read-only values,
-        made only for what changed (what a reader of thousands of games wants)."""
-        root = self.read(stored)
-        out: dict[str, Any] = {}
-        kids = root.kids
-        for agent in root.keys:
-            child = kids[agent]
-            if type(child) is Tree:
-                view = child.view
-                if view is None:
-                    view = child.view = _view(child)
-                out[agent] = view
-            else:
-                out[agent] = value_of(child)
-        return out
-
-    def read(self, stored: bytes | str) -> Tree:
-        """Apply this turn's stored item; the turn's tree (``ValueError`` if it cannot)."""
+    def read(self, stored: bytes | str, actions: Any = None) -> Tree:
+        """Apply this turn's stored item (``actions``: this turn's decoded actions); the turn's
+        tree (``ValueError`` if it cannot)."""
+        self._actions = actions
         try:
             item = orjson.loads(stored)
         except orjson.JSONDecodeError as exc:
@@ -278,7 +287,6 @@ class DeltaReader:
             if unlisted:
                 _advance(old, unlisted)
         old.text = None
-        vals = old.vals
         for key, sub in item.items():
             if keep is not None and key not in keep:
                 continue  # (a reader that keeps a few keys does not check the others)
@@ -287,8 +295,6 @@ class DeltaReader:
             child = self._child(sub, kids[key], depth + 1, refs, True, old, key)
             kids[key] = child
             frags.pop(key, None)
-            vals.pop(key, None)
-            old.view = None
             if (type(child) is tuple and child[1]) or (type(child) is Tree and child.movers):
                 movers.add(key)
             else:
@@ -332,7 +338,9 @@ class DeltaReader:
         if len(item) == 1:
             marker, body = next(iter(item.items()))
             if marker == TEXT_EDIT:
-                return apply_text_edit(body, old)
+                return apply_text_edit(body, old, self._actions)
+            if marker == MERGE:
+                return apply_merge(body, old)
             if marker == SLIDE:
                 return apply_slide(body, old)
             if marker == REF:

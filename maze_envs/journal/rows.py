@@ -118,7 +118,9 @@ def check_observation_keys(observations: bool | Collection[str]) -> tuple[str, .
     return tuple(observations)
 
 
-def load_object(turn: int, name: str, text: str, out: list[dict[str, Any]]) -> Problem | None:
+def load_object(
+    turn: int, name: str, text: str | bytes, out: list[dict[str, Any]]
+) -> Problem | None:
     """Parse one JSON column into ``out``, or why it cannot be."""
     try:
         value = orjson.loads(text)

@@ -239,7 +239,7 @@ class Journal:
             if self.changes:
                 self._changes[game_id] = writers
         try:
-            observations_item = writers[0].encode(observations, changed)
+            observations_item = writers[0].encode(observations, changed, actions)
             events_item = writers[1].encode(events)
             decisions_json, texts = encode_decisions(decisions)
         except (TypeError, ValueError) as exc:  # an environment's or a policy's bug

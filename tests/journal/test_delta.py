@@ -324,3 +324,60 @@ def test_a_wrong_hint_from_an_environment_fails_the_step(tmp_path: Path) -> None
     stay = {"move": 4, "notebook": {"edit": 0, "start": 0, "end": 0, "text": ""}, "radio": ""}
     with pytest.raises(WrongHintError, match="leaves out"):
         env.step({agent: stay for agent in env.agents})  # the turn counter moved
+
+
+# -- reading a few keys, shared ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", ["navigator", "full"])
+def test_reading_a_few_keys_shared_gives_the_values_of_the_whole_read(
+    tmp_path: Path, preset: str
+) -> None:
+    """The analysis's reading (a few observation and event keys, what did not change shared
+    from turn to turn) gives exactly those keys of the turns read whole, on crowded games whose
+    notebooks are shown to teammates, and never changes an earlier turn's values."""
+    path = tmp_path / "games.sqlite"
+    env = maze_escape_v1.parallel_env(
+        preset=preset, width=5, height=5, num_agents=3, max_turns=50, journal=path
+    )
+    splice = env.config.notebook_mode == "splice"
+    rng = np.random.default_rng(2)
+    for seed in range(3):
+        env.reset(seed=38 + seed)
+        turn = 0
+        while env.agents:
+            turn += 1
+            text = LONG_MESSAGE.format(agent=turn) if turn % 3 else ""
+            notebook = (
+                {"edit": 1, "start": 0, "end": 0, "text": text} if splice else {"append": text}
+            )
+            env.step({a: {"move": int(rng.integers(5)), "notebook": notebook,
+                          "radio": "hi" if turn % 4 == 0 else ""} for a in env.agents})  # fmt: skip
+    env.close()
+    keys = ("notebook", "teammate_notebooks", "trail", "turn", "radio", "last_action")
+    events = ("move", "radio", "team_success")
+    with Journal(path, readonly=True) as journal:
+        for game in journal.game_ids():
+            whole = list(journal.turns(game))
+            shared = list(journal.turns(game, observations=keys, events=events, shared=True))
+            snapshot = [orjson.dumps([t.observations, t.events]) for t in shared]
+            assert len(shared) == len(whole)
+            for full, part in zip(whole, shared, strict=True):
+                expected = {
+                    agent: {key: obs[key] for key in keys if key in obs}
+                    for agent, obs in full.observations.items()
+                }
+                assert part.observations == expected, (game, full.turn)
+                assert part.events == {
+                    agent: {key: value[key] for key in events if key in value}
+                    for agent, value in full.events.items()
+                }
+                assert (part.actions, part.state_hash) == (full.actions, full.state_hash)
+            # later turns never changed what an earlier turn handed out
+            assert snapshot == [orjson.dumps([t.observations, t.events]) for t in shared]
+            unchanged = [
+                (a, b)
+                for a, b in itertools.pairwise(shared)
+                if a.observations["A"] == b.observations["A"]
+            ]
+            assert all(a.observations["A"] is b.observations["A"] for a, b in unchanged)
