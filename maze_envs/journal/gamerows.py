@@ -1,7 +1,6 @@
 """One game's rows in a journal file: where its hash chains stand (to record more turns of it),
-and the game as stored (:class:`StoredGame`), read from one file and added to another verbatim
-(how shard journals are merged, and how a worker hands a finished game to the process that
-writes the run's journal)."""
+and its stored rows (:class:`StoredGame`), read from one file and written verbatim into another
+(how the games of shard journals and of Ray workers reach the run's journal)."""
 
 from __future__ import annotations
 
@@ -47,14 +46,21 @@ def read_tail(db: sqlite3.Connection, path: Path, game_id: int) -> tuple[int, by
 
 @dataclass(frozen=True)
 class StoredGame:
-    """A game as a journal file stores it: the ``games`` row (without its id), the ``turns``
-    rows (:data:`~.format.TURN_COLUMNS` of ``schema_version``: the turn, then its stored
-    columns) and the blobs its decisions reference, all verbatim. Picklable."""
+    """One game's rows exactly as a journal file stores them: what travels from the journal a
+    game was recorded in to the run's journal (a shard on this machine, or a worker's own
+    journal on another node, the rows then sent through Ray's object store).
+
+    ``header`` holds the ``games`` columns after ``id``, ``turns`` every ``turns`` row (the
+    columns of :data:`~.format.TURN_COLUMNS` of ``schema_version``, in turn order: the turn,
+    then its stored columns), ``blobs`` the ``(key, content)`` rows its decisions reference.
+    Nothing is decoded: only a file of the same version takes the rows. ``source`` and
+    ``game_id`` say where they came from (for messages).
+    """
 
     schema_version: int
     header: tuple[Any, ...]  # env_id, config, generator, seed, library_version, created, ...
     turns: list[tuple[Any, ...]]
-    blobs: list[tuple[str, str]]
+    blobs: list[tuple[str, Any]]
     game_id: int = 0  # its id in the file it was read from
     source: str = ""  # that file
 

@@ -352,25 +352,28 @@ class Journal:
 
         The header, every turn row (hashes included, so the copy verifies exactly like the
         original) and the blobs its decisions reference are copied in one transaction: a copy
-        is whole or absent. Used to merge per-worker shard journals into a run's journal
-        (:meth:`stored_game` and :meth:`add_stored_game` do the same across processes).
+        is whole or absent (:meth:`stored_game`, then :meth:`add_stored_game`).
         """
+        self._writable()
         return self.add_stored_game(source.stored_game(game_id))
 
     def stored_game(self, game_id: int) -> StoredGame:
-        """A finished (or any) game as stored: its header, its turn rows and the blobs its
-        decisions reference, verbatim (picklable: a worker can hand it to another process,
-        which adds it to its journal with :meth:`add_stored_game`)."""
+        """Game ``game_id``'s rows as this file stores them (:class:`~.gamerows.StoredGame`): what
+        :meth:`add_stored_game` stores in another journal of the same schema version."""
         self.flush()
         try:
             return stored_game(self._db, self.path, game_id, self.schema_version)
-        except sqlite3.Error as exc:
-            raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
 
     def add_stored_game(self, game: StoredGame) -> int:
-        """Add a game as another journal stored it (:meth:`stored_game`), verbatim, in one
-        transaction (whole or absent); return its id here. The rows must be of this file's
-        schema version."""
+        """Store a game's rows read from another journal (:meth:`stored_game`), verbatim, as a new
+        game of this one, in one transaction (whole or absent); return its id.
+
+        The rows are not decoded, so they must come from a file of this file's schema version
+        (:class:`JournalError` otherwise); the game verifies exactly as it did where it was
+        recorded.
+        """
         self.flush()
         db = self._writable()
         if game.schema_version != self.schema_version:
