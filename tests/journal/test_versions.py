@@ -1,6 +1,6 @@
-"""Schema version 4 beside version 3: a journal written by the library before version 4
+"""Version 3 beside the version written now: a journal written by the library before version 4
 (``data/v3_games.sqlite.gz``, see ``data/make_fixture.py``) stays readable and verifiable, and the
-same games recorded as version 4 read back with every observation, event and hash equal."""
+same games recorded now read back with every observation, event and hash equal."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import SCHEMA_VERSION, Journal, JournalError, TurnRecord
 from maze_envs.verify import replayer_for, verify_journal
+from tests.journal.tamper import edit_turn
 
 FIXTURE = Path(__file__).parent / "data" / "v3_games.sqlite.gz"
 
@@ -65,13 +66,7 @@ def test_a_version_3_journal_verifies_as_before(
     assert cli_main(["verify", str(v3_path)]) == 0
     assert "7 of 7 game(s) verified" in capsys.readouterr().out
     # an edit of a version 3 row is found at its turn, as ever
-    db = sqlite3.connect(v3_path)
-    with db:
-        db.execute(
-            "UPDATE turns SET observations = replace(observations, '\"turn\":9', '\"turn\":8') "
-            "WHERE game_id = 1 AND turn = 9"
-        )
-    db.close()
+    edit_turn(v3_path, 1, 9, "observations", lambda text: text.replace('"turn":9', '"turn":8'))
     report = verify_journal(v3_path, [1])[0]
     assert report.status == "failed" and report.problem is not None and report.problem.turn == 9
 
