@@ -3,7 +3,8 @@
 A turn's *payload* is its four parts joined by NUL bytes (compact JSON never holds one): the
 actions (as received), the observations and the events (items of :mod:`.delta`: what changed
 since the game's previous turn) and the decisions (``{agent: record}``). The payloads of a
-game's turns are compressed as one raw deflate stream (zlib, level :data:`LEVEL`), each turn
+game's turns are compressed as one raw deflate stream (zlib, level :data:`LEVEL`; a journal that
+stores turns whole compresses each alone at :data:`WHOLE_LEVEL`), each turn
 ending with a sync flush, so a turn's body holds the
 bytes of its own payload only and can refer back to the last few kilobytes of the game's
 earlier turns (a trail moved on by a cell, a note an observation shares with the action, a
@@ -33,10 +34,18 @@ from typing import Final
 #: zlib's level for the stream: 8 stores a navigator turn in ~76 bytes (6: ~83) for about twice
 #: the time of level 6 (~1 KiB of payload a turn; ``benchmarks/README.md``).
 LEVEL: Final = 8
+#: zlib's level for a journal that stores every turn whole, each its own stream
+#: (``Journal(changes=False)``): a new compressor each turn, so the fastest level (a 24 KB
+#: navigator turn: ~200 us and ~4.6 KB at level 1 against ~1,500 us and ~3.0 KB at level 8).
+WHOLE_LEVEL: Final = 1
 #: The stream's window: 2**15 = 32 KiB of earlier turns (about 256 KiB of memory per game being
 #: written; the compressor is dropped when the game ends).
 WINDOW_BITS: Final = 15
 MEMORY_LEVEL: Final = 8
+#: zlib's level for a journal that stores every turn whole, each its own stream
+#: (``Journal(changes=False)``): a new compressor each turn, so the fastest level (a 24 KB
+#: navigator turn: ~200 us and ~4.6 KB at level 1 against ~1,500 us and ~3.0 KB at level 8).
+WHOLE_LEVEL: Final = 1
 #: What every sync flush ends with (left out of the stored body).
 SYNC_TAIL: Final = b"\x00\x00\xff\xff"
 CONTINUES, STARTS = 0, 1
@@ -68,7 +77,8 @@ class BodyPacker:
         stream = self._stream
         flag = b"\x00"
         if stream is None:
-            stream = zlib.compressobj(LEVEL, zlib.DEFLATED, -WINDOW_BITS, MEMORY_LEVEL)
+            level = WHOLE_LEVEL if self._whole else LEVEL
+            stream = zlib.compressobj(level, zlib.DEFLATED, -WINDOW_BITS, MEMORY_LEVEL)
             if not self._whole:
                 self._stream = stream
             flag = b"\x01"
