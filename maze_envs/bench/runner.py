@@ -427,9 +427,8 @@ def _run(
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
             if options.plots:
-                result.plots, reason = write_plots(folder, summary)
-                if reason:
-                    result.notes.append(reason)
+                result.plots, plot_notes = write_plots(folder, summary)
+                result.notes += plot_notes
             _write_stamp(folder, digest, result)
         if journal is not None:
             journal.close()

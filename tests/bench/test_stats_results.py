@@ -315,8 +315,8 @@ def test_plots_are_written(tmp_path: Path) -> None:
     rows = [escape_row("s", "p", s, s % 2 == 0, 2.0 + s) for s in range(6)]
     rows += [{**r, "size": "13x13"} for r in rows]
     rows += [agimaze_row("random", "STAGE-01", 20 + s, True) for s in range(3)]
-    paths, reason = write_plots(tmp_path, summarize(rows))
-    assert reason is None
+    paths, notes = write_plots(tmp_path, summarize(rows))
+    assert notes == []
     assert [p.name for p in paths] == ["escape_by_size.png", "agimaze_rhae70.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
