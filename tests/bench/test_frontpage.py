@@ -188,3 +188,33 @@ def test_a_resume_that_plays_nothing_keeps_the_front_page(tmp_path: Path) -> Non
 def test_games_of_picks_a_lines_rows() -> None:
     rows = [{"env": "escape", "size": "7x7", "n": 1}, {"env": "escape", "size": "9x9", "n": 2}]
     assert games_of(rows, {"env": "escape", "size": "9x9"}) == [rows[1]]
+
+
+def test_in_a_browser_every_line_links_a_written_page_and_all_its_games(tmp_path: Path) -> None:
+    """The page's script draws what the data says: each table line's first link is a written
+    page, and its "all N" link opens the list of its N games."""
+    from tests.chromium import Chromium, file_url, find_chromium
+
+    if find_chromium() is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium, or set $CHROMIUM)")
+    result = small_run(tmp_path, pages=True)
+    data = index(result.out)
+    with Chromium() as browser:
+        browser.open(file_url(result.out / "index.html"))
+        browser.wait_for("document.body.dataset.ready === '1'")
+        cells = browser.evaluate(
+            "[...document.querySelectorAll('td.games')].map((td) => [...td.querySelectorAll('a')]"
+            ".map((a) => [a.getAttribute('href'), a.className, a.textContent]))"
+        )
+        assert len(cells) == len(table_lines(data))
+        for links in cells:
+            href, style, text = links[0]
+            assert text.startswith("first ") and style == "" and (result.out / href).is_file()
+            assert links[-1][2].startswith("all ")
+        group = table_lines(data)[0][1]
+        browser.open(file_url(result.out / "index.html") + f"#games-{data['groups'].index(group)}")
+        browser.wait_for("document.body.dataset.ready === '1'")
+        shown = browser.evaluate(
+            f"document.querySelectorAll('#games-{data['groups'].index(group)} tbody tr').length"
+        )
+        assert shown == len(group["games"])
