@@ -75,7 +75,7 @@ def main_experiment() -> Experiment:
     return Experiment.model_validate(tomllib.loads(text))
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line naming where the options are listed, not
     the error after the whole usage block."""
 
@@ -84,7 +84,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="maze-envs bench",
         description="Run a benchmark: environment setups x policies x seeds, every game journaled, "
         "results as a table (CSV, JSON, Markdown) with intervals, and plots. With no setup "
