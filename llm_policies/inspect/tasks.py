@@ -47,6 +47,7 @@ from inspect_ai import Task, task
 from inspect_ai._util.registry import registry_name
 from inspect_ai.dataset import MemoryDataset
 
+from llm_policies.inspect import stand_in  # noqa: F401  (registers the provider stand-in/...)
 from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
 from llm_policies.inspect.policy import check_policy_options
 from llm_policies.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
