@@ -128,8 +128,9 @@ def test_the_offline_quick_try_of_the_docs(tmp_path: Path) -> None:
 
 
 def test_an_unknown_stand_in_names_the_known_ones() -> None:
-    import llm_policies.inspect.tasks  # noqa: F401  (registers the provider stand-in/...)
     from inspect_ai.model import get_model
+
+    import llm_policies.inspect.tasks  # noqa: F401  (registers the provider stand-in/...)
 
     with pytest.raises(ValueError, match=r"no stand-in model 'stand-in:nope'; the stand-ins are"):
         get_model("stand-in/nope")
