@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -30,19 +31,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
-MASKABLE_PPO = """
-from sb3_contrib import MaskablePPO
-from wrappers import EscapeActionMasks, EscapeNumericObservation, MoveOnlyActions, SingleAgentEscape
-
-env = SingleAgentEscape(
-    preset="full",
-    width=7,
-    height=7,
-    teammates="explorer",
-    wrappers=[EscapeNumericObservation, MoveOnlyActions, EscapeActionMasks],
+#: The README's MaskablePPO snippet, read from the README itself (the figure is of what it says).
+MASKABLE_PPO = next(
+    block
+    for block in re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(), re.S | re.M)
+    if "MaskablePPO" in block
 )
-MaskablePPO("MultiInputPolicy", env).learn(10_000)
-"""
 
 
 @dataclass(frozen=True)
