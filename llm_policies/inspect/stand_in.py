@@ -34,7 +34,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from llm_policies.backends.base import ChatMessage as Message
-from llm_policies.backends.base import ModelRequest
+from llm_policies.backends.base import ModelRequest, OutputMode
 from llm_policies.backends.scripted import CHARS_PER_TOKEN
 from llm_policies.backends.stand_in import stand_in_script
 from llm_policies.settings import ModelSettings
@@ -53,6 +53,7 @@ def _request(
         for m in input
         if not isinstance(m, ChatMessageSystem)
     )
+    mode: OutputMode
     if tools:
         mode, name = "tool", tools[0].name
         schema = tools[0].parameters.model_dump(exclude_none=True)

@@ -417,10 +417,10 @@ def sections(experiment: dict[str, Any], summary: dict[str, Any]) -> list[Part]:
     if agimaze.get("stage"):
         parts.append(Part("AGI Maze", 2))
         for setup, stages in _by_setup(agimaze["stage"]).items():
-            columns = ("setup", "policy", "group", "family", "stage")
+            stage_columns = ("setup", "policy", *AGIMAZE_LEVELS["stage"])
             parts += [
                 Part(f"{setup}: per stage", 3),
-                Part(agimaze_stage_table(stages), games=_keys(stages, columns)),
+                Part(agimaze_stage_table(stages), games=_keys(stages, stage_columns)),
             ]
         for level in ("family", "group", "overall"):
             groups = agimaze.get(level) or []
