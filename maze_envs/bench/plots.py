@@ -213,6 +213,7 @@ def agimaze_figure(stages: Sequence[Summary]) -> Any:
     if not drawn:
         return None
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     labels = list(dict.fromkeys(f"{s['family']}/{s['stage']}" for s in drawn))
     setups = len({s["setup"] for s in drawn})
@@ -245,7 +246,8 @@ def agimaze_figure(stages: Sequence[Summary]) -> Any:
         )
         for bar, hatch in zip(bars, hatches, strict=True):
             bar.set_hatch(hatch)  # hatched: no interval (one episode, or all equal)
-        handles[arm] = bars
+        # the legend's swatch is plain (a first bar's hatch would say "no interval" for all)
+        handles[arm] = Patch(facecolor=styles[arm][0])
     axis.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize="small")
     axis.set_ylabel("mean RHAE70 (95% bootstrap CI; hatched: no CI)")
     axis.set_ylim(0, 1.05)

@@ -122,6 +122,8 @@ def test_agimaze_bars_and_legend_agree_and_the_legend_is_outside() -> None:
             rows += [agimaze_row(policy, stage, steps + s, True) for s in range(3)]
     figure = plots.agimaze_figure(summarize(rows)["agimaze"]["stage"])
     assert assert_colours_agree(figure) == {"random", "explorer", "oracle (privileged)"}
+    # the legend's swatches are plain: hatching means "no interval" on a bar, not an arm
+    assert all(not handle.get_hatch() for handle in figure.legends[0].legend_handles)
     _outside(figure)
 
 
