@@ -43,4 +43,4 @@ def test_both_scripts_set_up_through_it() -> None:
     for script, extras in (("demo.sh", "render,bench"), ("test.sh", "dev")):
         text = (REPO / "scripts" / script).read_text()
         assert "source scripts/venv.sh" in text and f"install_once {extras}\n" in text
-        assert "pip install -q -e '.[" not in text
+        assert ".venv/bin/python -m pip install -q -e '.[" not in text  # .venv: only through it
