@@ -477,6 +477,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _stopped(RunStopped(2), given)
 
 
+#: The options that set an experiment's fields: an error names the option the user typed.
+OPTION_OF_FIELD = {
+    "sizes": "--size",
+    "seeds": "--seeds",
+    "policies": "--policy",
+    "preset": "--preset",
+    "set": "--set",
+    "max_turns": "--max-turns",
+    "packs": "--pack",
+    "targets": "--target",
+    "paths": "--paths",
+    "tutorials": "--tutorials",
+    "budget_factor": "--budget-factor",
+    "pack_root": "--pack-root",
+    "pack_version": "--pack-version",
+}
+
+
 def _main(given: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(given)
@@ -484,7 +502,7 @@ def _main(given: list[str]) -> int:
         experiment, main_job = build_experiment(args)
         experiment.tasks()  # every setup resolves (sizes, configs, packs, teams) before a game
     except ValidationError as exc:
-        parser.error(describe_errors(exc))
+        parser.error(describe_errors(exc, OPTION_OF_FIELD))
     except ValueError as exc:
         parser.error(str(exc))
     for flag in ("workers", "concurrency", "max_tokens_per_run"):

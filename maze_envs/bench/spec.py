@@ -48,6 +48,7 @@ Example:
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -470,10 +471,19 @@ class Experiment(BaseModel):
             raise ValueError(f"experiment file {file}: {describe_errors(exc)}") from None
 
 
-def describe_errors(exc: ValidationError) -> str:
-    """A pydantic error as one readable line per problem, with where it is."""
+def describe_errors(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    """A pydantic error as one readable line per problem, with where it is.
+
+    ``flags`` maps field names to the command-line options that set them: a problem in such a
+    field is placed by its option (``--size``) rather than by its path in the experiment
+    (``escape.0.sizes``). A validator's own message is given as written, without pydantic's
+    ``Value error,`` prefix.
+    """
     lines = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "<experiment>"
-        lines.append(f"{where}: {error['msg']}")
+        named = [flags[p] for p in error["loc"] if isinstance(p, str) and flags and p in flags]
+        where = named[-1] if named else ".".join(str(p) for p in error["loc"]) or "<experiment>"
+        cause = (error.get("ctx") or {}).get("error")
+        message = str(cause) if error["type"] == "value_error" and cause is not None else error["msg"]
+        lines.append(f"{where}: {message}")
     return "; ".join(lines)

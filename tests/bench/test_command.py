@@ -114,6 +114,9 @@ def test_a_config_file(tmp_path: Path) -> None:
         (["--env", "escape", "--policy", ":x=1"], "no policy name"),
         (["--env", "escape", "--set", "radio"], "'radio' is not key=value"),
         (["--env", "escape", "--size", "99"], "less than or equal to 41"),
+        # a field set by an option is placed by that option, in the validator's own words
+        (["--env", "escape", "--size", "abc"], ": --size: a maze size is a number such as 9"),
+        (["--env", "agimaze", "--budget-factor", "-1"], ": --budget-factor: Input should be"),
         (["--env", "escape", "--workers", "0"], "--workers must be at least 1"),
         (["--env", "escape", "--fresh", "--resume"], "give one of them"),
         (["--executor", "gpu"], "invalid choice: 'gpu'"),
@@ -140,6 +143,7 @@ def test_bad_arguments_exit_2_with_the_reason(
     assert error.count("\n") == 1 and "usage:" not in error
     assert error.startswith("maze-envs bench: error: ")
     assert error.endswith("(see maze-envs bench --help)\n")
+    assert "Value error," not in error  # pydantic's prefix, not ours
 
 
 def test_unusable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
