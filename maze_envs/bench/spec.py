@@ -484,6 +484,7 @@ def describe_errors(exc: ValidationError, flags: Mapping[str, str] | None = None
         named = [flags[p] for p in error["loc"] if isinstance(p, str) and flags and p in flags]
         where = named[-1] if named else ".".join(str(p) for p in error["loc"]) or "<experiment>"
         cause = (error.get("ctx") or {}).get("error")
-        message = str(cause) if error["type"] == "value_error" and cause is not None else error["msg"]
+        own = error["type"] == "value_error" and cause is not None
+        message = str(cause) if own else error["msg"]
         lines.append(f"{where}: {message}")
     return "; ".join(lines)
