@@ -275,10 +275,10 @@ class EscapeSetup(SetupBase):
             try:
                 config = Config.from_preset(self.preset, **overrides, **extra)
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-                )
-                raise ValueError(f"Maze Escape setup {self.name!r}: {problems}") from None
+                at = "" if shape is None else f" at size {shape[0]}x{shape[1]}"
+                raise ValueError(
+                    f"Maze Escape setup {self.name!r}{at}: {describe_errors(exc)}"
+                ) from None
             cases.append(
                 EscapeCase(
                     setup=self.name,
