@@ -42,10 +42,6 @@ WHOLE_LEVEL: Final = 1
 #: written; the compressor is dropped when the game ends).
 WINDOW_BITS: Final = 15
 MEMORY_LEVEL: Final = 8
-#: zlib's level for a journal that stores every turn whole, each its own stream
-#: (``Journal(changes=False)``): a new compressor each turn, so the fastest level (a 24 KB
-#: navigator turn: ~200 us and ~4.6 KB at level 1 against ~1,500 us and ~3.0 KB at level 8).
-WHOLE_LEVEL: Final = 1
 #: What every sync flush ends with (left out of the stored body).
 SYNC_TAIL: Final = b"\x00\x00\xff\xff"
 CONTINUES, STARTS = 0, 1
