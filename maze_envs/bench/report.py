@@ -10,7 +10,8 @@
     The tables: Maze Escape per setup, size and policy; AGI Maze per stage laid out like the
     AGI Maze benchmark's calibration table (Family, Stage, Size, soft/hard, success, good, late
     in %), then per pack family and per pack group; labyrinth sets per arm (the target's
-    score) and per labyrinth of the set (:mod:`maze_envs.bench.setresults`).
+    score) and per labyrinth of the set (:mod:`maze_envs.bench.setresults`), each section
+    the one of its setup class (``SetupBase.report``).
 """
 
 from __future__ import annotations
@@ -344,27 +345,34 @@ NOTES = {
 }
 
 
+def escape_section(escape: Sequence[Row]) -> list[str]:
+    """The report's Maze Escape section."""
+    return ["## Maze Escape", escape_table(escape), NOTES["escape"]]
+
+
+def agimaze_tables(agimaze: dict[str, Any]) -> list[str]:
+    """The report's AGI Maze section: per stage, then per family, group and overall."""
+    if not agimaze.get("stage"):
+        return []
+    parts = ["## AGI Maze"]
+    for setup, stages in _by_setup(agimaze["stage"]).items():
+        parts += [f"### {setup}: per stage", agimaze_stage_table(stages)]
+    for level in ("family", "group", "overall"):
+        groups = agimaze.get(level) or []
+        for setup, part in _by_setup(groups).items():
+            parts += [f"### {setup}: per {level}", agimaze_level_table(part, level)]
+    parts.append(NOTES["agimaze"])
+    return parts
+
+
 def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
-    """The Markdown summary of a run."""
+    """The Markdown summary of a run: each environment setup's section (its setup class's
+    report), in the order of the table of environments."""
+    from maze_envs.bench.spec import setup_classes
+
     parts = [f"# {experiment.get('name', 'experiment')}"]
     if experiment.get("description"):
         parts.append(str(experiment["description"]))
-    escape = summary.get("escape") or []
-    if escape:
-        parts += ["## Maze Escape", escape_table(escape), NOTES["escape"]]
-    agimaze = summary.get("agimaze") or {}
-    if agimaze.get("stage"):
-        parts.append("## AGI Maze")
-        for setup, stages in _by_setup(agimaze["stage"]).items():
-            parts += [f"### {setup}: per stage", agimaze_stage_table(stages)]
-        for level in ("family", "group", "overall"):
-            groups = agimaze.get(level) or []
-            for setup, part in _by_setup(groups).items():
-                parts += [f"### {setup}: per {level}", agimaze_level_table(part, level)]
-        parts.append(NOTES["agimaze"])
-    sets = summary.get("agimaze_set") or []
-    if sets:
-        from maze_envs.bench.setresults import SET_NOTE, agimaze_set_tables
-
-        parts += ["## AGI Maze labyrinth sets", *agimaze_set_tables(sets), SET_NOTE]
+    for cls in setup_classes().values():
+        parts += cls.markdown(summary.get(cls.table))
     return "\n\n".join(parts) + "\n"

@@ -28,13 +28,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from maze_envs._registration import latest
+from maze_envs.bench.agimaze_spec import AgiMazeSetCase
 from maze_envs.bench.results import excluded_counts, played
 from maze_envs.bench.stats import bootstrap_mean, describe_estimate, wilson_interval
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
-#: The ``env`` column of set rows.
-SET_ENV = "agimaze-set"
+#: The ``env`` column of set rows (the set case's kind).
+SET_ENV: str = AgiMazeSetCase.model_fields["kind"].default
 
 
 def _labyrinths(group: Sequence[Row]) -> list[dict[str, Any]]:
@@ -185,4 +186,16 @@ SET_NOTE = (
     "apart."
 )
 
-__all__ = ["SET_ENV", "SET_NOTE", "agimaze_set_summary", "agimaze_set_tables"]
+
+def agimaze_set_section(summaries: Sequence[Summary]) -> list[str]:
+    """The report's section of labyrinth sets: its heading, tables and note."""
+    return ["## AGI Maze labyrinth sets", *agimaze_set_tables(summaries), SET_NOTE]
+
+
+__all__ = [
+    "SET_ENV",
+    "SET_NOTE",
+    "agimaze_set_section",
+    "agimaze_set_summary",
+    "agimaze_set_tables",
+]
