@@ -33,6 +33,7 @@ from tests.llm.servers.llamacpp import LlamaCpp
 from tests.llm.servers.protocols import render_error, render_reply
 from tests.llm.servers.script import (
     Hang,
+    Held,
     HttpError,
     RawBody,
     RecordedRequest,
@@ -55,6 +56,8 @@ class LoopbackServer:
         self.script = Script()
         self.llama: LlamaCpp | None = None
         self.info_requests: list[RecordedRequest] = []
+        #: How many requests a :class:`Held` step has held (released or not).
+        self.held = 0
         self._closing = threading.Event()
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the listening
         # socket says TCP; without it Nagle holds each reply's body for the client's delayed ACK
@@ -137,6 +140,7 @@ class LoopbackServer:
         self.script.clear()
         self.info_requests.clear()
         self.llama = None
+        self.held = 0
 
     def behave_like_llama_cpp(self, server: LlamaCpp | None = None) -> None:
         """Answer Chat Completions the way llama.cpp's server does (see the module docstring)."""
@@ -253,6 +257,11 @@ class LoopbackServer:
             await self._wait(step.seconds)
             if step.then is None:
                 return self._error(protocol, 504, "the scripted hang ended without a reply")
+            return await self._answer(protocol, step.then, body, stream)
+        if isinstance(step, Held):
+            self.held += 1
+            while not step.gate.is_set() and not self._closing.is_set():
+                await asyncio.sleep(0.02)
             return await self._answer(protocol, step.then, body, stream)
         if isinstance(step, Stall):
             # streamed: half of the events; not streamed: half of the JSON body (chunked)
