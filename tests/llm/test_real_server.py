@@ -48,6 +48,11 @@ MAX_OUTPUT = 48
 #: to a minute per request of this model).
 REQUEST_TIMEOUT_S = 900
 START_TIMEOUT_S = 300
+#: Threads of the server's prompt evaluation and generation. One: on a busy machine (the test
+#: run, the type check and the lowest-versions pass share two cores) llama.cpp's threads wait
+#: for each other by spinning, and two threads evaluate a prompt several times slower than one
+#: (``MAZE_ENVS_LLAMA_THREADS`` sets another count).
+THREADS = int(os.environ.get("MAZE_ENVS_LLAMA_THREADS", "1"))
 MODES = ("auto", "grammar", "json_object", "prompted", "tool", "native")
 
 
@@ -113,6 +118,14 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 str(port),
                 "--n_ctx",
                 str(N_CTX),
+                "--n_threads",
+                str(THREADS),
+                "--n_threads_batch",
+                str(THREADS),
+                # keep the evaluated prompts: each mode's games alternate between the two
+                # games' system prompts, which the server then restores instead of evaluating
+                "--cache",
+                "true",
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,
