@@ -332,15 +332,7 @@ class AgiMazeEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
         info = self._info(formal, outcome.error)
         if self.recorder is not None:
             event = recording.step_event(action_name(self._action_names, action), obs["text"], info)
-            self.recorder.turn(
-                self.recorder.next_turn,
-                {"player": obs},
-                {"player": action},
-                {"player": event},
-                self.state_digest(),
-            )
-            if self._over:
-                self.recorder.finish(self._journal_outcome())
+            self._record_turn(action, obs, event, self._over)
         if self.render_mode == "human":
             self.render()
         return obs, reward, won, truncated, info

@@ -279,9 +279,28 @@ class RecordedEpisodes:
         """Release what the env holds besides the recorder (backends, inner envs)."""
         raise NotImplementedError
 
+    def state_digest(self) -> bytes:
+        """The digest of the game's state the journal chains (the env's own)."""
+        raise NotImplementedError
+
     def _abort_unfinished_episode(self) -> None:
         if self.recorder is not None and self.recorder.game_id is not None:
             self.recorder.abort(self._journal_outcome())
+
+    def _record_turn(self, action: Any, obs: dict[str, Any], event: Any, over: bool) -> None:
+        """Journal one step of ``"player"`` (its action, observation, event) and, when the
+        episode is ``over``, its outcome; nothing without a recorder."""
+        if self.recorder is None:
+            return
+        self.recorder.turn(
+            self.recorder.next_turn,
+            {"player": obs},
+            {"player": action},
+            {"player": event},
+            self.state_digest(),
+        )
+        if over:
+            self.recorder.finish(self._journal_outcome())
 
     def close(self) -> None:
         try:

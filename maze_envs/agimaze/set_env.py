@@ -298,15 +298,7 @@ class AgiMazeSetEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64
         if self.recorder is not None:
             obs, _, terminated, truncated, info = result
             event = recording.set_event(action_name(self._action_names, action), obs, info)
-            self.recorder.turn(
-                self.recorder.next_turn,
-                {"player": obs},
-                {"player": action},
-                {"player": event},
-                self.state_digest(),
-            )
-            if terminated or truncated:
-                self.recorder.finish(self._journal_outcome())
+            self._record_turn(action, obs, event, terminated or truncated)
         return result
 
     def _play(

@@ -13,6 +13,7 @@ truth.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from maze_envs._registration import find_entry
@@ -30,6 +31,20 @@ from maze_envs.bench.metrics import (
 from maze_envs.bench.spec import GameTask, PolicyKind
 from maze_envs.policies.interface import is_privileged
 from maze_envs.policies.seeds import policy_seeds
+
+
+@dataclass(frozen=True)
+class JournaledGame:
+    """A game read back from its journal, as :meth:`EnvAdapter.rescore` scores it again."""
+
+    #: the case it was played on (the adapter's own case class)
+    case: Any
+    #: its journal turns, the reset first
+    turns: Sequence[Any]
+    #: the outcome recorded at its end
+    outcome: Mapping[str, Any]
+    #: per turn (the reset's included), each agent's decision status
+    statuses: Sequence[Mapping[str, Status]]
 
 
 class EnvAdapter(Protocol):
@@ -63,15 +78,9 @@ class EnvAdapter(Protocol):
     def close(self) -> None: ...
 
     @classmethod
-    def rescore(
-        cls,
-        case: Any,
-        turns: Sequence[Any],
-        outcome: Mapping[str, Any],
-        statuses: Sequence[Mapping[str, Status]],
-    ) -> dict[str, Any]:
-        """A recorded game's metrics from its journal turns (``statuses``: per turn, each
-        agent's decision status), as :meth:`metrics` gave them live."""
+    def rescore(cls, game: JournaledGame) -> dict[str, Any]:
+        """A recorded game's metrics from its journal turns, as :meth:`metrics` gave them
+        live."""
 
 
 def make_policy(spec: str, env_kind: PolicyKind, options: dict[str, Any]) -> Any:
@@ -93,7 +102,11 @@ def _endpoint(policy: Any) -> str | None:
     return harness_endpoint(report()) if callable(report) else None
 
 
-class _Base:
+class AdapterBase:
+    """What every adapter shares: the task's policies (built from the registry, their seeds
+    and episode information), the usage tally and the recorder; a new environment's adapter
+    subclasses it and plays its game (reset, observations, step, metrics, abort, rescore)."""
+
     def __init__(self, task: GameTask, journal: Any) -> None:
         self.task = task
         self.specs = task.policy.members(task.agents)
@@ -135,7 +148,7 @@ class _Base:
                 self.env.close()
 
 
-class EscapeAdapter(_Base):
+class EscapeAdapter(AdapterBase):
     """A Maze Escape game (version 0 or 1) with one policy per agent."""
 
     def __init__(self, task: GameTask, journal: Any) -> None:
@@ -184,22 +197,17 @@ class EscapeAdapter(_Base):
             self.recorder.abort({**self.env.outcome(), **extra})
 
     @classmethod
-    def rescore(
-        cls,
-        case: Any,
-        turns: Sequence[Any],
-        outcome: Mapping[str, Any],
-        statuses: Sequence[Mapping[str, Status]],
-    ) -> dict[str, Any]:
+    def rescore(cls, game: JournaledGame) -> dict[str, Any]:
+        case, turns = game.case, game.turns
         assert isinstance(case, EscapeCase)
         tally = EscapeTally(case.game_config.agents)
         for index, turn in enumerate(turns[1:], start=1):
-            tally.add_turn(turn.events, statuses[index])
+            tally.add_turn(turn.events, game.statuses[index])
         notebooks = {a: str(o.get("notebook", "")) for a, o in turns[-1].observations.items()}
-        return tally.finish(outcome, notebooks, case.game_config.max_turns)
+        return tally.finish(game.outcome, notebooks, case.game_config.max_turns)
 
 
-class AgiMazeAdapter(_Base):
+class AgiMazeAdapter(AdapterBase):
     """An AGI Maze episode on one bundle, played by one policy as ``"player"``."""
 
     def __init__(self, task: GameTask, journal: Any) -> None:
@@ -287,20 +295,15 @@ class AgiMazeAdapter(_Base):
         return {"solved": bool(info.get("solved")), "steps": int(info.get("steps", 0))}
 
     @classmethod
-    def rescore(
-        cls,
-        case: Any,
-        turns: Sequence[Any],
-        outcome: Mapping[str, Any],
-        statuses: Sequence[Mapping[str, Status]],
-    ) -> dict[str, Any]:
+    def rescore(cls, game: JournaledGame) -> dict[str, Any]:
+        case, turns = game.case, game.turns
         assert isinstance(case, AgiMazeCase)
         moves = AgiMazeTally()
         for index, turn in enumerate(turns[1:], start=1):
             event = turn.events.get("player", {})
             formal = event.get("formal") if isinstance(event.get("formal"), dict) else {}
             played = event.get("error") is None
-            status = statuses[index].get("player", "ok")
+            status = game.statuses[index].get("player", "ok")
             moves.add_step(str(event.get("action")), formal.get("events") or [], played, status)
         last = turns[-1].events.get("player", {}) if len(turns) > 1 else {}
         max_steps = case.max_steps or case.hard_max_steps or 200
@@ -363,21 +366,16 @@ class AgiMazeSetAdapter(AgiMazeAdapter):
         return set_outcome(self._info.get("results") or [], len(self._set_case().paths))
 
     @classmethod
-    def rescore(
-        cls,
-        case: Any,
-        turns: Sequence[Any],
-        outcome: Mapping[str, Any],
-        statuses: Sequence[Mapping[str, Status]],
-    ) -> dict[str, Any]:
+    def rescore(cls, game: JournaledGame) -> dict[str, Any]:
+        case = game.case
         assert isinstance(case, AgiMazeSetCase)
-        results = outcome.get("results") or []
+        results = game.outcome.get("results") or []
         metrics = agimaze_set_scores(results, len(case.paths), case.soft_good_steps)
         moves = AgiMazeTally()
-        for index, turn in enumerate(turns[1:], start=1):
+        for index, turn in enumerate(game.turns[1:], start=1):
             event = turn.events.get("player", {})
             played = "steps" in event  # the set ignored actions without a labyrinth step
-            status = statuses[index].get("player", "ok")
+            status = game.statuses[index].get("player", "ok")
             moves.add_step(str(event.get("action")), event.get("events") or [], played, status)
         return {**metrics, **moves.metrics()}
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from maze_envs.bench.envs import JournaledGame
 from maze_envs.bench.metrics import (
     Status,
     UsageTally,
@@ -112,7 +113,7 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
                 Decision(None, record=record, usage=_usage_from_record(record), status=status),
             )
     # the adapter that played the game scores it again (its environment's own rules)
-    metrics = task.case.adapter_class().rescore(task.case, turns, outcome, statuses)
+    metrics = task.case.adapter_class().rescore(JournaledGame(task.case, turns, outcome, statuses))
     row.update(
         privileged=bool(meta.get("privileged")),
         status=status_from_outcome(outcome, usage.outages),
