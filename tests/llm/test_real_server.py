@@ -49,9 +49,10 @@ MAX_OUTPUT = 48
 REQUEST_TIMEOUT_S = 900
 START_TIMEOUT_S = 300
 #: Threads of the server's prompt evaluation and generation. One: on a busy machine (the test
-#: run, the type check and the lowest-versions pass share two cores) llama.cpp's threads wait
-#: for each other by spinning, and two threads evaluate a prompt several times slower than one
-#: (``MAZE_ENVS_LLAMA_THREADS`` sets another count).
+#: run and the checks scripts/test.sh runs beside it share two cores) llama.cpp's threads wait
+#: for each other by spinning: the ``prompted`` case took 572 s wall / 157 s CPU with the
+#: default two prompt threads and 231 s / 80 s with one, the same games played, at load 8-12
+#: (issue 26). ``MAZE_ENVS_LLAMA_THREADS`` sets another count.
 THREADS = int(os.environ.get("MAZE_ENVS_LLAMA_THREADS", "1"))
 MODES = ("auto", "grammar", "json_object", "prompted", "tool", "native")
 
@@ -122,10 +123,6 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 str(THREADS),
                 "--n_threads_batch",
                 str(THREADS),
-                # keep the evaluated prompts: each mode's games alternate between the two
-                # games' system prompts, which the server then restores instead of evaluating
-                "--cache",
-                "true",
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,
