@@ -22,14 +22,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import gymnasium
 import pettingzoo
 
 #: The environment kinds: which policies, wording and benchmark setups serve an environment.
 EnvKind = Literal["escape", "agimaze"]
-ENV_KINDS: Final[tuple[EnvKind, ...]] = ("escape", "agimaze")
+#: The kinds, in the order of ``EnvKind`` (written once, there).
+ENV_KINDS: Final[tuple[EnvKind, ...]] = get_args(EnvKind)
 #: The namespace of every id.
 NAMESPACE: Final = "maze_envs"
 
