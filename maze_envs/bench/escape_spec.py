@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, ValidationError, field_validator
 
 from maze_envs._registration import EnvKind, versions
-from maze_envs.bench.specbase import CaseBase, SetupBase
+from maze_envs.bench.specbase import CaseBase, SetupBase, describe_errors
 from maze_envs.escape.types import Config
 from maze_envs.policies.seeds import escape_salt
 
@@ -137,10 +137,10 @@ class EscapeSetup(SetupBase):
             try:
                 config = Config.from_preset(self.preset, **overrides, **extra)
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-                )
-                raise ValueError(f"Maze Escape setup {self.name!r}: {problems}") from None
+                at = "" if shape is None else f" at size {shape[0]}x{shape[1]}"
+                raise ValueError(
+                    f"Maze Escape setup {self.name!r}{at}: {describe_errors(exc)}"
+                ) from None
             cases.append(
                 EscapeCase(
                     setup=self.name,

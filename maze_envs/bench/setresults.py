@@ -187,9 +187,21 @@ SET_NOTE = (
 )
 
 
-def agimaze_set_section(summaries: Sequence[Summary]) -> list[str]:
-    """The report's section of labyrinth sets: its heading, tables and note."""
-    return ["## AGI Maze labyrinth sets", *agimaze_set_tables(summaries), SET_NOTE]
+def agimaze_set_section(summaries: Sequence[Summary]) -> list[Any]:
+    """The report's section of labyrinth sets (:class:`maze_envs.bench.report.Part`): its
+    heading, tables (each line linked to its games) and note."""
+    from maze_envs.bench.report import Part, line_keys
+
+    scores, between, labyrinths = agimaze_set_tables(summaries)
+    arms = line_keys(summaries, ("setup", "policy"))
+    per_labyrinth = tuple(k for s, k in zip(summaries, arms, strict=True) for _ in s["labyrinths"])
+    return [
+        Part("AGI Maze labyrinth sets", 2),
+        Part(scores, games=arms),
+        Part(between),
+        Part(labyrinths, games=per_labyrinth),
+        Part(SET_NOTE),
+    ]
 
 
 __all__ = [

@@ -74,7 +74,7 @@ from maze_envs.bench.escape_spec import (
     parse_size,
 )
 from maze_envs.bench.policyspec import PolicyEntry
-from maze_envs.bench.specbase import CaseBase, Seeds, SetupBase, seeds_or_none
+from maze_envs.bench.specbase import CaseBase, Seeds, SetupBase, describe_errors, seeds_or_none
 
 #: The registry's environment kind of a case's policies (``escape`` or ``agimaze``).
 PolicyKind = EnvKind
@@ -226,15 +226,6 @@ class Experiment(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             raise ValueError(f"experiment file {file}: {describe_errors(exc)}") from None
-
-
-def describe_errors(exc: ValidationError) -> str:
-    """A pydantic error as one readable line per problem, with where it is."""
-    lines = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "<experiment>"
-        lines.append(f"{where}: {error['msg']}")
-    return "; ".join(lines)
 
 
 __all__ = [

@@ -13,10 +13,10 @@ Cases and run keys are hashed with :func:`stable_key`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from maze_envs._registration import EnvKind, load
 from maze_envs.bench.policyspec import PolicyEntry
@@ -29,6 +29,25 @@ Row = dict[str, Any]
 
 def seeds_or_none(value: Any) -> tuple[int, ...] | None:
     return None if value is None else parse_seeds(value)
+
+
+def describe_errors(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    """A pydantic error as one readable line per problem, with where it is.
+
+    ``flags`` maps field names to the command-line options that set them: a problem in such a
+    field is placed by its option (``--size``) rather than by its path in the experiment
+    (``escape.0.sizes``). A validator's own message is given as written, without pydantic's
+    ``Value error,`` prefix.
+    """
+    lines = []
+    for error in exc.errors():
+        named = [flags[p] for p in error["loc"] if isinstance(p, str) and flags and p in flags]
+        where = named[-1] if named else ".".join(str(p) for p in error["loc"]) or "<experiment>"
+        cause = (error.get("ctx") or {}).get("error")
+        own = error["type"] == "value_error" and cause is not None
+        message = str(cause) if own else error["msg"]
+        lines.append(f"{where}: {message}")
+    return "; ".join(lines)
 
 
 class CaseBase(BaseModel):
@@ -112,7 +131,7 @@ class SetupBase(BaseModel):
     table: ClassVar[str]
     #: ``package.module:function``: result rows -> this kind's aggregates (JSON data).
     summary: ClassVar[str]
-    #: ``package.module:function``: the aggregates -> the report's Markdown parts.
+    #: ``package.module:function``: the aggregates -> the report's parts (``report.Part``).
     report: ClassVar[str]
 
     @field_validator("seeds", mode="before")
@@ -133,8 +152,8 @@ class SetupBase(BaseModel):
         return load(cls.summary)(rows)
 
     @classmethod
-    def markdown(cls, summary: Any) -> list[str]:
-        """The report's Markdown parts (headings, tables, notes) of :meth:`summarize`'s
-        aggregates; none when there are none."""
-        parts: list[str] = load(cls.report)(summary) if summary else []
+    def sections(cls, summary: Any) -> list[Any]:
+        """The report's parts (:class:`maze_envs.bench.report.Part`: headings, tables, notes)
+        of :meth:`summarize`'s aggregates; none when there are none."""
+        parts: list[Any] = load(cls.report)(summary) if summary else []
         return parts
