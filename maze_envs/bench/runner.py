@@ -520,7 +520,7 @@ def _front_page(
 def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
     from maze_envs.verify import verify_journal
 
-    return verify_journal(path, game_ids)
+    return verify_journal(path, game_ids, workers=1)  # (the caller shares the games out)
 
 
 def _verify(path: Path, workers: int = 1) -> list[Any]:
