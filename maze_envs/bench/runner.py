@@ -54,6 +54,7 @@ from typing import Any
 
 import orjson
 
+from maze_envs._registration import find_entry
 from maze_envs.bench.executors import Executor, Finished, make_executor
 from maze_envs.bench.folder import (
     JOURNAL_NAME,
@@ -160,11 +161,12 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
     from maze_envs.bench.envs import make_adapter, make_policy
     from maze_envs.policies.interface import is_async
 
-    for version in sorted({t.case.version for t in tasks if isinstance(t.case, EscapeCase)}):
+    for env_id in sorted({t.case.env_id for t in tasks}):
+        entry = find_entry(env_id)
         try:
-            importlib.import_module(f"maze_envs.maze_escape_v{version}")
+            importlib.import_module(entry.module)
         except ImportError as exc:
-            raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
+            raise RunError(f"{entry.name} is not available: {exc}") from None
     # each distinct policy once, and each of its Maze Escape setups once
     setups_of: dict[tuple[PolicyKind, str], tuple[Any, dict[str, Any]]] = {}
     for task in tasks:
