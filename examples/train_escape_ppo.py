@@ -80,7 +80,8 @@ class Recipe:
     max_turns: int = 120
     num_agents: int = 3
     games: int = 128  # batched games: 384 rows of experience per step
-    agent_steps: int = 3_000_000
+    # 203 rollouts of 24,576 agent-steps (384 rows x n_steps 64): the largest run within 5,000,000
+    agent_steps: int = 4_988_928
     # what the network reads (maze_envs.policies.learned.inputs): the observation without the raw
     # trail coordinates, its own previous move, and what the trail says about the neighbours
     raw_trail: bool = False
