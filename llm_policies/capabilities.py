@@ -125,7 +125,7 @@ class ModeChoice:
 def is_mode_rejection(error: ModelError, mode: OutputMode) -> bool:
     """Whether ``error`` is the server refusing the request feature of output ``mode``.
 
-    A permanent rejection (an HTTP 4xx, or the same 5xx body twice) whose body names the
+    A permanent rejection (an HTTP 4xx, or a 5xx reporting a validation error) whose body names the
     feature (``json_schema``, ``response_format``, ``tools``...) of a mode that sends one.
 
     >>> error = ModelError("status_code: 500, body: Input should be 'text' or 'json_object'",

@@ -175,7 +175,7 @@ class ModelError(Exception):
         status: the HTTP status, when there was one.
         retry_after: seconds the provider asked to wait, when it said.
         attempts: the failed attempts that led here (for :class:`ModelUnavailable`).
-        permanent: the server gave the same error body twice: retrying will not help.
+        permanent: the reply itself says retrying will not help (a request validation error).
     """
 
     def __init__(
