@@ -1,11 +1,21 @@
 """A response cache: replies stored in SQLite under the exact request that produced them.
 
 ``CachedBackend(backend, path)`` wraps any backend. The key is the SHA-256 of the request as
-canonical JSON: the model spec, the settings that can change a reply (all but the transport-only
-``timeout_s``, ``retries``, ``keep_alive``, and ``base_url`` and ``context_window``: the same
-model and request behind another port or proxy is the same request), the system prompt, the
-messages, the output mode, the schema *with its key order* (a reordered schema is a different
-request), the schema name and ``cache_key_extra``. Modes:
+canonical JSON: the model, the settings that can change a reply (all but the transport-only
+``timeout_s``, ``retries``, ``keep_alive``, ``slots``, and ``base_url`` and ``context_window``),
+the system prompt, the messages, the output mode, the schema *with its key order* (a reordered
+schema is a different request), the schema name and ``cache_key_extra``.
+
+The model is the one that answers. For a hosted model it is the spec (the same model and
+request behind another port or proxy is the same request). A local server may serve anything
+under any name (``openai-chat:local``), so for a server declared local the key names the model
+the server says it serves (:attr:`llm_policies.capabilities.Endpoint.identity`: llama.cpp's
+model file, Ollama's digest, vLLM's model; :meth:`CachedBackend.identify`): a rerun on another
+port still hits, and a different model served under the same name never does. A local server
+that says nothing about its model is keyed by its base URL too (another port misses: the
+cache cannot tell it serves the same model). The identity seen at each base URL is stored in
+the cache file, so a ``read_only`` replay with the server gone uses the one recorded there.
+Modes:
 
 * ``"read_write"``: a hit returns the stored reply and sends nothing; a miss calls the model and
   stores its reply. Rerunning a benchmark reuses every recorded reply at no cost.
@@ -47,6 +57,12 @@ CREATE TABLE IF NOT EXISTS replies (
     request TEXT NOT NULL,
     reply TEXT NOT NULL,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS served (
+    spec TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    PRIMARY KEY (spec, base_url)
 )
 """
 
@@ -55,12 +71,19 @@ class CacheMiss(ModelUnavailable):
     """A read-only cache has no reply for a request."""
 
 
-def request_json(spec: str, request: ModelRequest) -> str:
-    """The canonical JSON of what makes a reply (the schema's key order kept as given)."""
+def request_json(spec: str, request: ModelRequest, served: str | None = None) -> str:
+    """The canonical JSON of what makes a reply (the schema's key order kept as given).
+
+    ``served``: the model a local server serves (its identity, or ``spec@base_url`` when it
+    says nothing), which replaces the spec's model name in the key.
+    """
+    model: dict[str, str] = {"spec": spec}
+    if served is not None:
+        model = {"spec": spec.partition(":")[0], "served": served}
     return json.dumps(
         {
             "v": KEY_VERSION,
-            "spec": spec,
+            **model,
             "settings": request.settings.cache_fields(),
             "system": request.system,
             "messages": [[m.role, m.content] for m in request.messages],
@@ -74,7 +97,7 @@ def request_json(spec: str, request: ModelRequest) -> str:
     )
 
 
-def request_key(spec: str, request: ModelRequest) -> str:
+def request_key(spec: str, request: ModelRequest, served: str | None = None) -> str:
     """SHA-256 hex of :func:`request_json`.
 
     >>> from llm_policies.backends.base import ChatMessage
@@ -87,7 +110,7 @@ def request_key(spec: str, request: ModelRequest) -> str:
     >>> request_key("openai:x", req(a)) == request_key("openai:x", req(b))
     False
     """
-    return hashlib.sha256(request_json(spec, request).encode()).hexdigest()
+    return hashlib.sha256(request_json(spec, request, served).encode()).hexdigest()
 
 
 def _reply_json(reply: ModelReply) -> str:
@@ -99,6 +122,7 @@ def _reply_json(reply: ModelReply) -> str:
             "model": reply.model,
             "latency_s": reply.latency_s,
             "raw": reply.raw,
+            "finish_reason": reply.finish_reason,
         },
         ensure_ascii=False,
     )
@@ -115,6 +139,7 @@ def _reply_from_json(text: str) -> ModelReply:
         latency_s=data["latency_s"],
         raw=data["raw"],
         cached=True,
+        finish_reason=data.get("finish_reason"),
     )
 
 
@@ -139,6 +164,8 @@ class CachedBackend:
         self.mode: CacheMode = mode
         self.distinct_repeats = distinct_repeats
         self.hits = self.misses = self.stored = 0
+        #: the model the server says it serves (:meth:`identify`)
+        self.identity: str | None = None
         self._repeats: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -152,7 +179,7 @@ class CachedBackend:
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
             if mode == "read_write":
                 self._db.execute("PRAGMA journal_mode=WAL")  # several workers may share it
-                self._db.execute(_SCHEMA)
+                self._db.executescript(_SCHEMA)
                 self._db.commit()
 
     @property
@@ -173,9 +200,48 @@ class CachedBackend:
         window = getattr(self.backend, "context_window", None)
         return window if isinstance(window, int) else None
 
+    def identify(self, identity: str | None) -> None:
+        """The model the server serves, as it says (``None``: it does not say); see the module
+        docstring. Recorded in the cache file against the spec and base URL."""
+        self.identity = identity
+        base_url = self._base_url
+        if identity is None or base_url is None or self._db is None or self.mode != "read_write":
+            return
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO served (spec, base_url, identity) VALUES (?, ?, ?)",
+                (self.spec, base_url, identity),
+            )
+            self._db.commit()
+
+    @property
+    def _base_url(self) -> str | None:
+        settings = getattr(self.backend, "settings", None)
+        return getattr(settings, "base_url", None)
+
+    def served(self) -> str | None:
+        """What names the model in the keys (module docstring): ``None`` for a hosted model."""
+        base_url = self._base_url
+        if not self.local or base_url is None:
+            return None
+        if self.identity is not None:
+            return self.identity
+        if self.mode == "read_only" and self._db is not None:
+            with self._lock:
+                try:
+                    row = self._db.execute(
+                        "SELECT identity FROM served WHERE spec = ? AND base_url = ?",
+                        (self.spec, base_url),
+                    ).fetchone()
+                except sqlite3.OperationalError:  # a file written before identities were kept
+                    row = None
+            if row:
+                return str(row[0])
+        return f"{self.spec}@{base_url}"
+
     def key(self, request: ModelRequest) -> str:
         """The cache key of ``request`` (with its repeat number when ``distinct_repeats``)."""
-        key = request_key(self.spec, request)
+        key = request_key(self.spec, request, self.served())
         if self.distinct_repeats:
             with self._lock:
                 n = self._repeats[key]
@@ -214,7 +280,13 @@ class CachedBackend:
             self._db.execute(
                 "INSERT OR REPLACE INTO replies (key, spec, request, reply, created) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (key, self.spec, request_json(self.spec, request), _reply_json(reply), time.time()),
+                (
+                    key,
+                    self.spec,
+                    request_json(self.spec, request, self.served()),
+                    _reply_json(reply),
+                    time.time(),
+                ),
             )
             self._db.commit()
         self.stored += 1

@@ -20,6 +20,7 @@ the journal. :func:`decide` is the loop both policies share:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -50,10 +51,11 @@ from maze_envs.policies.interface import Usage
 log = logging.getLogger(__name__)
 
 Status = Literal["ok", "fallback", "outage"]
-#: Why a decision fell back: no usable reply after the re-asks; a prompt over the context
+#: Why a decision fell back: no usable reply after the re-asks; the last reply was cut at the
+#: output cap before it was complete (raise ``max_output_tokens``); a prompt over the context
 #: window; a configuration the server rejects (an output mode); a cap that the next request
 #: would break (the request was not sent).
-FallbackReason = Literal["unusable", "context", "config", "cap"]
+FallbackReason = Literal["unusable", "truncated", "context", "config", "cap"]
 #: Characters of an unusable reply echoed back in a re-ask (enough to point at it; a whole
 #: runaway reply would fill the context window).
 ECHO_LIMIT = 300
@@ -237,6 +239,7 @@ async def decide(
         }
     )
     error: str | None = None
+    cut = False  # the last unusable reply was cut at the output cap
     for attempt in range(harness.parse_retries + 1):
         request = ModelRequest(
             system=system,
@@ -248,74 +251,125 @@ async def decide(
             cache_key_extra=cache_key_extra,
             cache_history=cache_history,
         )
-        cleared = Cleared(None, None)
-        if guard is not None:
-            checked = await guard.check(request)
-            if isinstance(checked, NoRoom):
-                return decision.fail("context", checked.message, context=checked.to_json())
-            if isinstance(checked, Capped):
-                return decision.fail("cap", checked.reason)
-            cleared = checked
-        endpoint = guard.endpoint if guard is not None else None
-        first = await endpoint.first_request(mode) if endpoint is not None else False
-        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
-            _settle(guard, request, cleared, None, Usage())
-            reason = endpoint.rejected(mode) or ""
-            return decision.fail("config", mode_rejected_message(mode, reason))
-        served = False
-        try:
-            reply = await backend.complete(request)
-            served = True
-        except ContextLengthExceeded as exc:
-            served = True  # the server took the mode; the prompt was too long
-            _settle(guard, request, cleared, None, Usage())
-            if endpoint is not None and exc.window is not None:
-                endpoint.learn_window(exc.window, "error")
-            return decision.fail(
-                "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
-            )
-        except ModelError as exc:
-            _settle(guard, request, cleared, None, Usage())
-            if is_mode_rejection(exc, mode):
-                if endpoint is not None:
-                    endpoint.reject(mode, exc.message)
-                return decision.fail(
-                    "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
-                )
-            return decision.outage(exc.to_json(), str(exc))
-        except Exception as exc:  # a backend bug must not end the game either
-            _settle(guard, request, cleared, None, Usage())
-            log.exception("backend %s failed unexpectedly", backend.spec)
-            return decision.outage({"error": type(exc).__name__, "message": str(exc)}, repr(exc))
-        finally:
-            if first and endpoint is not None:
-                endpoint.answered(mode, served)
-        if mode == "tool" and reply.tool_arguments is None:
-            decision.notices.append(
-                {
-                    "kind": "mode_ignored",
-                    "mode": "tool",
-                    "detail": "no tool call came back (a server that ignores tool_choice, such "
-                    "as llama.cpp's, never shows the model the tool): output_mode=auto picks a "
-                    "mode the server honours",
-                }
-            )
-        call_usage = priced(backend, reply)
-        breach = _settle(guard, request, cleared, reply, call_usage)
+        sent = await _send(backend, request, mode, guard, decision)
+        if isinstance(sent, Outcome):
+            return sent
+        reply, cleared, call_usage, breach = sent
         result: ParseResult = parse_reply(reply.text, reply.tool_arguments, schema, mode)
         error = result.error
         if result.values is not None and check_values is not None:
             error = check_values(result.values)
-        decision.add_attempt(reply, call_usage, result, error, cleared, breach)
+        cap = request.settings.max_output_tokens
+        cut = error is not None and result.values is None and reply.truncated(cap)
+        told = error
+        if cut:  # not malformed: the model had not finished when the cap cut it off
+            written = call_usage.output_tokens
+            error = truncation_message(written, cap)
+            told = f"it was cut off after {written} tokens, before it was complete (write less)"
+        decision.add_attempt(reply, call_usage, result, error, cleared, breach, cut)
         if error is None and result.values is not None:
-            return decision.ok(result.values, attempt, result.quirks)
+            return decision.ok(result.values, attempt, result.quirks, result.rejected)
         decision.failed_quirks.update(result.quirks)
         if attempt < harness.parse_retries:
             conversation += [
                 ChatMessage("assistant", echo_excerpt(reply)),
-                ChatMessage("user", retry_text.format(error=error)),
+                ChatMessage("user", retry_text.format(error=told)),
             ]
-    return decision.fail("unusable", error or "no usable reply", retries=harness.parse_retries)
+    reason: FallbackReason = "truncated" if cut else "unusable"
+    return decision.fail(reason, error or "no usable reply", retries=harness.parse_retries)
+
+
+def truncation_message(written: int, cap: int | None) -> str:
+    """The error of a reply cut at the output cap, with what to change.
+
+    >>> truncation_message(48, 48)
+    'truncated: the reply was cut off at the output cap (48 tokens written, max_output_tokens=48) before it was complete; raise max_output_tokens'
+    """  # noqa: E501
+    where = f"max_output_tokens={cap}" if cap is not None else "the server's own limit"
+    return (
+        f"truncated: the reply was cut off at the output cap ({written} tokens written, {where}) "
+        "before it was complete; raise max_output_tokens"
+    )
+
+
+Sent = tuple[ModelReply, Cleared, Usage, dict[str, Any] | None]
+
+
+async def _send(
+    backend: ModelBackend,
+    request: ModelRequest,
+    mode: OutputMode,
+    guard: Guard | None,
+    decision: _Decision,
+) -> Sent | Outcome:
+    """Send one request: the first in its mode alone, then within the server's slots, checked
+    against the context window and the caps (and reserved) once it may go; its reply, clearance,
+    usage and cap breach, or the outcome of a decision that ends here."""
+    endpoint = guard.endpoint if guard is not None else None
+    first = await endpoint.first_request(mode) if endpoint is not None else False
+    served = False
+    try:
+        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
+            reason = endpoint.rejected(mode) or ""
+            return decision.fail("config", mode_rejected_message(mode, reason))
+        # the slot is held from the check on: a window another request of this run learnt
+        # while this one waited is known to the check, and nothing waits in the server's queue
+        async with endpoint.slot() if endpoint is not None else contextlib.nullcontext():
+            cleared = Cleared(None, None)
+            if guard is not None:
+                checked = await guard.check(request)
+                if isinstance(checked, NoRoom):
+                    return decision.fail("context", checked.message, context=checked.to_json())
+                if isinstance(checked, Capped):
+                    return decision.fail("cap", checked.reason)
+                cleared = checked
+            try:
+                reply = await backend.complete(request)
+                served = True
+            except ContextLengthExceeded as exc:
+                served = True  # the server took the mode; the prompt was too long
+                _settle(guard, request, cleared, None, Usage())
+                if endpoint is not None:
+                    endpoint.answered_once = True
+                    if exc.window is not None:
+                        endpoint.learn_window(exc.window, "error")
+                return decision.fail(
+                    "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
+                )
+            except ModelError as exc:
+                _settle(guard, request, cleared, None, Usage())
+                if endpoint is not None and exc.status is not None:
+                    endpoint.answered_once = True  # an HTTP answer, if not a reply
+                if is_mode_rejection(exc, mode):
+                    if endpoint is not None:
+                        endpoint.reject(mode, exc.message)
+                    return decision.fail(
+                        "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
+                    )
+                return decision.outage(exc.to_json(), str(exc))
+            except Exception as exc:  # a backend bug must not end the game either
+                _settle(guard, request, cleared, None, Usage())
+                log.exception("backend %s failed unexpectedly", backend.spec)
+                detail = {"error": type(exc).__name__, "message": str(exc)}
+                return decision.outage(detail, repr(exc))
+        if endpoint is not None and not reply.cached:
+            endpoint.answered_once = True
+    finally:
+        if first and endpoint is not None:
+            endpoint.answered(mode, served)
+    if mode == "tool" and reply.tool_arguments is None:
+        decision.notices.append(
+            {
+                "kind": "mode_ignored",
+                "mode": "tool",
+                "detail": "no tool call came back (a server that ignores tool_choice, such as "
+                "llama.cpp's, never shows the model the tool): output_mode=auto picks a mode "
+                "the server honours",
+            }
+        )
+    call_usage = priced(backend, reply)
+    breach = _settle(guard, request, cleared, reply, call_usage)
+    return reply, cleared, call_usage, breach
 
 
 def _settle(
@@ -365,6 +419,7 @@ class _Decision:
         error: str | None,
         cleared: Cleared,
         breach: dict[str, Any] | None,
+        truncated: bool = False,
     ) -> None:
         self.usage = self.usage + usage
         self.notices.extend(reply.notices)
@@ -378,7 +433,10 @@ class _Decision:
             "latency_s": reply.latency_s,
             "cached": reply.cached,
             "transport_retries": [a.to_json() for a in reply.retries],
+            "finish_reason": reply.finish_reason,
         }
+        if truncated:
+            entry["error_kind"] = "truncated"
         if cleared.count is not None:
             entry["prompt_tokens_before"] = cleared.count.to_json()
         if breach is not None:
@@ -396,8 +454,16 @@ class _Decision:
             self.record["cap_breaches"] = self.cap_breaches
         return Outcome(status, values, self.usage, self.record, error, notices=self.notices)
 
-    def ok(self, values: dict[str, Any], retries: int, quirks: Mapping[str, int]) -> Outcome:
+    def ok(
+        self,
+        values: dict[str, Any],
+        retries: int,
+        quirks: Mapping[str, int],
+        rejected: Mapping[str, str] | None = None,
+    ) -> Outcome:
         self.record["quirks"] = dict(quirks)
+        if rejected:  # salvaged: these fields were out of range and are not played
+            self.record["rejected_fields"] = dict(rejected)
         outcome = self._outcome("ok", values, retries, None)
         outcome.quirks = Counter(quirks)
         return outcome

@@ -39,7 +39,12 @@ from maze_envs.bench.command import EXIT_OUTAGE, outage_report, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
-from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
+from maze_envs.bench.runner import (
+    RunError,
+    RunOptions,
+    RunResult,
+    run_experiment,
+)
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import parse_size
 from maze_envs.bench.stopping import RunStopped

@@ -339,6 +339,7 @@ class OllamaBackend:
             raw=response.model_dump(mode="json", exclude_none=True),
             retries=failures,
             notices=self._context_notices(request, response),
+            finish_reason=response.done_reason,
         )
 
     async def aclose(self) -> None:

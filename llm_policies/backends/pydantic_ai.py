@@ -388,6 +388,7 @@ class PydanticAIBackend:
             latency_s=latency,
             raw=raw,
             retries=failures,
+            finish_reason=response.finish_reason,
         )
 
     async def aclose(self) -> None:

@@ -415,6 +415,13 @@ def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
     return stop.exit_status
 
 
+#: The advice closing an outage report.
+OUTAGE_ADVICE = (
+    "those games are reported apart (status outage), not as failures; check the server, "
+    "the port and the key, then run again with --resume --retry-outages to play them"
+)
+
+
 def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
     """What a run's outages were, or None without any: which model at which endpoint could not
     be reached, why, and how many decisions of how many games were outages."""
@@ -440,10 +447,7 @@ def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
             f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
             + (f" (first error: {entry['error']})" if entry["error"] else "")
         )
-    lines.append(
-        "those games are reported apart (status outage), not as failures; check the server, "
-        "the port and the key, then run again with --resume to play them"
-    )
+    lines.append(OUTAGE_ADVICE)
     return "\n".join(lines)
 
 

@@ -33,7 +33,7 @@ from maze_envs.bench.dispatch import MAX_BATCH, Dispatch, Fault
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
-from maze_envs.bench.workers import BatchJob, Finished, marks_folder, play_batch
+from maze_envs.bench.workers import BatchJob, Finished, RunShares, marks_folder, play_batch
 from maze_envs.bench.workers import as_finished as games_of
 
 #: What ``--executor ray`` says when Ray is not installed.
@@ -77,6 +77,15 @@ class RayLedger:
         reason: str | None = ray.get(self.actor.update.remote(dict(charges), tuple(watch)))
         return reason
 
+    def hold(self, indexes: Sequence[int], tokens: int, cost: float | None) -> str | None:
+        ray = import_ray()
+        reason: str | None = ray.get(self.actor.hold.remote(tuple(indexes), tokens, cost))
+        return reason
+
+    def unhold(self, indexes: Sequence[int], tokens: int, cost: float) -> None:
+        ray = import_ray()
+        ray.get(self.actor.unhold.remote(tuple(indexes), tokens, cost))
+
     def stop(self) -> None:
         ray = import_ray()
         ray.kill(self.actor)
@@ -118,8 +127,11 @@ class RayExecutor:
         shard_dir: Path | None,
         caps: CapTable | None = None,
         spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
     ) -> Iterator[Finished]:
         ray = import_ray()
+        shares = RunShares.of(shared, self.workers)
         started = False
         if not ray.is_initialized():
             handlers = _signal_handlers()
@@ -146,7 +158,7 @@ class RayExecutor:
                 yield from dispatch.refused()
                 while (batch := dispatch.take()) is not None:
                     self._at("submit")
-                    job = BatchJob(batch.number, marks, caps, ledger)
+                    job = BatchJob(batch.number, marks, caps, ledger, shares)
                     dispatch.running[remote.remote(batch.tasks, shards, self.concurrency, job)] = (
                         batch
                     )

@@ -72,6 +72,7 @@ from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import EscapeCase, Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
 from maze_envs.journal import Journal, JournalError
+from maze_envs.policies.run import prepare_run
 
 __all__ = [
     "JOURNAL_NAME",
@@ -138,11 +139,20 @@ class RunResult:
         return self.verified is None or all(report.ok for report in self.verified)
 
 
-def check_tasks(tasks: Sequence[GameTask]) -> bool:
-    """Build each distinct policy once and load each env version, so that an unknown name, a
-    bad option or a missing environment fails before any game.
+@dataclass
+class Checked:
+    """What :func:`check_tasks` found: whether any policy is async, and what the policies
+    learnt for the whole run (installed in every worker: :mod:`maze_envs.policies.run`)."""
 
-    Returns whether any policy is async (its own ``aact``). Raises :class:`RunError`.
+    any_async: bool
+    shared: list[Any] = field(default_factory=list)
+
+
+def check_tasks(tasks: Sequence[GameTask], prepare: bool = True) -> Checked:
+    """Build each distinct policy once and load each env version, so that an unknown name, a
+    bad option or a missing environment fails before any game; with ``prepare``, let each
+    policy ask what the run needs of its model server, once for all its games and workers
+    (``prepare_run``: :mod:`maze_envs.policies.run`). Raises :class:`RunError`.
     """
     import importlib
 
@@ -155,7 +165,7 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
         except ImportError as exc:
             raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
     seen: set[tuple[str, str]] = set()
-    any_async = False
+    checked = Checked(any_async=False)
     for task in tasks:
         for spec in task.policy.specs:
             key = (task.case.policy_kind, spec.model_dump_json())
@@ -166,8 +176,13 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
                 policy = make_policy(spec.spec, task.case.policy_kind, spec.options)
             except Exception as exc:
                 raise RunError(f"policy {spec.text!r} ({task.case.policy_kind}): {exc}") from None
-            any_async = any_async or is_async(policy)
-            policy.close()
+            checked.any_async = checked.any_async or is_async(policy)
+            try:
+                shared = prepare_run(policy) if prepare else None
+            finally:
+                policy.close()
+            if shared is not None:
+                checked.shared.append(shared)
     setups: dict[str, GameTask] = {}
     for task in tasks:
         setups.setdefault(task.case.setup, task)
@@ -176,7 +191,7 @@ def check_tasks(tasks: Sequence[GameTask]) -> bool:
             make_adapter(task, None).close()
         except Exception as exc:
             raise RunError(f"setup {setup!r}: the environment cannot be built: {exc}") from None
-    return any_async
+    return checked
 
 
 class _Merger:
@@ -336,7 +351,8 @@ def _run(
 ) -> RunResult:
     started = time.perf_counter()
     tasks = experiment.tasks()
-    any_async = check_tasks(tasks)
+    checked = check_tasks(tasks)
+    any_async = checked.any_async
     # games at once in one event loop: in this process (inline) or in each worker (process, ray);
     # sync games gain nothing from a worker's event loop, so there they go one by one
     concurrency = options.concurrency or (8 if any_async else 1)
@@ -378,7 +394,7 @@ def _run(
             shard_dir.mkdir()
         merger = _Merger(journal, store, done, dict(rows))
         progress = make_progress(len(tasks), len(tasks) - len(todo), quiet=options.quiet)
-        games = executor.run(todo, shard_dir, caps, spent)
+        games = executor.run(todo, shard_dir, caps, spent, shared=checked.shared)
         try:
             for finished in games:
                 with stop.shielded():  # a finished game is stored whole, with its row

@@ -41,28 +41,59 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
+class RunShares:
+    """What the policies learnt for the whole run before its first game
+    (:mod:`maze_envs.policies.run`: each a ``RunShared``), installed once in each process that
+    plays the run's games; ``processes``: how many play them at once; ``run``: the run's id."""
+
+    shared: tuple[Any, ...] = ()
+    processes: int = 1
+    run: str = ""
+
+    @classmethod
+    def of(cls, shared: Sequence[Any], processes: int) -> RunShares | None:
+        """The run's shares for ``processes`` processes (``None`` without any)."""
+        return cls(tuple(shared), processes, uuid.uuid4().hex) if shared else None
+
+    def install(self) -> None:
+        """Install them in this process (once per run)."""
+        global _INSTALLED
+        if not self.shared or self.run == _INSTALLED:
+            return
+        for item in self.shared:
+            item.install(self.processes)
+        _INSTALLED = self.run
+
+
+@dataclass(frozen=True, slots=True)
 class BatchJob:
     """What a batch needs besides its games: its number (for the start mark), the marks
     folder, the run's caps and, where it can travel in a task's arguments (Ray: an actor
-    handle; inline: the object), the run's ledger. A process pool's workers get the ledger when
-    they start (:func:`worker_init`)."""
+    handle; inline: the object), the run's ledger and what its policies learnt before it
+    began. A process pool's workers get the ledger and those when they start
+    (:func:`worker_init`)."""
 
     number: int = 0
     marks: str | None = None
     caps: CapTable | None = None
     ledger: RunLedger | None = None
+    shares: RunShares | None = None
 
 
 _SHARD: Any = None  # this process's shard journal (workers), opened on first use
 _LEDGER: RunLedger | None = None  # the run's ledger, in a process pool's worker
+_INSTALLED = ""  # the run whose shares this process installed
 
 
-def worker_init(ledger: RunLedger | None) -> None:
-    """A process pool worker's initializer: signals (:func:`~.stopping.worker_signals`) and the
-    run's ledger (shared memory must be inherited when the process starts)."""
+def worker_init(ledger: RunLedger | None, shares: RunShares | None = None) -> None:
+    """A process pool worker's initializer: signals (:func:`~.stopping.worker_signals`), the
+    run's ledger (shared memory must be inherited when the process starts) and what the run's
+    policies learnt before it began."""
     global _LEDGER
     worker_signals()
     _LEDGER = ledger
+    if shares is not None:
+        shares.install()
 
 
 def _shard_journal(shard_dir: str) -> Any:
@@ -165,6 +196,8 @@ def play_batch(
     with ``concurrency > 1`` that many at once in one event loop. The games are reported
     together, so a worker that dies mid-batch reports none of them (they are played again)."""
     _mark_start(job)
+    if job is not None and job.shares is not None:
+        job.shares.install()
     if concurrency <= 1 or len(tasks) <= 1:
         reported = []
         for index, task in enumerate(tasks):
