@@ -211,6 +211,8 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         self.actions: tuple[str, ...] = ()
         #: steps before this one are left out to fit the context window (automatic trim)
         self.history_start = 0
+        #: the context window the last request's messages were fitted to
+        self._fitted_window: int | None = None
         self._trim: dict[str, Any] | None = None
 
     def harness(self) -> dict[str, Any]:
@@ -287,7 +289,15 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             )
             if self._trim is not None:
                 outcome.record["history_trim"] = self._trim
-            if outcome.reason != "context" or not self._trim_more():
+            if outcome.reason != "context":
+                break
+            context = outcome.record.get("context") or {}
+            unsent = "server_error" not in context
+            if unsent and self.endpoint.context_window != self._fitted_window:
+                # not sent: a window learnt meanwhile (another game's refusal) that the
+                # messages were not fitted to; fitting them to it is enough
+                continue
+            if not self._trim_more():
                 break
             refused.append(outcome.record)
         if refused:  # the requests the server refused as too long, and what they taught
@@ -327,7 +337,7 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
     def _fitted(self, current: str) -> list[ChatMessage]:
         """The messages, the oldest steps left out when they would not fit the context window."""
         messages = self._messages(current)
-        window = self.endpoint.context_window
+        window = self._fitted_window = self.endpoint.context_window
         if window is None or self.mode is None:
             return messages
         room = window - reply_reserve(self.settings.max_output_tokens)

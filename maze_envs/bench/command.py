@@ -20,7 +20,7 @@ game), 130 / 143 stopped by SIGINT (Ctrl-C) / SIGTERM (``timeout``, Slurm, CI): 
 game is in the journal and ``--resume`` completes the run. Statuses 3, 130 and 143 print how to
 resume. 4: a model could not be reached: some decisions were outages (the message names the
 model, its endpoint and how many decisions; those games are reported apart, status ``outage``,
-and ``--resume`` plays them again).
+and ``--resume --retry-outages`` plays them again).
 
 The main job writes to ``out`` like any run, and starts over only a folder holding its own
 earlier run (``main-job.txt`` marks one); another run there is refused with status 2 (use
@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -61,6 +62,7 @@ from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import ENV_KINDS, ESCAPE_VERSIONS, Experiment, describe_errors
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
+from maze_envs.metrics import stop_kind
 
 #: Exit status of a run in which a model could not be reached (outage decisions).
 EXIT_OUTAGE = 4
@@ -170,6 +172,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"output folder (default: {DEFAULT_OUT}); a folder holding another run is refused",
     )
     run.add_argument("--resume", action="store_true", help="skip games already done in --out")
+    run.add_argument(
+        "--retry-outages",
+        action="store_true",
+        help="with --resume: play again the games an outage touched (the model could not be "
+        "reached), which are otherwise kept as they are, reported apart",
+    )
     run.add_argument(
         "--fresh", action="store_true", help="delete the run in --out first (says what it deletes)"
     )
@@ -338,7 +346,8 @@ def _report(result: RunResult, main_job: bool) -> None:
         f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
         f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error, "
         f"{apart['outage_games']} touched by a model outage and {apart['stopped_games']} "
-        "stopped by a cap (these two are counted apart, not as failures)"
+        f"stopped early{stop_reasons(result.rows)} (these two are counted apart, not as "
+        "failures)"
     )
     for row in errors[:5]:
         print(
@@ -376,6 +385,22 @@ def _report(result: RunResult, main_job: bool) -> None:
             "\nrun your own: maze-envs bench --env escape --size 9 13 --policy explorer "
             "--seeds 0-49 (see maze-envs bench --help)"
         )
+
+
+def stop_reasons(rows: Sequence[dict[str, Any]]) -> str:
+    """Why the stopped games stopped, by kind (:func:`maze_envs.metrics.stop_kind`):
+    ``" (context 2, run cap 1)"``, or ``""`` when none stopped.
+
+    >>> stop_reasons([{"status": "stopped", "stop_reason": "A: config: the server rejects"},
+    ...               {"status": "stopped", "stop_reason": "run cap: token cap of the run"}])
+    ' (config 1, run cap 1)'
+    """
+    kinds = Counter(
+        stop_kind(r.get("stop_reason")) or "other" for r in rows if r.get("status") == "stopped"
+    )
+    if not kinds:
+        return ""
+    return " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
 
 
 def resume_command(argv: Sequence[str]) -> str:
@@ -480,11 +505,14 @@ def _main(given: list[str]) -> int:
         parser.error(f"--max-cost-per-run must be positive, got {args.max_cost_per_run}")
     if args.fresh and args.resume:
         parser.error("--fresh starts over and --resume continues: give one of them")
+    if args.retry_outages and not args.resume:
+        parser.error("--retry-outages plays again the outage games of a run: add --resume")
     options = RunOptions(
         executor=args.executor or ("process" if main_job else "inline"),
         workers=args.workers,
         concurrency=args.concurrency,
         resume=args.resume,
+        retry_outages=args.retry_outages,
         fresh=args.fresh,
         journal=not args.no_journal,
         verify=(main_job if args.verify is None else args.verify) and not args.no_journal,

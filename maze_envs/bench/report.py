@@ -134,8 +134,21 @@ def _policy(summary: dict[str, Any]) -> str:
     return summary["policy"] + (" (privileged)" if summary.get("privileged") else "")
 
 
-#: The columns of model usage, the same in every table (when a policy reports usage).
-USAGE_HEADER = ("tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks")
+#: The columns of model usage, the same in every table (when a policy reports usage): what
+#: it cost, how the decisions went, and what the model saw and wrote (histories trimmed to fit
+#: the context window, replies over the output cap).
+USAGE_HEADER = (
+    "tokens in/out",
+    "cost",
+    "cost / success",
+    "fallbacks",
+    "outages",
+    "quirks",
+    "history trims",
+    "cap breaches",
+)
+#: The success rate beside the rate over the games played: excluded games counted as failures.
+WITH_EXCLUDED = "success, excluded as failures (95% CI)"
 
 
 def _with_usage(groups: Sequence[dict[str, Any]]) -> bool:
@@ -156,7 +169,19 @@ def _usage_cells(g: dict[str, Any]) -> list[str]:
         str(g.get("fallbacks") or 0),
         str(g.get("outages") or 0),
         quirks,
+        str(g.get("history_trims") or 0),
+        str(g.get("cap_breaches") or 0),
     ]
+
+
+def _with_excluded(g: dict[str, Any], name: str, successes: int, games: int) -> str:
+    """The rate counting the excluded games as failures (``–`` when none was excluded: it is
+    the rate beside it)."""
+    excluded = int(g.get("excluded") or 0)
+    if not excluded:
+        return "–"
+    low, high = g.get(f"{name}_with_excluded_low"), g.get(f"{name}_with_excluded_high")
+    return _rate(successes, games + excluded, low, high)
 
 
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
@@ -168,6 +193,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "policy",
         "team success (95% CI)",
         "excluded",
+        WITH_EXCLUDED.replace("success", "team success"),
         "finish turn",
         "finish / fastest (95% CI)",
         "censored ratio",
@@ -187,6 +213,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _policy(g),
             _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
             _excluded(g),
+            _with_excluded(g, "success_rate", g["successes"], g["games"]),
             _num(g["finish_turn"]["mean"], 1),
             _interval(g["finish_ratio"]),
             _num(g["finish_ratio_censored"]["mean"]),
@@ -224,7 +251,7 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
     with_usage = _with_usage(stages)
     if with_usage:  # "cost / success": per solved episode, as the level tables say
         header += [c.replace("success", "solved") for c in USAGE_HEADER]
-    header.append("excluded")
+    header += ["excluded", WITH_EXCLUDED.replace("success", "solved")]
     lines = []
     for s in stages:
         real = s.get("real_random_success_pct")
@@ -252,6 +279,7 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
                 "–" if real is None else f"{real:.1f}",
                 *(_usage_cells(s) if with_usage else []),
                 _excluded(s),
+                _with_excluded(s, "solved_rate", s["solved"], s["episodes"]),
             ]
         )
     return table(header, lines)
@@ -278,7 +306,7 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
     header += (
         [c.replace("success", "solved") for c in USAGE_HEADER] if with_usage else ["cost / solved"]
     )
-    header.append("excluded")
+    header += ["excluded", WITH_EXCLUDED.replace("success", "solved")]
     lines = []
     for g in groups:
         where = (
@@ -308,6 +336,7 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
                     else [_money(g["cost_per_success"], g["cost_status"])]
                 ),
                 _excluded(g),
+                _with_excluded(g, "solved_rate", g["solved"], g["episodes"]),
             ]
         )
     return table(header, lines)
@@ -328,7 +357,11 @@ NOTES = {
         "bound). Wall-move rate: moves into a wall / moves tried; it, STAY and radio count the "
         "policies' own decisions only (fallback and outage decisions excluded). Rates and means "
         "are over the games played: 'excluded' games (an outage touched them, or a cap stopped "
-        "them) are counted apart, not as failures; tokens and cost include them. Intervals: "
+        "them) are counted apart, not as failures, and the rate counting them as failures is "
+        "beside it (long, failing games are the likeliest to meet an outage or a cap: the truth "
+        "lies between the two); tokens and cost include them. History trims: decisions whose "
+        "history was cut to fit the context window; cap breaches: replies over the output cap. "
+        "Intervals: "
         "Wilson (rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
         "values, has no interval (n shown)."
     ),
@@ -339,7 +372,9 @@ NOTES = {
         "max_steps). RHAE70 = min(1, (0.7 max_steps / steps)^2) when solved, else 0. "
         "'random, real': the real benchmark's random-agent success on that TRAINING stage. "
         "Rates and means are over the episodes played: 'excluded' episodes (an outage touched "
-        "them, or a cap stopped them) are counted apart, not as failures."
+        "them, or a cap stopped them) are counted apart, not as failures; the solved rate "
+        "counting them as failures is beside it. History trims: decisions whose history was "
+        "cut to fit the context window (the model did not see the whole episode)."
     ),
 }
 

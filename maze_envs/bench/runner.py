@@ -18,9 +18,11 @@ not already done and writes, in the output folder:
     again, so resuming a finished run stays fast.
 
 Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
-journal, a row) are skipped; games that ended with an error, that an outage touched (status
-``outage``: the model could not be reached), and games a run cap stopped or kept from starting
-are played again.
+journal, a row) are skipped; games that ended with an error and games a run cap stopped or kept
+from starting are played again, and with ``retry_outages=True`` (``--resume --retry-outages``)
+the games an outage touched (status ``outage``: the model could not be reached) too: they are
+not the model's play, and since long, failing games are the likeliest to meet an outage,
+leaving them out biases the success rate.
 
 A folder that already holds a run (a row, or a game in the journal) is never overwritten
 silently. Without ``resume`` it is refused (:class:`RunError`), unless ``fresh=True`` deletes
@@ -100,6 +102,8 @@ class RunOptions:
     workers: int | None = None
     concurrency: int | None = None
     resume: bool = False
+    #: with ``resume``: play again the games an outage touched
+    retry_outages: bool = False
     fresh: bool = False
     journal: bool = True
     verify: bool = False
@@ -237,25 +241,27 @@ def _capped(row: Row) -> bool:
     return str(row.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)
 
 
-#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play).
-REPLAYED = frozenset({"error", "outage"})
+#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play); with
+#: ``--retry-outages``, ``outage`` too.
+REPLAYED = frozenset({"error"})
 
 
-def _counts(row: Row) -> bool:
-    """Whether a row is a result a resume keeps: not an error, not touched by an outage (the
-    model could not be reached), not stopped by a run cap."""
-    return row.get("status") not in REPLAYED and not _capped(row)
+def _counts(row: Row, retry_outages: bool = False) -> bool:
+    """Whether a row is a result a resume keeps: not an error, not stopped by a run cap, and
+    with ``retry_outages`` not touched by an outage (the model could not be reached)."""
+    replayed = REPLAYED | {"outage"} if retry_outages else REPLAYED
+    return row.get("status") not in replayed and not _capped(row)
 
 
 def _resume_state(
-    tasks: Sequence[GameTask], journal: Any, store: RowStore
+    tasks: Sequence[GameTask], journal: Any, store: RowStore, retry_outages: bool = False
 ) -> tuple[dict[str, Row], set[str], list[str]]:
     """Rows known so far, the run keys already done, and notes about what was recovered."""
     rows = store.load()
     keys = {task.run_key for task in tasks}
     notes: list[str] = []
     if journal is None:
-        done = {k for k in keys if k in rows and _counts(rows[k])}
+        done = {k for k in keys if k in rows and _counts(rows[k], retry_outages)}
         return rows, done, notes
     completed = set(journal.completed_keys("run_key")) & keys
     stopped = {
@@ -281,8 +287,11 @@ def _resume_state(
                     rows[key] = row
                     store.append(row)
         notes.append(f"{len(missing)} game(s) scored again from the journal (no saved row)")
-    # games an outage touched are not the model's play: a resume plays them again
-    outage = {k for k in completed | stopped if rows.get(k, {}).get("status") == "outage"}
+    # games an outage touched are not the model's play: --retry-outages plays them again;
+    # without it they are kept as they are (reported apart), finished or stopped
+    outage = {k for k in keys if rows.get(k, {}).get("status") == "outage"}
+    if not retry_outages:
+        return rows, completed | stopped | outage, notes
     return rows, (completed | stopped) - outage, notes
 
 
@@ -380,7 +389,7 @@ def _run(
                 journal = Journal(folder / JOURNAL_NAME)
                 if options.resume:
                     journal.check_integrity()  # a damaged journal: a clear error, before a game
-            rows, done, notes = _resume_state(tasks, journal, store)
+            rows, done, notes = _resume_state(tasks, journal, store, options.retry_outages)
         except JournalError as exc:
             raise RunError(
                 f"the run in {folder} cannot be continued; --fresh starts it over: its journal "

@@ -114,7 +114,11 @@ def test_a_cap_that_stops_a_game_is_no_failure_and_resume_plays_outage_games_aga
     for group in first.summary["escape"]:
         assert group["games"] == 0 and group["success_rate"] is None and group["excluded"] == 3
     marker.write_text("up")
-    again = run_experiment(exp, out, RunOptions(resume=True, quiet=True, plots=False))
+    # a plain resume keeps the outage games as they are (reported apart)
+    kept = run_experiment(exp, out, RunOptions(resume=True, quiet=True, plots=False))
+    assert kept.played == 0
+    options = RunOptions(resume=True, retry_outages=True, quiet=True, plots=False)
+    again = run_experiment(exp, out, options)
     assert again.played == 3  # the outage games, not the stopped ones (a cap is a result)
     llm = [r for r in again.rows if "Unreachable" in r["policy"]]
     assert [r["status"] for r in llm] == ["ok"] * 3 and not any(r["outages"] for r in llm)
