@@ -195,6 +195,11 @@ class CachedBackend:
         return self.backend.output_modes
 
     @property
+    def owns_transport(self) -> bool:
+        """The wrapped backend's (see :mod:`llm_policies.capabilities`)."""
+        return bool(getattr(self.backend, "owns_transport", True))
+
+    @property
     def context_window(self) -> int | None:
         """The wrapped backend's known context window, if it knows one."""
         window = getattr(self.backend, "context_window", None)

@@ -316,7 +316,9 @@ class Endpoint:
         spec, base_url = self.key
         prefix, _, name = spec.partition(":")
         info: ServerInfo | None = None  # None: the server was not asked
-        if local and prefix == "ollama":
+        if not getattr(backend, "owns_transport", True):
+            pass  # a client of the caller's sends the requests: its address is not ours to ask
+        elif local and prefix == "ollama":
             info = await describe_ollama(base_url, name)
         elif local and base_url:
             info = await describe_compatible(base_url, name)

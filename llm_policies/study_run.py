@@ -36,10 +36,11 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.bench.command import EXIT_OUTAGE, outage_report, run_error_status
+from maze_envs.bench.command import EXIT_OUTAGE, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
+from maze_envs.bench.report import outage_report
 from maze_envs.bench.runner import (
     RunError,
     RunOptions,

@@ -321,6 +321,12 @@ class PydanticAIBackend:
         )
 
     @property
+    def owns_transport(self) -> bool:
+        """Whether requests go where the settings say (not through a client or provider of the
+        caller's, which may send them anywhere)."""
+        return self._shared_key is not None
+
+    @property
     def context_window(self) -> int | None:
         """The model's context window as pydantic-ai knows it (genai-prices), or ``None``."""
         try:

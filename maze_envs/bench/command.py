@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -48,7 +47,12 @@ from pydantic import ValidationError
 
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
-from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.report import (
+    agimaze_level_table,
+    escape_table,
+    outage_report,
+    stop_reasons,
+)
 from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
     JOURNAL_NAME,
@@ -62,7 +66,6 @@ from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import ENV_KINDS, ESCAPE_VERSIONS, Experiment, describe_errors
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
-from maze_envs.metrics import stop_kind
 
 #: Exit status of a run in which a model could not be reached (outage decisions).
 EXIT_OUTAGE = 4
@@ -387,22 +390,6 @@ def _report(result: RunResult, main_job: bool) -> None:
         )
 
 
-def stop_reasons(rows: Sequence[dict[str, Any]]) -> str:
-    """Why the stopped games stopped, by kind (:func:`maze_envs.metrics.stop_kind`):
-    ``" (context 2, run cap 1)"``, or ``""`` when none stopped.
-
-    >>> stop_reasons([{"status": "stopped", "stop_reason": "A: config: the server rejects"},
-    ...               {"status": "stopped", "stop_reason": "run cap: token cap of the run"}])
-    ' (config 1, run cap 1)'
-    """
-    kinds = Counter(
-        stop_kind(r.get("stop_reason")) or "other" for r in rows if r.get("status") == "stopped"
-    )
-    if not kinds:
-        return ""
-    return " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
-
-
 def resume_command(argv: Sequence[str]) -> str:
     """The command that resumes the run ``argv`` started (``--fresh`` dropped, ``--resume`` added).
 
@@ -438,42 +425,6 @@ def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
         file=sys.stderr,
     )
     return stop.exit_status
-
-
-#: The advice closing an outage report.
-OUTAGE_ADVICE = (
-    "those games are reported apart (status outage), not as failures; check the server, "
-    "the port and the key, then run again with --resume --retry-outages to play them"
-)
-
-
-def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
-    """What a run's outages were, or None without any: which model at which endpoint could not
-    be reached, why, and how many decisions of how many games were outages."""
-    hit = [r for r in rows if r.get("outages")]
-    if not hit:
-        return None
-    models: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in hit:
-        detail = row.get("outage") or {}
-        model = str(detail.get("model") or row.get("policy"))
-        endpoint = str(detail.get("endpoint") or "its default endpoint")
-        entry = models.setdefault(
-            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
-        )
-        entry["games"] += 1
-        entry["outages"] += int(row.get("outages") or 0)
-        entry["decisions"] += int(row.get("decisions") or 0)
-        entry["error"] = entry["error"] or detail.get("error")
-    lines = []
-    for (model, endpoint), entry in models.items():
-        lines.append(
-            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
-            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
-            + (f" (first error: {entry['error']})" if entry["error"] else "")
-        )
-    lines.append(OUTAGE_ADVICE)
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

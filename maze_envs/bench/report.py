@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import orjson
 
 from maze_envs.bench.stats import describe_estimate
+from maze_envs.metrics import stop_kind
 
 Row = dict[str, Any]
 
@@ -403,3 +405,55 @@ def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
 
         parts += ["## AGI Maze labyrinth sets", *agimaze_set_tables(sets), SET_NOTE]
     return "\n\n".join(parts) + "\n"
+
+
+def stop_reasons(rows: Sequence[dict[str, Any]]) -> str:
+    """Why the stopped games stopped, by kind (:func:`maze_envs.metrics.stop_kind`):
+    ``" (context 2, run cap 1)"``, or ``""`` when none stopped.
+
+    >>> stop_reasons([{"status": "stopped", "stop_reason": "A: config: the server rejects"},
+    ...               {"status": "stopped", "stop_reason": "run cap: token cap of the run"}])
+    ' (config 1, run cap 1)'
+    """
+    kinds = Counter(
+        stop_kind(r.get("stop_reason")) or "other" for r in rows if r.get("status") == "stopped"
+    )
+    if not kinds:
+        return ""
+    return " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
+
+
+#: The advice closing an outage report.
+OUTAGE_ADVICE = (
+    "those games are reported apart (status outage), not as failures; check the server, "
+    "the port and the key, then run again with --resume --retry-outages to play them"
+)
+
+
+def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
+    """What a run's outages were, or None without any: which model at which endpoint could not
+    be reached, why, and how many decisions of how many games were outages."""
+    hit = [r for r in rows if r.get("outages")]
+    if not hit:
+        return None
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in hit:
+        detail = row.get("outage") or {}
+        model = str(detail.get("model") or row.get("policy"))
+        endpoint = str(detail.get("endpoint") or "its default endpoint")
+        entry = models.setdefault(
+            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
+        )
+        entry["games"] += 1
+        entry["outages"] += int(row.get("outages") or 0)
+        entry["decisions"] += int(row.get("decisions") or 0)
+        entry["error"] = entry["error"] or detail.get("error")
+    lines = []
+    for (model, endpoint), entry in models.items():
+        lines.append(
+            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
+            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
+            + (f" (first error: {entry['error']})" if entry["error"] else "")
+        )
+    lines.append(OUTAGE_ADVICE)
+    return "\n".join(lines)

