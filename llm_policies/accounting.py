@@ -78,7 +78,7 @@ def price(
     """``usage`` with its cost filled in.
 
     Args:
-        model_spec: ``"<provider>:<model>"``, e.g. ``"anthropic:claude-sonnet-4-5"``.
+        model_spec: ``"<provider>:<model>"``, e.g. ``"anthropic:claude-sonnet-5-5"``.
         usage: the tokens of the call(s).
         local: the model runs on your own hardware (cost 0, ``"local"``).
         reported_model: the model name the provider reported, tried when the spec's is unknown.

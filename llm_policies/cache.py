@@ -42,8 +42,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from llm_policies.backends.base import ModelBackend, ModelReply, ModelRequest, ModelUnavailable
-from llm_policies.settings import OutputMode
+from llm_policies.backends.base import (
+    ModelBackend,
+    ModelReply,
+    ModelRequest,
+    ModelUnavailable,
+    dropped_settings,
+)
+from llm_policies.settings import ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
 
 CacheMode = Literal["off", "read_write", "read_only"]
@@ -193,6 +199,10 @@ class CachedBackend:
     @property
     def output_modes(self) -> tuple[OutputMode, ...]:
         return self.backend.output_modes
+
+    def dropped_settings(self, settings: ModelSettings) -> dict[str, str]:
+        """The wrapped backend's dropped settings (a cached reply was asked with them too)."""
+        return dropped_settings(self.backend, settings)
 
     @property
     def owns_transport(self) -> bool:

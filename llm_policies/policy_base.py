@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from llm_policies.accounting import Budget, BudgetNode
-from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelUnavailable
+from llm_policies.backends.base import (
+    ChatMessage,
+    ModelBackend,
+    ModelError,
+    ModelUnavailable,
+    dropped_settings,
+)
 from llm_policies.capabilities import ENDPOINTS, Endpoint, endpoint_of
 from llm_policies.game import GAMES, GameShare
 from llm_policies.guard import Guard
@@ -110,6 +116,8 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         #: the output mode requests are sent in (``None`` until ``auto`` has chosen)
         self.mode: OutputMode | None = None if requested == "auto" else requested
         self.endpoint: Endpoint = endpoint_of(backend, self.settings)
+        #: settings the provider's requests go out without, with the reason (recorded per game)
+        self.dropped_settings = dropped_settings(backend, self.settings)
         self.run_budget = run_budget
         self.share = GameShare(self._game_budget())
         self.caps = self.share.budget
@@ -133,8 +141,12 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             "env": self.env_kind,
             "model": self.backend.spec,
             "local": bool(getattr(self.backend, "local", False)),
-            "temperature": self.settings.temperature,
+            # the temperature the requests carry (None: the provider's default, or dropped)
+            "temperature": None
+            if "temperature" in self.dropped_settings
+            else self.settings.temperature,
             "settings": self.settings.model_dump(mode="json"),
+            "dropped_settings": dict(self.dropped_settings),
             "schema_order": list(self.schema.fields) if self.schema else None,
             **options,
             "output_mode_chosen": self.mode,

@@ -1,6 +1,6 @@
 """The ``maze_envs.policies`` entry point of the LLM policies: specs such as ``ollama:qwen3:8b``.
 
-``maze-envs bench --policy anthropic:claude-sonnet-4-5:temperature=0.2`` (or
+``maze-envs bench --policy anthropic:claude-sonnet-5-5:temperature=0.2`` (or
 ``maze_envs.policies.registry.make_policy``) finds the prefix (one of
 :data:`maze_envs.policies.providers.LLM_PREFIXES`) in the entry-point group and calls
 :func:`make_llm_policy` with the spec, the environment kind and the options. Options are
@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+from collections.abc import Mapping
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -158,6 +159,33 @@ def _with_cache(backend: ModelBackend, other: dict[str, Any]) -> ModelBackend:
 
     cached: ModelBackend = CachedBackend(backend, path, mode=mode)
     return cached
+
+
+def dropped_by(spec: str, options: Mapping[str, Any]) -> dict[str, str]:
+    """The model settings among ``options`` that requests to ``spec`` go out without, with why.
+
+    What a policy made with these options records as ``dropped_settings``
+    (:func:`llm_policies.backends.dropped_settings`), known before anything is played and with
+    no key: stand-in, scripted and Ollama models, and models sent through a client or provider
+    of the caller's, drop nothing that can be known here.
+
+    >>> dropped_by("stand-in:wall-follower", {"temperature": 0.2})
+    {}
+    """
+    model_options, _, other = _split(spec, dict(options))
+    try:
+        settings = ModelSettings(**model_options)
+    except ValidationError as exc:
+        raise _validation(spec, "model settings", exc) from None
+    prefix = spec.partition(":")[0]
+    own_transport = other.get("client") is not None or other.get("provider") is not None
+    if prefix in ("scripted", "stand-in", "ollama") or own_transport:
+        return {}
+    try:
+        from llm_policies.backends.pydantic_ai import dropped_by as probe
+    except ImportError:  # without the llm extra no request can be built to look at
+        return {}
+    return probe(spec, settings)
 
 
 def make_llm_policy(spec: str, env_kind: str, **options: Any) -> EscapeLLMPolicy | AgiMazeLLMPolicy:

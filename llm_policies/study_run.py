@@ -48,11 +48,11 @@ from maze_envs.bench.runner import (
     run_experiment,
 )
 from maze_envs.bench.seeds import parse_seeds
-from maze_envs.bench.spec import parse_size
+from maze_envs.bench.spec import Experiment, parse_size
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
 from maze_envs.studies.folder import REPLAY_FILE, REPORT_FILES, RUN_FILE, STUDY_FILE, write_report
-from maze_envs.studies.pairing import check_same_mazes, comparisons
+from maze_envs.studies.pairing import Pair, check_same_mazes, comparisons
 from maze_envs.studies.spec import ReplaySpec, Study, model_label
 
 #: The response cache of a run, in its folder, unless ``--cache`` says otherwise.
@@ -105,6 +105,66 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stand_in(models: Sequence[PolicySpec]) -> bool:
     return all(m.spec.partition(":")[0] in STAND_IN_PREFIXES for m in models)
+
+
+def refuse_dropped_differences(study: Study, experiment: Experiment, pairs: Sequence[Pair]) -> None:
+    """Refuse compared arms whose only difference is a setting their model's requests drop.
+
+    Such arms send the same requests (an Anthropic model given two temperatures plays both at
+    none), so their comparison would measure noise under two names. The same for a decision
+    replay whose changed settings the model drops. Raises ``ValueError`` naming the setting, the
+    model and the provider's reason.
+    """
+    from llm_policies.registry import dropped_by
+
+    entries = {
+        (setup.label, entry.name): (setup, entry)
+        for setup in experiment.escape
+        for entry in setup.policies
+    }
+    for pair in pairs:
+        first, second = entries.get(pair.first), entries.get(pair.second)
+        if first is None or second is None:
+            continue
+        (setup_a, entry_a), (setup_b, entry_b) = first, second
+        if entry_a.policy is None or entry_b.policy is None:
+            continue
+        spec_a, spec_b = entry_a.policy, entry_b.policy
+        rules_a = setup_a.model_dump(exclude={"label", "policies"})
+        rules_b = setup_b.model_dump(exclude={"label", "policies"})
+        if spec_a.spec != spec_b.spec or rules_a != rules_b:
+            continue
+        differing = {
+            key
+            for key in {*spec_a.options, *spec_b.options}
+            if spec_a.options.get(key) != spec_b.options.get(key)
+        }
+        dropped_a = dropped_by(spec_a.spec, spec_a.options)
+        dropped_b = dropped_by(spec_b.spec, spec_b.options)
+        if differing and all(k in dropped_a and k in dropped_b for k in differing):
+            setting = sorted(differing)[0]
+            names = ", ".join(sorted(differing))
+            raise ValueError(
+                f"study {study.name}: arms {pair.first[0]!r} and {pair.second[0]!r} differ only "
+                f"in {names}, which {spec_a.spec} drops ({dropped_a[setting]}): "
+                "both arms would send the same requests. Run it with a model that takes "
+                f"{setting}, or choose other arms (--arms)"
+            )
+    replay = study.replay
+    if replay is None:
+        return
+    for (arm, _), (_, entry) in entries.items():
+        if arm != replay.recorded or entry.policy is None:
+            continue
+        options = {**entry.policy.options, **replay.set}
+        dropped = dropped_by(entry.policy.spec, options)
+        if replay.set and all(k in dropped for k in replay.set):
+            setting = sorted(replay.set)[0]
+            raise ValueError(
+                f"study {study.name}: its decision replay changes {', '.join(sorted(replay.set))}, "
+                f"which {entry.policy.spec} drops ({dropped[setting]}): the replayed requests "
+                f"would be the recorded ones. Run it with a model that takes {setting}"
+            )
 
 
 def _sizes(values: Sequence[str] | None) -> list[tuple[int, int]] | None:
@@ -264,7 +324,9 @@ def _main(given: list[str]) -> int:
         experiment.tasks()
         labels = [model_label(m) for m in models]
         names = [arm.name for arm in study.selected(args.arms)]
-        check_same_mazes(experiment, comparisons(study, labels, names))
+        pairs = comparisons(study, labels, names)
+        check_same_mazes(experiment, pairs)
+        refuse_dropped_differences(study, experiment, pairs)
     except ValueError as exc:
         parser.error(str(exc))
     if args.dry_run:

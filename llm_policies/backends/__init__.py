@@ -15,6 +15,7 @@ from llm_policies.backends.base import (
     ModelUnavailable,
     check_output_mode,
     context_error,
+    dropped_settings,
     make_backend,
     parse_spec,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "ScriptedReply",
     "check_output_mode",
     "context_error",
+    "dropped_settings",
     "make_backend",
     "parse_spec",
 ]

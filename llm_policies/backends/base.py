@@ -302,7 +302,7 @@ def context_error(status: int | None, text: str) -> ContextLengthExceeded | None
 class ModelBackend(Protocol):
     """Sends requests to one model.
 
-    ``spec`` names it (``"anthropic:claude-sonnet-4-5"``, ``"ollama:qwen3:8b"``); ``local`` is
+    ``spec`` names it (``"anthropic:claude-sonnet-5-5"``, ``"ollama:qwen3:8b"``); ``local`` is
     true for models that cost nothing per token (their cost is 0 and marked ``"local"``);
     ``output_modes`` lists the output modes it can serve.
     """
@@ -323,6 +323,25 @@ class ModelBackend(Protocol):
     async def aclose(self) -> None:
         """Close connections the backend opened."""
         ...
+
+
+def dropped_settings(backend: ModelBackend, settings: ModelSettings) -> dict[str, str]:
+    """The settings of ``settings`` that ``backend``'s requests go out without, with the reason.
+
+    A provider's client may leave a setting out of the request it sends (pydantic-ai drops
+    ``temperature`` for Anthropic models and API versions that reject it, sampling parameters
+    while an OpenAI model reasons, ``seed`` where the API has none), so the game records what was
+    really sent: ``{"temperature": "<why>"}``. A backend that can tell has a
+    ``dropped_settings(settings)`` method; any other sends every setting it is given.
+
+    >>> from llm_policies.backends.scripted import ScriptedBackend
+    >>> dropped_settings(ScriptedBackend([]), ModelSettings(temperature=0.2))
+    {}
+    """
+    probe = getattr(backend, "dropped_settings", None)
+    if not callable(probe):
+        return {}
+    return {str(name): str(why) for name, why in probe(settings).items()}
 
 
 def check_output_mode(backend: ModelBackend, mode: str) -> None:
@@ -346,13 +365,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
     """``"prefix:model"`` split at the first colon, both parts non-empty."""
     if not isinstance(spec, str):
         raise TypeError(
-            f"a model spec is a string such as 'anthropic:claude-sonnet-4-5', got {spec!r}"
+            f"a model spec is a string such as 'anthropic:claude-sonnet-5-5', got {spec!r}"
         )
     prefix, sep, name = spec.partition(":")
     if not sep or not prefix or not name:
         raise ValueError(
             f"model spec {spec!r} must look like '<provider>:<model>', for example "
-            "'anthropic:claude-sonnet-4-5', 'openai:gpt-4o-mini', 'openai-chat:<model>', "
+            "'anthropic:claude-sonnet-5-5', 'openai:gpt-4o-mini', 'openai-chat:<model>', "
             "'openrouter:<vendor>/<model>', 'ollama:qwen3:8b' or 'scripted:<name>'"
         )
     return prefix, name

@@ -35,12 +35,16 @@ def _env_key(prefix: str) -> str:
     return prefix.split("/")[-1].split("-")[0].upper() + "_API_KEY"
 
 
-def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Provider[Any]:
+def build_provider(
+    prefix: str, base_url: str | None, client: Any = None, *, keyless: bool = False
+) -> Provider[Any]:
     """The pydantic-ai provider of ``prefix``, sent to ``base_url`` and/or through ``client``.
 
     ``client`` is an ``httpx2``/``httpx`` ``AsyncClient`` (proxies, test transports) or an SDK
     client (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``). Providers that take no base
     URL (OpenRouter) are redirected through an ``AsyncOpenAI`` client built for ``base_url``.
+    ``keyless``: a placeholder key where the provider's key variable is unset (a provider whose
+    requests never leave the process, as the settings probe's).
     """
     try:
         cls = infer_provider_class(prefix)
@@ -63,6 +67,8 @@ def build_provider(prefix: str, base_url: str | None, client: Any = None) -> Pro
                 f"client for {prefix}: must be an httpx2/httpx AsyncClient or the provider's SDK "
                 f"client, got {type(client).__module__}.{type(client).__name__}"
             )
+    if keyless and "api_key" in accepts and not os.environ.get(_env_key(prefix)):
+        kwargs["api_key"] = PLACEHOLDER_KEY
     if base_url is not None:
         if "openai_client" in kwargs or "anthropic_client" in kwargs:
             raise ValueError(

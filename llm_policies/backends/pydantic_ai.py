@@ -29,12 +29,17 @@ Completions backend sent anywhere but OpenAI sends ``max_tokens``, the field the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import json
 import os
+import threading
 import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from pydantic_ai import exceptions as pai_errors
@@ -79,6 +84,7 @@ __all__ = [
     "SharedProviders",
     "build_provider",
     "classify",
+    "dropped_by",
     "is_openai_endpoint",
 ]
 
@@ -228,11 +234,116 @@ def _tool_arguments(part: ToolCallPart) -> str:
     return json.dumps(part.args if part.args is not None else {}, ensure_ascii=False)
 
 
+def _chat_model(prefix: str, model: Model, provider: Any, settings: ModelSettings) -> Model:
+    """``model``, for a Chat Completions prefix with the profile its endpoint needs."""
+    if prefix not in _CHAT_PREFIXES:
+        return model
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
+
+    if type(model) is not OpenAIChatModel:
+        return model
+    # json_object mode; and the output-cap field the endpoint reads (see the docstring)
+    return OpenAIChatModel(
+        model.model_name,
+        provider=provider,
+        profile=OpenAIModelProfile(
+            supports_json_object_output=True,
+            openai_chat_supports_max_completion_tokens=is_openai_endpoint(settings.base_url),
+        ),
+    )
+
+
+#: The request fields each of our settings travels in (one of them, by protocol).
+_WIRE_FIELDS: Final = {
+    "temperature": ("temperature",),
+    "seed": ("seed",),
+    "max_output_tokens": ("max_tokens", "max_completion_tokens", "max_output_tokens"),
+}
+#: What the settings probe's transport answers: a refusal, so nothing is parsed or retried.
+_PROBE_REFUSAL: Final = {
+    "type": "error",
+    "error": {"type": "invalid_request_error", "message": "settings probe (never sent)"},
+}
+_PROBED: dict[tuple[str, str], dict[str, str]] = {}
+_PROBED_LOCK = threading.Lock()
+
+
+def dropped_by(spec: str, settings: ModelSettings) -> dict[str, str]:
+    """The settings of ``settings`` that requests to ``spec`` go out without, with the reason.
+
+    Found by building one request on pydantic-ai's real path to the wire and reading its body (a
+    transport inside the process answers it, so nothing is sent and no key is needed): a setting
+    whose field is not in the body was dropped, for the reason pydantic-ai warned of. Known once
+    per spec and settings in a process.
+    """
+    key = (spec, settings.model_dump_json())
+    with _PROBED_LOCK:
+        known = _PROBED.get(key)
+    if known is None:
+        # its own thread and event loop: callers may be inside a running loop or not
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            known = pool.submit(asyncio.run, _probe_dropped(spec, settings)).result()
+        with _PROBED_LOCK:
+            _PROBED[key] = known
+    return dict(known)
+
+
+async def _probe_dropped(spec: str, settings: ModelSettings) -> dict[str, str]:
+    """The probe of :func:`dropped_by`."""
+    import httpx2
+
+    bodies: list[dict[str, Any]] = []
+
+    def answer(sent: httpx2.Request) -> httpx2.Response:
+        try:
+            bodies.append(json.loads(sent.content or b"{}"))
+        except ValueError:
+            bodies.append({})
+        return httpx2.Response(HTTPStatus.BAD_REQUEST, json=_PROBE_REFUSAL)
+
+    prefix, name = parse_spec(spec)
+    asked = {
+        field: getattr(settings, field)
+        for field in _WIRE_FIELDS
+        if getattr(settings, field) is not None
+    }
+    if not asked:
+        return {}
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as client:
+        provider = build_provider(prefix, settings.base_url, client, keyless=True)
+        model = _chat_model(
+            prefix, infer_model(spec, provider_factory=lambda _name: provider), provider, settings
+        )
+        request = [PydanticRequest(parts=[UserPromptPart("settings probe")])]
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with contextlib.suppress(Exception):  # the refusal (or a provider's own check)
+                await model_request(
+                    model,
+                    request,
+                    model_settings=pydantic_settings(settings, prefix, name),
+                    model_request_parameters=ModelRequestParameters(),
+                )
+    if not bodies:
+        return {}  # the client refused before sending: nothing known, nothing claimed
+    sent = bodies[0]
+    notes = [str(w.message) for w in warned]
+    dropped: dict[str, str] = {}
+    for field in asked:
+        if any(wire in sent for wire in _WIRE_FIELDS[field]):
+            continue
+        wire = _WIRE_FIELDS[field][0]
+        why = next((n for n in notes if f"'{wire}'" in n or f"`{wire}`" in n), None)
+        dropped[field] = why or f"pydantic-ai sends requests to {spec} without {wire!r}"
+    return dropped
+
+
 class PydanticAIBackend:
     """A hosted model behind one pydantic-ai ``Model``.
 
     Args:
-        spec: the model spec (``"anthropic:claude-sonnet-4-5"``...), also the pricing key.
+        spec: the model spec (``"anthropic:claude-sonnet-5-5"``...), also the pricing key.
         settings: the game's model settings (a request's own settings take precedence).
         model: the pydantic-ai model (any, including ``TestModel`` and ``FunctionModel``).
         local: cost 0 and ``"local"`` (a server of your own).
@@ -294,31 +405,19 @@ class PydanticAIBackend:
             if shared_key is not None:
                 SHARED_PROVIDERS.release(shared_key)
             raise ValueError(f"cannot make a model of {spec!r}: {error.message}") from error
-        if prefix in _CHAT_PREFIXES:
-            from pydantic_ai.models.openai import OpenAIChatModel
-            from pydantic_ai.profiles.openai import OpenAIModelProfile
-
-        if prefix in _CHAT_PREFIXES and type(model) is OpenAIChatModel:
-            # json_object mode; and the output-cap field the endpoint reads (see the docstring)
-            model = OpenAIChatModel(
-                model.model_name,
-                provider=provider,
-                profile=OpenAIModelProfile(
-                    supports_json_object_output=True,
-                    openai_chat_supports_max_completion_tokens=is_openai_endpoint(
-                        settings.base_url
-                    ),
-                ),
-            )
         return cls(
             spec,
             settings,
-            model,
+            _chat_model(prefix, model, provider, settings),
             local=local,
             retry=retry,
             owns_client=shared_key is not None,
             shared_key=shared_key,
         )
+
+    def dropped_settings(self, settings: ModelSettings) -> dict[str, str]:
+        """What requests to this model go out without, of ``settings`` (:func:`dropped_by`)."""
+        return dropped_by(self.spec, settings)
 
     @property
     def owns_transport(self) -> bool:

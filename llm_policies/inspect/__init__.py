@@ -1,7 +1,7 @@
 """Maze Escape and AGI Maze as Inspect AI tasks: one harness, two front ends.
 
 ``pip install 'maze-envs[inspect]'`` registers the tasks (entry point ``maze_envs`` of the group
-``inspect_ai``), so ``inspect eval maze_envs/escape --model anthropic/claude-sonnet-4-5`` plays
+``inspect_ai``), so ``inspect eval maze_envs/escape --model anthropic/claude-sonnet-5-5`` plays
 full games through Inspect's model API: its providers, retries, rate limits and logs. The
 prompts, the reply schema, the quirk-tolerant parsing and the decision records are the
 ``llm_policies`` harness itself, and every game is also written to our journal, so ``maze-envs

@@ -223,7 +223,7 @@ def make_inspect_policy(
 ) -> InspectPolicy:
     """The LLM policy of ``env_kind`` on Inspect's model (see the module docstring).
 
-    ``model``: an Inspect model or model name (``anthropic/claude-sonnet-4-5``); None: the
+    ``model``: an Inspect model or model name (``anthropic/claude-sonnet-5-5``); None: the
     model of the running Inspect eval (``get_model()``).
     """
     settings, harness, other = _validated(options)

@@ -2,7 +2,7 @@
 
 ::
 
-    inspect eval maze_envs/escape --model anthropic/claude-sonnet-4-5 \\
+    inspect eval maze_envs/escape --model anthropic/claude-sonnet-5-5 \\
         -T preset=navigator -T sizes=9,13 -T seeds=0-19 -T prompt_version=v12
     inspect eval maze_envs/agimaze --model openai/gpt-4o-mini -T packs=TRAINING/S1-rivers
     inspect eval maze_envs/agimaze_set --model ollama/qwen3:8b \\

@@ -1,8 +1,9 @@
 """The Ray executor: batches of games as Ray remote tasks (``pip install 'maze-envs[ray]'``).
 
-On the cluster ``ray.init`` finds (``address``), or a local one with ``num_cpus=workers`` that
-the executor starts and stops. Batches, back-pressure, journal shards and concurrency work as in
-the process pool (:mod:`maze_envs.bench.executors`).
+On the cluster at ``address``, or a local one with ``num_cpus=workers`` that the executor
+starts and stops (always its own: a cluster some ``ray start`` left running is not joined).
+Batches, back-pressure, journal shards and concurrency work as in the process pool
+(:mod:`maze_envs.bench.executors`).
 
 Worker deaths. Ray runs each task in one worker process, so a worker (or node) that dies loses
 exactly the batch it was playing: the executor, not Ray, plays it again (tasks have
@@ -136,7 +137,8 @@ class RayExecutor:
         if not ray.is_initialized():
             handlers = _signal_handlers()
             ray.init(
-                address=self.address,
+                # "local": a cluster of its own, never one a `ray start` left on this machine
+                address=self.address or "local",
                 num_cpus=None if self.address else self.workers,
                 include_dashboard=False,
                 log_to_driver=False,

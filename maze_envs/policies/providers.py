@@ -1,4 +1,4 @@
-"""The language-model providers a policy spec can name (``anthropic:claude-sonnet-4-5``),
+"""The language-model providers a policy spec can name (``anthropic:claude-sonnet-5-5``),
 defined once.
 
 :data:`MODEL_PROVIDERS` is the one table: the prefixes registered in the ``maze_envs.policies``
@@ -13,8 +13,8 @@ Example:
     ('anthropic', 'openai', 'openai-chat', 'openrouter', 'ollama', 'scripted', 'stand-in')
     >>> sorted(LOCAL_PREFIXES)
     ['ollama', 'scripted', 'stand-in']
-    >>> print(unknown_prefix("antropic:claude-sonnet-4-5"))  # doctest: +NORMALIZE_WHITESPACE
-    unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-4-5'; did you mean
+    >>> print(unknown_prefix("antropic:claude-sonnet-5-5"))  # doctest: +NORMALIZE_WHITESPACE
+    unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-5-5'; did you mean
     'anthropic'? Language-model prefixes: anthropic:, openai:, openai-chat:, openrouter:, ollama:,
     scripted:, stand-in:
 """

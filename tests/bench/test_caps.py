@@ -139,7 +139,13 @@ def test_the_ledger_and_its_table() -> None:
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
     try:
         yield ray
     finally:

@@ -72,8 +72,8 @@ def test_policy_text_forms() -> None:
     assert PolicySpec.parse("explorer") == PolicySpec(spec="explorer")
     spec = PolicySpec.parse("wall-follower-left:hand=left,patience=3")
     assert spec.spec == "wall-follower-left" and spec.options == {"hand": "left", "patience": 3}
-    llm = PolicySpec.parse("anthropic:claude-sonnet-4-5:temperature=0.2,max_output_tokens=300")
-    assert llm.spec == "anthropic:claude-sonnet-4-5"
+    llm = PolicySpec.parse("anthropic:claude-sonnet-5-5:temperature=0.2,max_output_tokens=300")
+    assert llm.spec == "anthropic:claude-sonnet-5-5"
     assert llm.options == {"temperature": 0.2, "max_output_tokens": 300}
     url = PolicySpec.parse("ollama:qwen3:8b:base_url=http://gpu-box:11434,think=false")
     assert url.spec == "ollama:qwen3:8b"

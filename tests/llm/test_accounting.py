@@ -16,13 +16,13 @@ CALL = Usage(
 )
 
 
-def test_claude_sonnet_4_5_at_its_published_prices() -> None:
-    # genai-prices: $3 / MTok input, $15 output, $0.30 cache read, $3.75 cache write (5 min)
-    priced = price("anthropic:claude-sonnet-4-5", CALL, at=AT)
-    expected = (3_000 * 3.00 + 6_000 * 0.30 + 1_000 * 3.75 + 800 * 15.00) / 1_000_000
+def test_claude_sonnet_5_5_at_its_published_prices() -> None:
+    # genai-prices: $2 / MTok input, $10 output, $0.10 cache read, $2.50 cache write (5 min)
+    priced = price("anthropic:claude-sonnet-5-5", CALL, at=AT)
+    expected = (3_000 * 2.00 + 6_000 * 0.10 + 1_000 * 2.50 + 800 * 10.00) / 1_000_000
     assert priced.cost_status == "priced"
     assert priced.cost_usd == pytest.approx(expected, rel=1e-12)
-    assert priced.cost_usd == pytest.approx(0.02655, rel=1e-12)
+    assert priced.cost_usd == pytest.approx(0.0171, rel=1e-12)
     # tokens are untouched
     assert (priced.input_tokens, priced.output_tokens) == (10_000, 800)
 
@@ -40,8 +40,8 @@ def test_gpt_4o_mini_at_its_published_prices() -> None:
 
 def test_openrouter_models_are_priced_by_their_openrouter_entry() -> None:
     usage = Usage(input_tokens=1_000, output_tokens=500)
-    priced = price("openrouter:anthropic/claude-sonnet-4.5", usage, at=AT)
-    assert priced.cost_usd == pytest.approx((1_000 * 3 + 500 * 15) / 1e6, rel=1e-12)
+    priced = price("openrouter:anthropic/claude-sonnet-5.5", usage, at=AT)
+    assert priced.cost_usd == pytest.approx((1_000 * 2 + 500 * 10) / 1e6, rel=1e-12)
 
 
 def test_local_models_cost_nothing_and_say_so() -> None:

@@ -94,9 +94,9 @@ def test_requests_are_validated() -> None:
 
 
 def test_spec_parsing() -> None:
-    assert parse_spec("openrouter:anthropic/claude-sonnet-4.5") == (
+    assert parse_spec("openrouter:anthropic/claude-sonnet-5.5") == (
         "openrouter",
-        "anthropic/claude-sonnet-4.5",
+        "anthropic/claude-sonnet-5.5",
     )
     for bad in ("", "claude", ":model", "anthropic:"):
         with pytest.raises(ValueError, match="<provider>:<model>"):

@@ -40,7 +40,7 @@ ANTHROPIC_KEY = "sk-ant-test-SECRET-0987654321"
 PROTOCOLS = {
     "openai-chat:gpt-4o-mini": "openai-chat",
     "openai:gpt-4o-mini": "openai-responses",
-    "anthropic:claude-sonnet-4-5": "anthropic",
+    "anthropic:claude-sonnet-4-6": "anthropic",
 }
 SPECS = list(PROTOCOLS)
 
@@ -111,7 +111,13 @@ def test_tool_mode_sends_a_forced_tool_and_returns_the_raw_arguments(
     # the schema's key order (check before move) is what the model sees
     assert list(schema["properties"]) == ["check", "move", "radio"]
     assert schema["properties"]["check"]["anyOf"] == SCHEMA["properties"]["check"]["anyOf"]
-    assert body["temperature"] == 0.3
+    if protocol == "anthropic":
+        # pydantic-ai leaves temperature out of Anthropic requests (the API version sent rejects
+        # it); the backend says so, and that is what a game records
+        assert "temperature" not in body
+        assert "temperature" in make_backend(spec, settings).dropped_settings(settings)
+    else:
+        assert body["temperature"] == 0.3
     if protocol == "openai-chat":
         assert body["tool_choice"] == "required"
         assert body["tools"][0]["function"]["name"] == "maze_action"
@@ -173,11 +179,39 @@ def test_system_prompt_and_history_go_where_each_protocol_expects(
         assert body["instructions"] == SYSTEM
         assert [m["role"] for m in body["input"]] == ["user", "assistant", "user"]
     else:
-        (block,) = body["system"]
+        # ours is the last system block (pydantic-ai may put a preface of its own before it)
+        block = body["system"][-1]
         assert block["text"] == SYSTEM
+        assert [b["text"] for b in body["system"]].count(SYSTEM) == 1
         # the Anthropic cache breakpoint on the stable system prompt
         assert block["cache_control"]["type"] == "ephemeral"
         assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+
+
+def test_a_game_records_the_settings_its_requests_go_out_without(server: LoopbackServer) -> None:
+    from llm_policies.registry import make_llm_policy
+
+    # Anthropic: pydantic-ai drops the temperature; the game says so and why, and keeps what was
+    # asked for (a replay asks the same)
+    claude = make_llm_policy(
+        "anthropic:claude-sonnet-5-5", "escape", temperature=0.2, base_url=server.url
+    )
+    harness = claude.harness()
+    assert harness["temperature"] is None and harness["settings"]["temperature"] == 0.2
+    assert "ignored" in harness["dropped_settings"]["temperature"]
+    # Chat Completions carries it: nothing dropped, the temperature recorded is the one sent
+    chat = make_llm_policy(
+        "openai-chat:gpt-4o-mini", "escape", temperature=0.2, base_url=server.openai_base_url
+    )
+    assert chat.harness()["temperature"] == 0.2 and chat.harness()["dropped_settings"] == {}
+    # and what the policy reports is what reached the wire
+    server.push(Reply(text="x"), Reply(text="y"))
+    for spec, policy in (("anthropic:claude-sonnet-5-5", claude), ("openai-chat:x", chat)):
+        settings = policy.settings
+        complete(make_backend(spec, settings), request(settings, "prompted"))
+    anthropic_body, chat_body = (sent.body for sent in server.requests)
+    assert "temperature" not in anthropic_body and chat_body["temperature"] == 0.2
+    assert not server.requests[0].body.get("seed")
 
 
 def test_openai_chat_sends_the_seed(server: LoopbackServer) -> None:
@@ -190,7 +224,7 @@ def test_openai_chat_sends_the_seed(server: LoopbackServer) -> None:
 
 
 def test_reasoning_effort_reaches_a_reasoning_model(server: LoopbackServer) -> None:
-    spec = "openai:o4-mini"
+    spec = "openai:gpt-5.6-terra"
     server.push(Reply(text="x"))
     settings = ModelSettings(base_url=server.openai_base_url, reasoning_effort="low")
     complete(make_backend(spec, settings), request(settings, "prompted"))
@@ -200,7 +234,7 @@ def test_reasoning_effort_reaches_a_reasoning_model(server: LoopbackServer) -> N
 def test_anthropic_without_an_output_cap_is_streamed_and_still_read_whole(
     server: LoopbackServer,
 ) -> None:
-    spec = "anthropic:claude-sonnet-4-5"
+    spec = "anthropic:claude-sonnet-5-5"
     raw = '{"check": "N open", "move": "N", "radio": null}'
     server.push(Reply(tool_arguments=raw, input_tokens=900, cache_read_tokens=800))
     settings = ModelSettings(base_url=server.url)
@@ -235,7 +269,7 @@ def test_usage_counts_every_input_token_and_cache_reads_and_writes(
     assert usage.requests == 1 and usage.latency_s > 0 and reply.latency_s == usage.latency_s
     assert usage.cost_status == "priced"
     if spec.startswith("anthropic"):
-        # claude-sonnet-4-5: $3 input, $0.30 cache read, $3.75 cache write, $15 output per MTok
+        # claude-sonnet-4-6: $3 input, $0.30 cache read, $3.75 cache write, $15 output per MTok
         expected = (300 * 3 + 600 * 0.3 + 100 * 3.75 + 50 * 15) / 1e6
     else:
         # gpt-4o-mini: $0.15 input (cache writes at the input price), $0.075 cached, $0.60 output
@@ -344,7 +378,7 @@ def test_a_reply_that_stalls_mid_body_is_cut_at_the_deadline_and_retried(
 
 
 def test_a_stream_that_stalls_is_cut_at_the_deadline(server: LoopbackServer) -> None:
-    spec = "anthropic:claude-sonnet-4-5"
+    spec = "anthropic:claude-sonnet-5-5"
     server.push(Stall(60, Reply(text="never whole")), Reply(text="whole"))
     settings = ModelSettings(base_url=server.url, timeout_s=3)  # no cap: streamed
     reply = complete(make_backend(spec, settings, retry=Sleeps().policy()), request(settings))
@@ -460,7 +494,7 @@ def test_openrouter_redirected_by_the_base_url_option(
 ) -> None:
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test-SECRET")
     server.push(Reply(tool_arguments='{"move": "E"}', input_tokens=1000, output_tokens=100))
-    spec = "openrouter:anthropic/claude-sonnet-4.5"
+    spec = "openrouter:anthropic/claude-sonnet-5.5"
     settings = ModelSettings(base_url=server.openai_base_url, max_output_tokens=100)
     reply = complete(make_backend(spec, settings), request(settings))
     assert reply.tool_arguments == '{"move": "E"}'
@@ -468,11 +502,11 @@ def test_openrouter_redirected_by_the_base_url_option(
     assert (
         sent.path == "/v1/chat/completions" and "sk-or-test-SECRET" in sent.headers["authorization"]
     )
-    assert sent.body["model"] == "anthropic/claude-sonnet-4.5"
+    assert sent.body["model"] == "anthropic/claude-sonnet-5.5"
     # an Anthropic model through OpenRouter gets the cache breakpoint on the system prompt too
     assert "cache_control" in json.dumps(sent.body["messages"][0])
     assert reply.usage.cost_status == "priced" and reply.usage.cost_usd == pytest.approx(
-        (1000 * 3 + 100 * 15) / 1e6
+        (1000 * 2 + 100 * 10) / 1e6
     )
 
 
@@ -533,7 +567,7 @@ def test_a_missing_key_is_reported_when_the_backend_is_made(
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(Exception, match="ANTHROPIC_API_KEY"):
-        make_backend("anthropic:claude-sonnet-4-5", ModelSettings())
+        make_backend("anthropic:claude-sonnet-5-5", ModelSettings())
 
 
 # --- concurrency and event loops -----------------------------------------------------------

@@ -149,7 +149,7 @@ def test_anthropic_history_gets_a_cache_breakpoint_on_its_last_message(
     settings = ModelSettings(base_url=server.url, max_output_tokens=50)
     history = (ChatMessage("user", "step 0"), ChatMessage("assistant", '{"action": "up"}'))
     plain = request(settings, "prompted", history=history)
-    backend = make_backend("anthropic:claude-sonnet-4-5", settings)
+    backend = make_backend("anthropic:claude-sonnet-5-5", settings)
 
     async def go() -> None:
         await backend.complete(plain)

@@ -34,7 +34,7 @@ def test_an_unknown_prefix_names_the_allowed_ones(spec: str) -> None:
 
 def test_a_misspelt_prefix_gets_the_closest_one() -> None:
     with pytest.raises(PolicySpecError, match=r"did you mean 'anthropic'\?"):
-        make_policy("antropic:claude-sonnet-4-5", "escape")
+        make_policy("antropic:claude-sonnet-5-5", "escape")
 
 
 def test_a_dotted_import_path_keeps_its_import_error() -> None:

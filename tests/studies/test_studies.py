@@ -227,3 +227,21 @@ def test_arms_that_would_play_different_mazes_are_refused(
         run_main([str(mine), "--model", STAND_IN, "--out", str(tmp_path / "o"), *SMALL])
     assert exit_.value.code == 2
     assert "play different mazes" in capsys.readouterr().err
+
+
+def test_arms_that_differ_only_in_a_setting_the_model_drops_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic-ai sends Anthropic requests without a temperature: the temperature study's two
+    # arms would be one arm under two names, so the run is refused before anything is played
+    out = tmp_path / "o"
+    with pytest.raises(SystemExit) as exit_:
+        run_main(["temperature", "--model", "anthropic:claude-sonnet-5-5", "--out", str(out)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "arms 'T=0.2' and 'T=1.0' differ only in temperature" in err
+    assert "anthropic:claude-sonnet-5-5 drops" in err
+    assert not out.exists()
+    # a model whose requests carry the temperature plays the study
+    chat = ["--model", "openai-chat:gpt-4o-mini", "--seeds", "0", "--dry-run"]
+    assert run_main(["temperature", *chat]) == 0
