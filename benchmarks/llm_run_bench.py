@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -74,7 +75,7 @@ def caps() -> None:
                 out,
                 RunOptions(quiet=True, plots=False, max_tokens_per_run=CAP, **options),
             )
-            spent = sum(r["input_tokens"] + r["output_tokens"] for r in result.rows)
+            spent = sum((r["input_tokens"] or 0) + (r["output_tokens"] or 0) for r in result.rows)
             largest = largest_request(out)
             stopped = sum(r["status"] == "stopped" for r in result.rows)
             over = max(0, spent - CAP) / largest
@@ -97,17 +98,20 @@ def fail_fast() -> None:
         ("hosted spec behind a base URL", f"openai-chat:gpt-4o-mini:base_url={url}"),
     ]
     env = {**os.environ, "OPENAI_API_KEY": "not-needed"}
-    print("| endpoint | exit status | wall time (fresh process, imports included) |")
-    print("|---|---|---|")
+    print("| endpoint | exit status | wall time (fresh process, imports included) | its CPU time |")
+    print("|---|---|---|---|")
     for label, spec in cases:
         with tempfile.TemporaryDirectory() as tmp:
             command = [sys.executable, "-m", "maze_envs", "bench", "--env", "escape"]
             command += ["--seeds", "0-1", "--policy", spec, "--out", f"{tmp}/run", "--quiet"]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
             elapsed = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             assert "could not be reached" in done.stderr, done.stderr[-500:]
-            print(f"| {label} | {done.returncode} | {elapsed:.1f} s |")
+            print(f"| {label} | {done.returncode} | {elapsed:.1f} s | {cpu:.1f} s |")
 
 
 def main() -> None:

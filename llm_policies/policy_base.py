@@ -169,8 +169,8 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         model it serves, and the output mode ``auto`` chooses (:mod:`llm_policies.capabilities`).
 
         Returns what was learnt, for the run's worker processes to install: a server that
-        could not be reached too, so that each game's first decision is an outage at once and
-        the game stops (:meth:`_prepare`).
+        could not be reached too, so that its decisions are outages at once, without a request
+        or a retry (:meth:`_prepare`).
         """
         try:
             asyncio.get_running_loop()
@@ -234,9 +234,9 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         if outcome.reason in ("context", "config", "cap"):
             return outcome.error
         if outcome.status == "outage" and self._never_reached(outcome):
-            # no connection at all to a server that has not answered once in this run: not
-            # worth the rest of the game (nor the retry budget of every decision)
-            return f"model unavailable: it could not be reached at the start ({outcome.error})"
+            # no connection at all to a server that has not answered once in this run: the
+            # next decisions do not spend their retry budget on it (each is an outage at once)
+            self.endpoint.unreachable = outcome.error or "no connection"
         reason = self.caps.exceeded()
         limit = self.options.max_consecutive_fallbacks
         if reason is None and limit is not None and self.failures_in_a_row >= limit:
@@ -245,10 +245,12 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         return reason
 
     def _never_reached(self, outcome: Outcome) -> bool:
-        """Whether an outage is a server that never answered in this run (no connection)."""
+        """Whether an outage is a server that never answered in this run (no connection), and
+        that no earlier decision found so already."""
         outage = outcome.record.get("outage")
         kind = outage.get("kind") if isinstance(outage, dict) else None
-        return kind == "connection" and not self.endpoint.answered_once
+        fresh = self.endpoint.unreachable is None
+        return kind == "connection" and fresh and not self.endpoint.answered_once
 
     # -- one decision --------------------------------------------------------------------------
 

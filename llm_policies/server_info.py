@@ -14,8 +14,8 @@ Where each server tells it (asked once per run, :mod:`llm_policies.capabilities`
 Each question has a short deadline and any failure is "no answer": a server that does not know a
 route is the common case, never an error. One failure is different: no connection at all
 (refused, unresolvable, no handshake within the deadline) is :class:`ServerInfo` ``reachable =
-False``: the run's games then end at their first decision, an outage each, instead of spending
-the retry budget of every decision (``maze-envs bench`` exit 4 within seconds).
+False``: the run's decisions are then outages at once instead of each spending the retry budget
+(``maze-envs bench`` exit 4 within seconds).
 
     >>> server_root("http://127.0.0.1:8080/v1")
     'http://127.0.0.1:8080'

@@ -75,6 +75,7 @@ from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
 from maze_envs.journal import Journal, JournalError
+from maze_envs.metrics import is_played
 
 __all__ = [
     "JOURNAL_NAME",
@@ -397,10 +398,12 @@ def _run(
         else:
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
-            if options.plots:
+            if options.plots and any(is_played(r.get("status", "ok")) for r in ordered):
                 result.plots, reason = write_plots(folder, summary)
                 if reason:
                     result.notes.append(reason)
+            elif options.plots:  # nothing to draw: every game an outage or stopped
+                result.notes.append("no plots: no game was played (every game excluded)")
             _write_stamp(folder, digest, result)
         if journal is not None:
             journal.close()

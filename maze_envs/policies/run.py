@@ -8,8 +8,8 @@ Optional hooks, duck-typed: a policy that has none plays the same. ``maze-envs b
   it answer, its context window, how many requests it serves at once, which model it serves,
   the output mode ``auto`` chooses) and returns it as a :class:`RunShared`, which every worker
   process of the run installs before its first game, so agents, games and workers share one
-  discovery. A server that cannot be reached at all is part of what it learnt: each game's
-  first decision is then an outage at once and the game stops, so the run ends within seconds
+  discovery. A server that cannot be reached at all is part of what it learnt: its decisions
+  are then outages at once, without a request or a retry, so the run ends within seconds
   (``maze-envs bench`` exit status 4, the outage message naming model and endpoint) instead of
   playing every decision into the retry budget.
 * ``policy.bind_run_budget(budget: RunBudget) -> bool``: called before the policy's ``reset``

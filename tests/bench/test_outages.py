@@ -57,21 +57,20 @@ def test_no_server_at_the_endpoint_is_an_outage_not_a_team_failure(
     pytest.importorskip("pydantic_ai", reason="needs the llm extra")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    spec = f"openai-chat:gpt-4o-mini:base_url={url}"  # the default retries and deadline
+    spec = f"openai-chat:gpt-4o-mini:base_url={url},max_consecutive_fallbacks=2"
     out = tmp_path / "run"
     code = main(["--env", "escape", "--size", "5", "--policy", spec, "--out", str(out)])
     err = capsys.readouterr().err
     assert code == EXIT_OUTAGE
     assert f"model openai-chat:gpt-4o-mini at {url} could not be reached" in err
-    # asked once before the first game: each agent's first decision is an outage at once (no
-    # request, no retry budget spent) and the game stops there
-    assert "3 of 3 decisions in 1 game(s) were outages" in err
+    assert "6 of 6 decisions in 1 game(s) were outages" in err
+    # the server was asked once before the first game: no decision spent the retry budget
     assert "could not be reached when the run began" in err
     journal = out / "games.sqlite"
     assert all(report.ok for report in verify_journal(journal))
     rows = {m.agent: m for m in analyze_journal(journal).escape}
     team = rows["team"]
-    assert team.status == "outage" and team.outages == 3
+    assert team.status == "outage" and team.outages == 6
     assert team.stays == 0 and team.moves_tried == 0  # the fallback STAYs are not the model's
 
 

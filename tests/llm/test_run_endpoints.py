@@ -231,10 +231,31 @@ def test_an_unreachable_local_server_ends_the_run_at_once(
     err = capsys.readouterr().err
     assert code == EXIT_OUTAGE
     assert f"model openai-chat:local at {url} could not be reached" in err
-    assert "6 of 6 decisions in 2 game(s) were outages" in err  # 3 agents, the first turn
+    # each decision an outage at once, without a request: the games stop after the default
+    # max_consecutive_fallbacks (20) decisions of each agent, as they always did
+    assert "120 of 120 decisions in 2 game(s) were outages" in err
+    assert "could not be reached when the run began" in err
     recorded = records(out)
     assert all(r["status"] == "outage" and r["attempts"] == [] for r in recorded)
     assert all(r["outage"]["kind"] == "connection" for r in recorded)
+
+
+def test_a_server_that_never_answered_costs_one_retry_budget_not_one_per_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an endpoint the run did not ask beforehand (the runner's prepare_run hook skipped here):
+    # its first decisions spend the retries, and every later one is an outage at once
+    from llm_policies.policy_base import LLMPolicyBase
+
+    with serve() as gone:
+        url = gone.openai_base_url
+    monkeypatch.setattr(LLMPolicyBase, "prepare_run", lambda self: None)
+    spec = f"openai-chat:gpt-4o-mini:base_url={url},retries=1,max_consecutive_fallbacks=3"
+    result = run(escape_experiment(spec, turns=5), tmp_path / "run", verify=False)
+    (row,) = result.rows
+    assert row["status"] == "outage" and row["outages"] == 9
+    sent = [r for r in records(tmp_path / "run") if r["outage"].get("attempts")]
+    assert len(sent) == 3  # the first decision of each agent (asked at once), not the others
 
 
 # --- the response cache is keyed on the served model -------------------------------------------
