@@ -101,6 +101,35 @@ def test_outage_and_stopped_games_are_counted_apart_from_the_games_played() -> N
     assert diffs["9x9"].n == 2
 
 
+def test_the_tables_give_the_rate_counting_excluded_games_as_failures_beside_it() -> None:
+    from maze_envs.bench.report import escape_table
+
+    def row(seed: int, success: bool, status: str = "ok") -> dict[str, Any]:
+        return {
+            "env": "escape",
+            "setup": "s",
+            "size": "9x9",
+            "policy": "llm",
+            "seed": seed,
+            "status": status,
+            "success": success,
+            "finish_turn": 40 if success else None,
+            "finish_ratio": 2.0 if success else None,
+            "finish_ratio_censored": 2.0 if success else 30.0,
+        }
+
+    rows = [row(0, True), row(1, True), row(2, False, "outage"), row(3, False, "stopped")]
+    (group,) = escape_summary(rows)
+    assert group["success_rate"] == 1.0  # over the games played
+    assert group["success_rate_with_excluded"] == 0.5  # the excluded games as failures
+    assert (
+        0 < group["success_rate_with_excluded_low"] < 0.5 < group["success_rate_with_excluded_high"]
+    )
+    table = escape_table([group])
+    assert "team success, excluded as failures (95% CI)" in table
+    assert "| 2/2 = 100% [" in table and "| 2/4 = 50% [" in table
+
+
 def test_a_cap_that_stops_a_game_is_no_failure_and_resume_plays_outage_games_again(
     tmp_path: Path,
 ) -> None:
