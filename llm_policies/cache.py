@@ -29,6 +29,13 @@ latency as recorded, so a reproduced run's tables equal the original's). With th
 identical requests get identical replies, whatever the temperature; ``distinct_repeats=True``
 keys the n-th repeat of a request separately (repeats are then new samples, replayed in order).
 Credentials are never part of a request, so never in the cache.
+
+Where the file is: the process that opens a :class:`CachedBackend` reads and writes the SQLite
+file itself (:class:`ReplyFile`), except in a Ray worker of a benchmark run, whose node may not
+see the driver's disk: there every lookup and store goes to the one :class:`ReplyFile` the
+driver's node holds for the run (:class:`DriverReplies`, through
+:func:`maze_envs.bench.travel.adriver_call`), so a run on a cluster fills the driver's cache
+file and a rerun on any cluster sends nothing.
 """
 
 from __future__ import annotations
@@ -149,6 +156,141 @@ def _reply_from_json(text: str) -> ModelReply:
     )
 
 
+class ReplyFile:
+    """The replies of one cache file, read and written by this process (see the module's
+    docstring): the stored reply text under a key, and storing one."""
+
+    def __init__(self, path: str | Path, mode: CacheMode) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        if mode == "read_only" and not self.path.exists():
+            raise FileNotFoundError(
+                f"read-only response cache {self.path} does not exist (record it first with "
+                "mode='read_write')"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db: sqlite3.Connection | None = sqlite3.connect(
+            self.path, check_same_thread=False, timeout=30.0
+        )
+        if mode == "read_write":
+            self._db.execute("PRAGMA journal_mode=WAL")  # several workers may share it
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+
+    def lookup(self, key: str) -> str | None:
+        """The stored reply (JSON text) under ``key``, if any."""
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+            except sqlite3.OperationalError:  # a read-only file without the table
+                row = None
+        return None if row is None else str(row[0])
+
+    def store(self, key: str, spec: str, request: str, reply: str) -> None:
+        """Store ``reply`` (JSON text) under ``key``, with the request it answers."""
+        with self._lock:
+            if self._db is None:
+                raise RuntimeError(f"the response cache {self.path} is closed")
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies (key, spec, request, reply, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (key, spec, request, reply, time.time()),
+            )
+            self._db.commit()
+
+    def served(self, spec: str, base_url: str) -> str | None:
+        """The model the server at ``base_url`` said it served for ``spec``, when recorded."""
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute(
+                    "SELECT identity FROM served WHERE spec = ? AND base_url = ?",
+                    (spec, base_url),
+                ).fetchone()
+            except sqlite3.OperationalError:  # a file written before identities were kept
+                row = None
+        return None if row is None else str(row[0])
+
+    def remember_served(self, spec: str, base_url: str, identity: str) -> None:
+        """Record the model the server at ``base_url`` serves for ``spec``."""
+        with self._lock:
+            if self._db is None:
+                return
+            self._db.execute(
+                "INSERT OR REPLACE INTO served (spec, base_url, identity) VALUES (?, ?, ?)",
+                (spec, base_url, identity),
+            )
+            self._db.commit()
+
+    async def alookup(self, key: str) -> str | None:
+        return self.lookup(key)
+
+    async def astore(self, key: str, spec: str, request: str, reply: str) -> None:
+        self.store(key, spec, request, reply)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+            self._db = None
+
+
+class DriverReplies:
+    """The replies of the cache file ``path`` of a Ray run's driver, from one of its workers:
+    every lookup and store runs in the one :class:`ReplyFile` of that file the driver's node
+    holds for the run (:func:`maze_envs.bench.travel.adriver_call`)."""
+
+    def __init__(self, path: str, mode: CacheMode) -> None:
+        from maze_envs.bench.travel import driver_path
+
+        self.path = Path(driver_path(path))
+        self._key = (str(self.path), mode)
+
+    def lookup(self, key: str) -> str | None:
+        from maze_envs.bench.travel import driver_call
+
+        found: str | None = driver_call(ReplyFile, self._key, "lookup", key)
+        return found
+
+    async def alookup(self, key: str) -> str | None:
+        from maze_envs.bench.travel import adriver_call
+
+        found: str | None = await adriver_call(ReplyFile, self._key, "lookup", key)
+        return found
+
+    def served(self, spec: str, base_url: str) -> str | None:
+        from maze_envs.bench.travel import driver_call
+
+        found: str | None = driver_call(ReplyFile, self._key, "served", spec, base_url)
+        return found
+
+    def remember_served(self, spec: str, base_url: str, identity: str) -> None:
+        from maze_envs.bench.travel import driver_call
+
+        driver_call(ReplyFile, self._key, "remember_served", spec, base_url, identity)
+
+    async def astore(self, key: str, spec: str, request: str, reply: str) -> None:
+        from maze_envs.bench.travel import adriver_call
+
+        await adriver_call(ReplyFile, self._key, "store", key, spec, request, reply)
+
+    def close(self) -> None:
+        """Nothing to close here: the driver's node owns the file."""
+
+
+def _open_replies(path: Path, mode: CacheMode) -> ReplyFile | DriverReplies:
+    """The replies of the cache file ``path``: this process's own, or the driver's (a Ray
+    worker of a benchmark run, see the module's docstring)."""
+    from maze_envs.bench.travel import driver_link
+
+    if driver_link() is not None:
+        return DriverReplies(str(path), mode)
+    return ReplyFile(path, mode)
+
+
 class CachedBackend:
     """``backend`` behind a SQLite response cache at ``path`` (see the module's docstring).
 
@@ -170,23 +312,12 @@ class CachedBackend:
         self.mode: CacheMode = mode
         self.distinct_repeats = distinct_repeats
         self.hits = self.misses = self.stored = 0
-        #: the model the server says it serves (:meth:`identify`)
-        self.identity: str | None = None
         self._repeats: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        if mode != "off":
-            if mode == "read_only" and not self.path.exists():
-                raise FileNotFoundError(
-                    f"read-only response cache {self.path} does not exist (record it first with "
-                    "mode='read_write')"
-                )
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
-            if mode == "read_write":
-                self._db.execute("PRAGMA journal_mode=WAL")  # several workers may share it
-                self._db.executescript(_SCHEMA)
-                self._db.commit()
+        self._replies = None if mode == "off" else _open_replies(self.path, mode)
+        #: the model the server says it serves (:meth:`identify`)
+        self.identity: str | None = None
+        self._recorded: tuple[str | None] | None = None  # the file's record of it
 
     @property
     def spec(self) -> str:
@@ -209,25 +340,17 @@ class CachedBackend:
         """The wrapped backend's (see :mod:`llm_policies.capabilities`)."""
         return bool(getattr(self.backend, "owns_transport", True))
 
-    @property
-    def context_window(self) -> int | None:
-        """The wrapped backend's known context window, if it knows one."""
-        window = getattr(self.backend, "context_window", None)
-        return window if isinstance(window, int) else None
-
     def identify(self, identity: str | None) -> None:
         """The model the server serves, as it says (``None``: it does not say); see the module
         docstring. Recorded in the cache file against the spec and base URL."""
+        if identity == self.identity:
+            return
         self.identity = identity
         base_url = self._base_url
-        if identity is None or base_url is None or self._db is None or self.mode != "read_write":
+        if identity is None or base_url is None or self._replies is None:
             return
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO served (spec, base_url, identity) VALUES (?, ?, ?)",
-                (self.spec, base_url, identity),
-            )
-            self._db.commit()
+        if self.mode == "read_write":
+            self._replies.remember_served(self.spec, base_url, identity)
 
     @property
     def _base_url(self) -> str | None:
@@ -241,18 +364,18 @@ class CachedBackend:
             return None
         if self.identity is not None:
             return self.identity
-        if self.mode == "read_only" and self._db is not None:
-            with self._lock:
-                try:
-                    row = self._db.execute(
-                        "SELECT identity FROM served WHERE spec = ? AND base_url = ?",
-                        (self.spec, base_url),
-                    ).fetchone()
-                except sqlite3.OperationalError:  # a file written before identities were kept
-                    row = None
-            if row:
-                return str(row[0])
+        if self.mode == "read_only" and self._replies is not None:
+            if self._recorded is None:  # asked once: a replay's file does not change
+                self._recorded = (self._replies.served(self.spec, base_url),)
+            if self._recorded[0] is not None:
+                return self._recorded[0]
         return f"{self.spec}@{base_url}"
+
+    @property
+    def context_window(self) -> int | None:
+        """The wrapped backend's known context window, if it knows one."""
+        window = getattr(self.backend, "context_window", None)
+        return window if isinstance(window, int) else None
 
     def key(self, request: ModelRequest) -> str:
         """The cache key of ``request`` (with its repeat number when ``distinct_repeats``)."""
@@ -266,23 +389,19 @@ class CachedBackend:
 
     def lookup(self, key: str) -> ModelReply | None:
         """The stored reply under ``key``, if any."""
-        if self._db is None:
+        if self._replies is None:
             return None
-        with self._lock:
-            try:
-                row = self._db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-            except sqlite3.OperationalError:  # a read-only file without the table
-                row = None
-        return _reply_from_json(row[0]) if row else None
+        text = self._replies.lookup(key)
+        return None if text is None else _reply_from_json(text)
 
     async def complete(self, request: ModelRequest) -> ModelReply:
-        if self._db is None:
+        if self._replies is None:
             return await self.backend.complete(request)
         key = self.key(request)
-        hit = self.lookup(key)
-        if hit is not None:
+        text = await self._replies.alookup(key)
+        if text is not None:
             self.hits += 1
-            return hit
+            return _reply_from_json(text)
         self.misses += 1
         if self.mode == "read_only":
             raise CacheMiss(
@@ -291,19 +410,9 @@ class CachedBackend:
                 kind="refused",
             )
         reply = await self.backend.complete(request)
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO replies (key, spec, request, reply, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (
-                    key,
-                    self.spec,
-                    request_json(self.spec, request, self.served()),
-                    _reply_json(reply),
-                    time.time(),
-                ),
-            )
-            self._db.commit()
+        await self._replies.astore(
+            key, self.spec, request_json(self.spec, request, self.served()), _reply_json(reply)
+        )
         self.stored += 1
         return reply
 
@@ -319,7 +428,6 @@ class CachedBackend:
 
     async def aclose(self) -> None:
         await self.backend.aclose()
-        if self._db is not None:
-            with self._lock:
-                self._db.close()
-            self._db = None
+        if self._replies is not None:
+            self._replies.close()
+        self._replies = None

@@ -40,13 +40,9 @@ from maze_envs.bench.command import EXIT_OUTAGE, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
+from maze_envs.bench.ray_executor import parse_runtime_env
 from maze_envs.bench.report import outage_report
-from maze_envs.bench.runner import (
-    RunError,
-    RunOptions,
-    RunResult,
-    run_experiment,
-)
+from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, parse_size
 from maze_envs.bench.stopping import RunStopped
@@ -96,6 +92,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--executor", choices=EXECUTORS, default="inline")
     parser.add_argument("--workers", type=int)
     parser.add_argument("--concurrency", type=int)
+    parser.add_argument(
+        "--ray-address",
+        help="the Ray cluster to join, HOST:PORT (--executor ray; its nodes need not share this "
+        "disk, the cache stays on it: docs/cluster.md)",
+    )
+    parser.add_argument(
+        "--ray-runtime-env", metavar="JSON|FILE", help="Ray's runtime environment of the workers"
+    )
     parser.add_argument("--max-tokens-per-run", type=int, metavar="N")
     parser.add_argument("--max-cost-per-run", type=float, metavar="USD")
     parser.add_argument("--verify", action="store_true", help="replay and check every game")
@@ -306,7 +310,10 @@ def _main(given: list[str]) -> int:
     args = parser.parse_args(given)
     if args.fresh and args.resume:
         parser.error("--fresh starts over and --resume continues: give one of them")
+    if (args.ray_address or args.ray_runtime_env) and args.executor != "ray":
+        parser.error("--ray-address and --ray-runtime-env go with --executor ray")
     try:
+        runtime_env = parse_runtime_env(args.ray_runtime_env)
         study, text, _ = find(args.study)
         models = [PolicySpec.parse(m) for m in args.model]
         seeds = parse_seeds(list(args.seeds)) if args.seeds else None
@@ -361,6 +368,8 @@ def _main(given: list[str]) -> int:
             quiet=args.quiet,
             max_tokens_per_run=args.max_tokens_per_run,
             max_cost_per_run=args.max_cost_per_run,
+            ray_address=args.ray_address,
+            ray_runtime_env=runtime_env,
         )
         result = run_experiment(experiment, out, options)
     except (RunError, ValueError, ExecutorError, JournalError) as exc:

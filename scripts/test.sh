@@ -24,6 +24,10 @@ fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+# The Inspect tasks as the inspect_evals register's lint service checks them (its layout for a
+# repository with one evaluation, from the task file; docs/inspect.md)
+.venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py > /dev/null \
+    || .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py
 .venv/bin/python -m pytest "$@"
 if [ "$#" -eq 0 ]; then
     python3 -m venv .venv-lowest
@@ -31,4 +35,14 @@ if [ "$#" -eq 0 ]; then
         -e '.[render,server]' pytest hypothesis httpx
     .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/escape tests/agimaze \
         tests/test_grid.py tests/test_cli.py
+    # The verifiers extra in an environment of its own: verifiers needs openai<3, the llm extra
+    # (pydantic-ai) openai>=3.50, so the two never share one (docs/hubs.md). Its tests (vf-eval
+    # end to end against the loopback server) skip, saying so, in the main environment.
+    python3 -m venv .venv-verifiers
+    .venv-verifiers/bin/python -m pip install -q -e '.[verifiers]' pytest starlette uvicorn
+    .venv-verifiers/bin/python -m pip install -q --no-deps \
+        -e llm_policies/apps/verifiers/hub/maze-envs-escape \
+        -e llm_policies/apps/verifiers/hub/maze-envs-agimaze
+    .venv-verifiers/bin/python -m pytest -q -p no:cacheprovider tests/verifiers \
+        llm_policies/apps/verifiers
 fi

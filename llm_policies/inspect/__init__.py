@@ -20,9 +20,23 @@ Modules, one part each:
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     import inspect_ai  # noqa: F401  (the optional dependency this package is built on)
 except ImportError as error:  # pragma: no cover - depends on the installed extras
     raise ImportError(
         "the Inspect AI tasks need inspect-ai; install the extra: pip install 'maze-envs[inspect]'"
     ) from error
+
+#: The tasks (``maze_envs/escape``...), imported from :mod:`~llm_policies.inspect.tasks` on first
+#: use, so importing one part of this package does not register them all.
+__all__ = ["agimaze", "agimaze_set", "escape"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from llm_policies.inspect import tasks
+
+        return getattr(tasks, name)
+    raise AttributeError(f"module 'llm_policies.inspect' has no attribute {name!r}")

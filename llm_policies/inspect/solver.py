@@ -20,14 +20,14 @@ loop, as the runner's inline executor does); it is closed when its last game end
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from llm_policies.apps.journals import JOURNALS
 from llm_policies.inspect.games import SetGame
 from llm_policies.inspect.policy import game_control
 from llm_policies.inspect.sets import play_set
@@ -41,34 +41,6 @@ RESULT_KEY: Final = "maze_envs:game"
 
 class GameError(RuntimeError):
     """A game ended with an error (a policy or the environment failed); the journal has it."""
-
-
-class _JournalPool:
-    """One open journal per file while games write to it (reference counted)."""
-
-    def __init__(self) -> None:
-        self._open: dict[Path, tuple[Journal, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def use(self, path: Path) -> AsyncIterator[Journal]:
-        key = path.resolve()
-        journal, users = self._open.get(key, (None, 0))
-        if journal is None:
-            key.parent.mkdir(parents=True, exist_ok=True)
-            journal = Journal(key)
-        self._open[key] = (journal, users + 1)
-        try:
-            yield journal
-        finally:
-            journal, users = self._open[key]
-            if users == 1:
-                del self._open[key]
-                journal.close()
-            else:
-                self._open[key] = (journal, users - 1)
-
-
-JOURNALS: Final = _JournalPool()
 
 
 def summary(row: Mapping[str, Any]) -> str:

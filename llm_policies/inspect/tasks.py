@@ -32,7 +32,7 @@ Every parameter is checked when the task is made, before any model is called. In
 package's tasks after the top-level import package of their module; these tasks belong to the
 ``maze-envs`` distribution (entry point ``maze_envs`` of the group ``inspect_ai``) but live above
 ``maze_envs`` in the layering, so each declares ``maze_envs`` as its module
-(:func:`_maze_envs_task`).
+(:func:`_in_maze_envs`, under Inspect's own ``@task``).
 """
 
 from __future__ import annotations
@@ -44,9 +44,14 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from inspect_ai import Task, task
-from inspect_ai._util.registry import registry_name
 from inspect_ai.dataset import MemoryDataset
+from inspect_ai.util import registry_info
 
+from llm_policies.apps.evaluation import (
+    INSPECT_AGIMAZE_PACKS,
+    INSPECT_AGIMAZE_SEEDS,
+    INSPECT_ESCAPE_SEEDS,
+)
 from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
 from llm_policies.inspect.policy import check_policy_options
 from llm_policies.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
@@ -58,29 +63,35 @@ from maze_envs.escape.types import Config
 #: The journal file name, in Inspect's log directory unless ``journal=`` says otherwise.
 JOURNAL_NAME: Final = "maze_envs.sqlite"
 #: The labyrinths of ``maze_envs/agimaze`` unless ``packs`` says otherwise.
-DEFAULT_PACKS: Final = "TUTORIAL"
-#: Default seeds of a task.
-DEFAULT_SEEDS: Final = "0-9"
+DEFAULT_PACKS: Final = INSPECT_AGIMAZE_PACKS
+#: Default seeds of a task (the project's evaluation seeds: llm_policies.apps.evaluation).
+DEFAULT_SEEDS: Final = INSPECT_ESCAPE_SEEDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: This module's name when imported from the package (the entry point's value).
 __spec_name__: Final = "llm_policies.inspect.tasks"
 
 
-def _maze_envs_task(function: F) -> F:
-    """Register ``function`` as the Inspect task ``maze_envs/<its name>`` (module docstring).
+def _in_maze_envs(function: F) -> F:
+    """Put ``function`` in the ``maze_envs`` package, whose name Inspect gives its task (module
+    docstring); loaded as a file (``inspect eval .../tasks.py@escape``) it keeps its module."""
+    if function.__module__ == __spec_name__:
+        function.__module__ = "maze_envs"
+    return function
+
+
+def _named_whole(function: F) -> F:
+    """``function``'s task registered as ``maze_envs/<name>`` when Inspect gave it its plain name.
 
     Inspect prefixes a task's name with its package only when it finds the package installed
     (site-packages, or an editable install's metadata); a checkout ahead of that metadata on
-    ``sys.path`` (its ``maze_envs.egg-info``) hides it, so the name is then given whole. Loaded
-    as a file (``inspect eval .../tasks.py@escape``), the tasks keep their plain names.
+    ``sys.path`` (its ``maze_envs.egg-info``) hides it: the task is then registered again, under
+    its whole name, and that registration is the module's.
     """
-    if function.__module__ != __spec_name__:
-        return task(function)
-    function.__module__ = "maze_envs"
-    plain = function.__name__
-    prefixed = registry_name(function, plain) != plain
-    return task(name=plain if prefixed else f"maze_envs/{plain}")(function)
+    if function.__module__ != "maze_envs" or registry_info(function).name != function.__name__:
+        return function
+    whole: F = task(name=f"maze_envs/{function.__name__}")(function.__wrapped__)  # type: ignore[attr-defined]
+    return whole
 
 
 def default_journal() -> Path:
@@ -152,7 +163,8 @@ def _task(
     )
 
 
-@_maze_envs_task
+@task
+@_in_maze_envs
 def escape(
     preset: str | None = None,
     sizes: Any = None,
@@ -187,13 +199,14 @@ def escape(
     return _task(games, escape_score(), path, "maze_envs/escape", {"setup": setup})
 
 
-@_maze_envs_task
+@task
+@_in_maze_envs
 def agimaze(
     packs: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
     max_steps: int | None = None,
     pack_root: str | None = None,
-    seeds: Any = "0",
+    seeds: Any = INSPECT_AGIMAZE_SEEDS,
     prompt_version: str | None = None,
     output_mode: str | None = None,
     history: str | None = None,
@@ -220,13 +233,14 @@ def agimaze(
     return _task(games, agimaze_score(), path, "maze_envs/agimaze", {"setup": setup})
 
 
-@_maze_envs_task
+@task
+@_in_maze_envs
 def agimaze_set(
     targets: Any = None,
     paths: Any = None,
     budget_factor: float = DEFAULT_BUDGET_FACTOR,
     pack_root: str | None = None,
-    seeds: Any = "0",
+    seeds: Any = INSPECT_AGIMAZE_SEEDS,
     prompt_version: str | None = None,
     output_mode: str | None = None,
     history: str | None = None,
@@ -257,3 +271,8 @@ def agimaze_set(
     path = _journal(journal)
     metadata = {"sets": sorted({g.name for g in games}), "budget_factor": budget_factor}
     return _task(games, agimaze_set_score(), path, "maze_envs/agimaze_set", metadata)
+
+
+escape = _named_whole(escape)
+agimaze = _named_whole(agimaze)
+agimaze_set = _named_whole(agimaze_set)

@@ -47,6 +47,7 @@ from pydantic import ValidationError
 
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
+from maze_envs.bench.ray_executor import parse_runtime_env
 from maze_envs.bench.report import (
     agimaze_level_table,
     escape_table,
@@ -168,7 +169,17 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="games at once per event loop (async policies): in-process, or in each worker",
     )
-    run.add_argument("--ray-address", help="a Ray cluster to join (default: start a local one)")
+    run.add_argument(
+        "--ray-address",
+        help="the Ray cluster to join, HOST:PORT of its head (--executor ray; default: start a "
+        "local one); its nodes need not share this machine's disk (docs/cluster.md)",
+    )
+    run.add_argument(
+        "--ray-runtime-env",
+        metavar="JSON|FILE",
+        help="Ray's runtime environment of the workers, a JSON object or a .json file: "
+        '\'{"pip": ["maze-envs[llm]"], "env_vars": {"OPENAI_API_KEY": "..."}}\'',
+    )
     run.add_argument(
         "--out",
         default=None,
@@ -458,6 +469,12 @@ def _main(given: list[str]) -> int:
         parser.error("--fresh starts over and --resume continues: give one of them")
     if args.retry_outages and not args.resume:
         parser.error("--retry-outages plays again the outage games of a run: add --resume")
+    if (args.ray_address or args.ray_runtime_env) and args.executor != "ray":
+        parser.error("--ray-address and --ray-runtime-env go with --executor ray")
+    try:
+        runtime_env = parse_runtime_env(args.ray_runtime_env)
+    except ValueError as exc:
+        parser.error(str(exc))
     options = RunOptions(
         executor=args.executor or ("process" if main_job else "inline"),
         workers=args.workers,
@@ -470,6 +487,7 @@ def _main(given: list[str]) -> int:
         plots=not args.no_plots,
         quiet=args.quiet,
         ray_address=args.ray_address,
+        ray_runtime_env=runtime_env,
         max_tokens_per_run=args.max_tokens_per_run,
         max_cost_per_run=args.max_cost_per_run,
         main_job=main_job,

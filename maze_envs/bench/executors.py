@@ -20,11 +20,13 @@ that ``workers=2, concurrency=8`` plays 16 games at once, 8 in each worker.
 
 Journal shards. A worker never writes the run's journal. Each worker process (each concurrency
 slot, inline) records its games in its own shard journal under the run's ``shards/`` folder and
-settles it before it reports a game; the runner then copies the finished game into the run's
-journal (:meth:`maze_envs.journal.Journal.copy_game`) and only then counts it. So a worker that
-dies mid-game leaves at most a half-written game in its shard, which is never copied (nor are
-the games its batch had finished, since they were never reported), and a game played again is
-copied at most once: the runner copies each run key once.
+settles it before it reports a game (on Ray, whose nodes need not share this disk, a journal of
+the batch's own in the node's temporary folder, whose games' rows come back with the results:
+:mod:`maze_envs.bench.travel`); the runner then stores the finished game's rows in the run's
+journal (:meth:`maze_envs.journal.Journal.add_stored_game`) and only then counts it. So a
+worker that dies mid-game leaves at most a half-written game in its own journal, which is never
+stored (nor are the games its batch had finished, since they were never reported), and a game
+played again is stored at most once: the runner stores each run key once.
 
 A worker that dies, at any moment. In the process pool, the death of one worker breaks the whole
 pool (``concurrent.futures``), and whichever call notices it first (``submit``, ``wait``, a
@@ -70,7 +72,7 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -407,10 +409,15 @@ def end_pool(pool: Any, *, abandon: bool) -> None:
 
 
 def make_executor(
-    name: str, workers: int | None = None, concurrency: int = 1, ray_address: str | None = None
+    name: str,
+    workers: int | None = None,
+    concurrency: int = 1,
+    ray_address: str | None = None,
+    ray_runtime_env: Mapping[str, Any] | None = None,
 ) -> Executor:
     """The executor called ``name`` (``inline``, ``process`` or ``ray``); ``concurrency`` is the
-    games at once in one event loop: in this process (inline) or in each worker.
+    games at once in one event loop: in this process (inline) or in each worker; Ray joins the
+    cluster at ``ray_address`` (default: starts a local one) with ``ray_runtime_env``.
 
     ``ray`` without Ray installed raises :class:`ImportError` with the install hint.
     """
@@ -420,5 +427,7 @@ def make_executor(
     if name == "process":
         return ProcessExecutor(count, concurrency=concurrency)
     if name == "ray":
-        return RayExecutor(count, address=ray_address, concurrency=concurrency)
+        return RayExecutor(
+            count, address=ray_address, concurrency=concurrency, runtime_env=ray_runtime_env
+        )
     raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")

@@ -4,8 +4,9 @@
 not already done and writes, in the output folder:
 
 ``games.sqlite``
-    Every game, copied from the workers' shard journals once finished (see
-    :mod:`maze_envs.bench.executors`); ``journal=False`` plays without one.
+    Every game, copied once finished from the workers' shard journals, or from the journal
+    rows a Ray worker sent back (see :mod:`maze_envs.bench.executors`,
+    :mod:`maze_envs.bench.travel`); ``journal=False`` plays without one.
 ``rows.jsonl``
     The per-game rows (see :mod:`maze_envs.bench.rowstore`), for resuming.
 ``results.csv``, ``results.json``, ``summary.md``, ``*.png``
@@ -74,7 +75,7 @@ from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
-from maze_envs.journal import Journal, JournalError
+from maze_envs.journal import Journal, JournalError, StoredGame
 from maze_envs.metrics import is_played
 
 __all__ = [
@@ -111,7 +112,10 @@ class RunOptions:
     verify: bool = False
     plots: bool = True
     quiet: bool = False
+    #: The Ray cluster to join (``host:port``; default: a local one) and the runtime environment
+    #: of its workers (Ray's ``runtime_env``: ``pip``, ``env_vars``, ``working_dir``...).
     ray_address: str | None = None
+    ray_runtime_env: dict[str, Any] | None = None
     #: Caps of the whole run, across every worker (:mod:`maze_envs.bench.ledger`).
     max_tokens_per_run: int | None = None
     max_cost_per_run: float | None = None
@@ -146,7 +150,9 @@ class RunResult:
 
 
 class _Merger:
-    """Copies finished games from shards into the run's journal, each run key at most once."""
+    """Stores finished games in the run's journal, each run key at most once: the game's journal
+    rows, from a worker's shard (process pool, inline) or sent with the result (Ray), all go
+    through :meth:`store`."""
 
     def __init__(
         self, journal: Any, store: RowStore, done: set[str], before: dict[str, Row]
@@ -158,17 +164,27 @@ class _Merger:
         self._shards: dict[str, Any] = {}
 
     def add(self, finished: Finished) -> Row | None:
-        row = dict(finished.row)
+        row = finished.row
         key = row["run_key"]
         if key in self.merged:
             return None  # a retried task that finished twice: the first copy stands
         if row.get("game_id") is None and key in self.before and _capped(row):
             return None  # not started again (the cap): the row of what it played stands
-        shard_game = row.get("game_id")
+        rows = finished.rows
+        game_id = row.get("game_id")
+        if rows is None and finished.shard is not None and game_id is not None:
+            rows = self._shard(finished.shard).stored_game(game_id)
+        return self.store_game(row, rows)
+
+    def store_game(self, row: Row, rows: StoredGame | None) -> Row:
+        """Store a finished game: its journal ``rows`` (as the journal it was recorded in stores
+        them; ``None``: no journal game) in the run's journal, in one transaction, then its row
+        with the game's id there. The one way every executor's games reach the run's files."""
+        row = dict(row)
         row["game_id"] = None
-        if self.journal is not None and finished.shard is not None and shard_game is not None:
-            row["game_id"] = self.journal.copy_game(self._shard(finished.shard), shard_game)
-        self.merged.add(key)
+        if self.journal is not None and rows is not None:
+            row["game_id"] = self.journal.add_stored_game(rows)
+        self.merged.add(row["run_key"])
         self.store.append(row)
         return row
 
@@ -316,12 +332,18 @@ def _run(
         concurrency = 1
     try:
         executor = (
-            make_executor(options.executor, options.workers, concurrency, options.ray_address)
+            make_executor(
+                options.executor,
+                options.workers,
+                concurrency,
+                options.ray_address,
+                options.ray_runtime_env,
+            )
             if isinstance(options.executor, str)
             else options.executor
         )
         caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
-    except ImportError as exc:  # an optional executor that is not installed
+    except (ImportError, ValueError) as exc:  # an executor not installed, or a bad option
         raise RunError(str(exc)) from None
     prepare_folder(folder, options)
     (folder / "experiment.json").write_bytes(

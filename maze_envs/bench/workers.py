@@ -1,15 +1,21 @@
-"""The worker side of the executors: play a batch of games into this process's shard journal.
+"""The worker side of the executors: play a batch of games into a journal of the worker's own.
 
 These functions run where the games run: in this process (inline), in a process pool's worker, in
-a Ray worker. :func:`run_batch` is the one entry point the parent submits; a batch's games are
+a Ray worker. :func:`play_batch` is the one entry point the parent submits; a batch's games are
 reported together when it ends, so a worker that dies mid-batch reports none of them (the parent
 plays them again; see :mod:`maze_envs.bench.executors`).
 
-Before it plays anything, a batch leaves a *start mark* (a file named after the batch's number,
-holding the worker's pid, in the executor's marks folder): after a worker died, the parent knows
-which batches had started, and in which process, so it charges an attempt only to the games that
-were being played in the process that died, not to games that were waiting or that the pool's
-own clean-up stopped.
+Where a game's journal rows go: in the process pool (and inline) into this process's shard
+journal in the run's folder, which the parent reads; on Ray into a journal of the batch's own
+in the node's temporary folder, whose rows of each game go back with the results
+(:mod:`maze_envs.bench.travel`): Ray's nodes need not share the parent's disk.
+
+Before it plays anything, a batch leaves a *start mark*: in the process pool a file named after
+the batch's number, holding the worker's pid, in the executor's marks folder; on Ray a mark in
+the run's services actor on the driver's node. After a worker died, the parent knows which
+batches had started (in the pool, in which process), so it charges an attempt only to the games
+that were being played where the worker died, not to games that were waiting or that the
+pool's own clean-up stopped.
 """
 
 from __future__ import annotations
@@ -29,15 +35,19 @@ from maze_envs.bench.ledger import CapTable, GameBudget, RunLedger
 from maze_envs.bench.rollout import Row, aplay, play
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import worker_signals
+from maze_envs.bench.travel import DriverLink, batch_journal, linked
+from maze_envs.journal import StoredGame
 
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """A played game: its row and, when recorded, the shard journal that holds it."""
+    """A played game: its row and, when recorded, where its journal rows are: in the shard
+    journal ``shard`` (on this machine's disk), or ``rows`` themselves (from a Ray worker)."""
 
     task: GameTask
     row: Row
     shard: str | None
+    rows: StoredGame | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +79,16 @@ class RunShares:
 class BatchJob:
     """What a batch needs besides its games: its number (for the start mark), the marks
     folder, the run's caps and, where it can travel in a task's arguments (Ray: an actor
-    handle; inline: the object), the run's ledger and what its policies learnt before it
-    began. A process pool's workers get the ledger and those when they start
-    (:func:`worker_init`)."""
+    handle; inline: the object), the run's ledger, and what its policies learnt before it
+    began (``shares``). A process pool's workers get the ledger and the shares when they start
+    (:func:`worker_init`). On Ray, ``driver`` links the batch to the run's driver
+    (:mod:`maze_envs.bench.travel`): marks, packs, journal rows and files go through it."""
 
     number: int = 0
     marks: str | None = None
     caps: CapTable | None = None
     ledger: RunLedger | None = None
+    driver: DriverLink | None = None
     shares: RunShares | None = None
 
 
@@ -119,9 +131,7 @@ def budget_for(task: GameTask, job: BatchJob | None) -> GameBudget | None:
 def run_task(task: GameTask, shard_dir: str | None, job: BatchJob | None = None) -> Finished:
     """Play ``task`` in this process, recording it in this process's shard (worker entry point)."""
     journal = None if shard_dir is None else _shard_journal(shard_dir)
-    row = play(task, journal, budget_for(task, job))
-    if journal is not None:
-        journal.settle()  # the runner reads the game from the shard next
+    row = _play_settled(task, journal, job)
     return Finished(task, row, None if journal is None else str(journal.path))
 
 
@@ -182,8 +192,9 @@ def _mark_start(job: BatchJob | None) -> None:
 
 
 #: What a worker sends back for a game of its batch: the game's index in the batch, its row, the
-#: shard that holds it (the parent has the task already: it does not travel back).
-Reported = tuple[int, Row, str | None]
+#: shard that holds it or its journal rows (the parent has the task already: it does not travel
+#: back).
+Reported = tuple[int, Row, str | None, StoredGame | None]
 
 
 def play_batch(
@@ -194,21 +205,60 @@ def play_batch(
 ) -> list[Reported]:
     """Play ``tasks`` in this process (the batched worker entry point): one after another, or
     with ``concurrency > 1`` that many at once in one event loop. The games are reported
-    together, so a worker that dies mid-batch reports none of them (they are played again)."""
-    _mark_start(job)
-    if job is not None and job.shares is not None:
+    together, so a worker that dies mid-batch reports none of them (they are played again).
+
+    A batch of a Ray run (``job.driver``) records into a journal of its own and returns each
+    game's journal rows; any other records into this process's shard in ``shard_dir``."""
+    if job is not None and job.shares is not None:  # once per run in each process
         job.shares.install()
+    if job is not None and job.driver is not None:
+        return _play_for_driver(tasks, concurrency, job, job.driver)
+    _mark_start(job)
     if concurrency <= 1 or len(tasks) <= 1:
-        reported = []
+        reported: list[Reported] = []
         for index, task in enumerate(tasks):
             finished = run_task(task, shard_dir, job)
-            reported.append((index, finished.row, finished.shard))
+            reported.append((index, finished.row, finished.shard, None))
         return reported
     journal = None if shard_dir is None else _shard_journal(shard_dir)
     shard = None if journal is None else str(journal.path)
     positions = {id(task): position for position, task in enumerate(tasks)}
     games = play_concurrently(tasks, journal, concurrency, job)
-    return [(positions[id(task)], row, shard) for task, row in games]
+    return [(positions[id(task)], row, shard, None) for task, row in games]
+
+
+def _play_for_driver(
+    tasks: Sequence[GameTask], concurrency: int, job: BatchJob, link: DriverLink
+) -> list[Reported]:
+    """A Ray batch: marked started on the driver's node, its games recorded in a journal of the
+    batch's own and sent back as rows (:mod:`maze_envs.bench.travel`)."""
+    import ray
+
+    with linked(link, ray.get):
+        ray.get(link.services.mark.remote(job.number))
+        with batch_journal(link.record) as journal:
+            positions = {id(task): position for position, task in enumerate(tasks)}
+            if concurrency <= 1 or len(tasks) <= 1:
+                games: Iterator[tuple[GameTask, Row]] = (
+                    (task, _play_settled(task, journal, job)) for task in tasks
+                )
+            else:
+                games = play_concurrently(tasks, journal, concurrency, job)
+            return [(positions[id(task)], row, None, _rows_of(journal, row)) for task, row in games]
+
+
+def _play_settled(task: GameTask, journal: Any, job: BatchJob | None) -> Row:
+    """Play ``task`` into ``journal``, settled: the game's rows are read from it next."""
+    row = play(task, journal, budget_for(task, job))
+    if journal is not None:
+        journal.settle()
+    return row
+
+
+def _rows_of(journal: Any, row: Row) -> StoredGame | None:
+    """The journal rows of the game ``row`` reports (``None``: none recorded)."""
+    game_id = row.get("game_id")
+    return None if journal is None or game_id is None else journal.stored_game(game_id)
 
 
 def run_batch(
@@ -223,4 +273,4 @@ def run_batch(
 
 def as_finished(tasks: Sequence[GameTask], reported: Sequence[Reported]) -> list[Finished]:
     """The :class:`Finished` games of a batch of ``tasks`` from what its worker reported."""
-    return [Finished(tasks[index], row, shard) for index, row, shard in reported]
+    return [Finished(tasks[index], row, shard, rows) for index, row, shard, rows in reported]

@@ -46,12 +46,13 @@ mid-game): its turns verify, but no end is expected.
 Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.changes` and :mod:`.edits`
 (storing what changed), :mod:`.rebuild` (reading it back), :mod:`.rows` (row types and the walk
 over stored turns), :mod:`.blobs` (:class:`Blob`), :mod:`.connect` (opening, read-only or for
-writing), :mod:`.batch` (group commit), :mod:`.gamerows` (a game's chain tail; copying a game),
-:mod:`.store` (the :class:`Journal`), :mod:`.recorder` (the :class:`Recorder` every environment
-records through), :mod:`.verify` (:func:`scan_turns`, :func:`verify_game`, the
-:class:`Replayer` protocol), :mod:`.capture` (what replayers record into). Reading games for the
-viewer and the analysis (Maze Escape tracks, AGI Maze steps) is a floor of its own above the
-environments, :mod:`maze_envs.journal.read`, which nothing else here imports.
+writing), :mod:`.batch` (group commit), :mod:`.gamerows` (a game's chain tail; a game's stored
+rows, :class:`StoredGame`, copied between files), :mod:`.store` (the :class:`Journal`),
+:mod:`.recorder` (the :class:`Recorder` every environment records through), :mod:`.verify`
+(:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol), :mod:`.capture` (what
+replayers record into). Reading games for the viewer and the analysis (Maze Escape tracks, AGI
+Maze steps) is a floor of its own above the environments, :mod:`maze_envs.journal.read`, which
+nothing else here imports.
 
 Example:
     >>> import tempfile, pathlib
@@ -88,6 +89,7 @@ from maze_envs.journal.format import (
     encode_json,
     encode_json_bytes,
 )
+from maze_envs.journal.gamerows import StoredGame
 from maze_envs.journal.recorder import Recorder
 from maze_envs.journal.rows import GameInfo, GameRecord, Problem, TurnRecord
 from maze_envs.journal.store import Journal
@@ -107,6 +109,7 @@ __all__ = [
     "Recorder",
     "ReplayStep",
     "Replayer",
+    "StoredGame",
     "TurnRecord",
     "VerifyReport",
     "chain_record_hash",

@@ -35,7 +35,7 @@ from maze_envs.journal.format import (
     encode_json,
     encode_received,
 )
-from maze_envs.journal.gamerows import copy_game_rows, read_tail
+from maze_envs.journal.gamerows import StoredGame, insert_game, read_tail, stored_game
 from maze_envs.journal.rows import (
     EDITED,
     GameInfo,
@@ -350,19 +350,38 @@ class Journal:
 
         The header, every turn row (hashes included, so the copy verifies exactly like the
         original) and the blobs its decisions reference are copied in one transaction: a copy
-        is whole or absent. Used to merge per-worker shard journals into a run's journal.
+        is whole or absent (:meth:`stored_game`, then :meth:`add_stored_game`).
+        """
+        self._writable()
+        return self.add_stored_game(source.stored_game(game_id))
+
+    def stored_game(self, game_id: int) -> StoredGame:
+        """Game ``game_id``'s rows as this file stores them (:class:`~.gamerows.StoredGame`): what
+        :meth:`add_stored_game` stores in another journal of the same schema version."""
+        self.flush()
+        try:
+            return stored_game(self._db, self.path, game_id, self.schema_version)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"cannot read game {game_id} of {self.path}: {exc}") from None
+
+    def add_stored_game(self, game: StoredGame) -> int:
+        """Store a game's rows read from another journal (:meth:`stored_game`), verbatim, as a new
+        game of this one, in one transaction (whole or absent); return its id.
+
+        The rows are not decoded, so they must come from a file of this file's schema version
+        (:class:`JournalError` otherwise); the game verifies exactly as it did where it was
+        recorded.
         """
         self.flush()
-        source.flush()
         db = self._writable()
-        if source.schema_version != self.schema_version:
+        if game.schema_version != self.schema_version:
             raise JournalError(
-                f"cannot copy game {game_id} of {source.path} (schema version "
-                f"{source.schema_version}) into {self.path} (version {self.schema_version}): "
+                f"cannot copy game {game.game_id} of {game.source} (schema version "
+                f"{game.schema_version}) into {self.path} (version {self.schema_version}): "
                 "rows are copied verbatim, so both files must be of the same version"
             )
-        new_id, blob_keys = copy_game_rows(source._db, source.path, db, self.path, game_id)
-        self._stored_blobs.update(blob_keys)
+        new_id = insert_game(db, self.path, game)
+        self._stored_blobs.update(key for key, _ in game.blobs)
         return new_id
 
     # -- reading -------------------------------------------------------------------------

@@ -115,6 +115,15 @@ def test_a_config_file(tmp_path: Path) -> None:
         (["--env", "escape", "--workers", "0"], "--workers must be at least 1"),
         (["--env", "escape", "--fresh", "--resume"], "give one of them"),
         (["--executor", "gpu"], "invalid choice: 'gpu'"),
+        (["--env", "escape", "--ray-address", "h:6379"], "go with --executor ray"),
+        (
+            ["--env", "escape", "--executor", "ray", "--ray-runtime-env", "[1]"],
+            "must be a JSON object (Ray's runtime_env), got a list",
+        ),
+        (
+            ["--env", "escape", "--executor", "ray", "--ray-runtime-env", "none.json"],
+            "--ray-runtime-env: cannot read 'none.json'",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_the_reason(

@@ -447,3 +447,26 @@ def test_ray_retries_a_game_whose_worker_died_and_records_it_once(
     keys = journal_keys(tmp_path / "run" / "games.sqlite")
     assert sorted(keys) == sorted(t.run_key for t in exp.tasks())
     assert result.verified_ok
+
+
+def test_ray_sends_games_back_as_journal_rows_not_as_files(local_ray: Any, tmp_path: Path) -> None:
+    """Ray's nodes need not see the run's folder: no game is left in a file there; each comes
+    back with its journal rows (docs/cluster.md)."""
+    from maze_envs.bench.ray_executor import RayExecutor
+
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    tasks = experiment(["explorer"], seeds="0-3").tasks()
+    finished = list(RayExecutor(workers=2).run(tasks, shards))
+    assert sorted(f.task.run_key for f in finished) == sorted(t.run_key for t in tasks)
+    assert all(f.shard is None and f.rows is not None for f in finished)
+    assert all(len(f.rows.turns) > 1 for f in finished if f.rows is not None)
+    assert list(shards.iterdir()) == []
+
+
+def test_ray_client_addresses_are_refused_with_the_way_to_go() -> None:
+    """The driver must run on a node of the cluster (its files' actors live on its node)."""
+    from maze_envs.bench.ray_executor import RayExecutor
+
+    with pytest.raises(ValueError, match=r"Ray Client addresses are not supported.*HOST:PORT"):
+        RayExecutor(address="ray://head:10001")

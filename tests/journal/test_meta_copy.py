@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -96,3 +98,26 @@ def test_a_failed_copy_leaves_nothing(tmp_path: Path) -> None:
         assert target.game_ids() == []
         assert target.copy_game(source, game_id) == 1
         assert verify_game(target, 1, ToyReplayer).ok
+
+
+def test_a_games_rows_travel_as_bytes_and_are_stored_whole(tmp_path: Path) -> None:
+    """What a Ray worker sends back: the rows of a game, pickled (the object store) and stored
+    in another journal, verbatim; it verifies there as where it was recorded."""
+    with Journal(tmp_path / "worker.sqlite") as source:
+        game_id = play(source, 3, MOVES, decisions=decisions_for(5))
+        rows = source.stored_game(game_id)
+        recorded = list(source.raw_turns(game_id))
+    travelled = pickle.loads(pickle.dumps(rows))
+    (tmp_path / "worker.sqlite").unlink()  # the worker's journal is gone: the rows suffice
+    with Journal(tmp_path / "run.sqlite") as target:
+        new_id = target.add_stored_game(travelled)
+        assert list(target.raw_turns(new_id)) == recorded
+        assert verify_game(target, new_id, ToyReplayer).ok
+        assert target.blob(Blob(SYSTEM).key) == SYSTEM
+        other = dataclasses.replace(travelled, schema_version=travelled.schema_version - 1)
+        with pytest.raises(JournalError, match="both files must be of the same version"):
+            target.add_stored_game(other)
+        assert target.game_ids() == [new_id]
+    readonly = Journal(tmp_path / "run.sqlite", readonly=True)
+    with readonly, pytest.raises(JournalError, match="is open read-only"):
+        readonly.add_stored_game(travelled)

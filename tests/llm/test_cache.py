@@ -196,3 +196,56 @@ def test_the_cache_never_holds_the_api_key(server: LoopbackServer, tmp_path: Pat
     assert all(KEY not in str(row) and "SECRET" not in str(row) for row in rows)
     for file in tmp_path.iterdir():  # ...and is in no file the cache wrote (WAL included)
         assert KEY.encode() not in file.read_bytes()
+
+
+class _Remote:
+    """A Ray actor method's stand-in: ``.remote(...)`` gives an awaitable of the call."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+
+    def remote(self, *args: Any) -> Any:
+        async def call() -> Any:
+            return self.method(*args)
+
+        return call()
+
+
+class _DriverServices:
+    """The run's services actor, in this process (what a Ray worker reaches on the driver)."""
+
+    def __init__(self) -> None:
+        from maze_envs.bench.travel import RunServices
+
+        self.inner = RunServices()
+        self.call = _Remote(self.inner.call)
+
+
+def test_a_ray_worker_reads_and_writes_the_drivers_cache_through_the_driver(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a batch of a Ray run the cache never opens the file itself: every lookup and store
+    goes to the driver's services (on the driver's node, where the file is), and a relative
+    path is the driver's."""
+    from llm_policies.cache import DriverReplies
+    from maze_envs.bench.travel import DriverLink, linked
+
+    worker_dir = tmp_path / "worker"
+    worker_dir.mkdir()
+    monkeypatch.chdir(worker_dir)  # the worker's own folder: the cache must not land here
+    services = _DriverServices()
+    link = DriverLink(services, cwd=str(tmp_path / "driver"), record=False)
+    server.respond_with(lambda r: Reply(tool_arguments='{"move": "N"}'))
+    settings = ModelSettings(base_url=server.openai_base_url)
+    with linked(link, get=lambda ref: ref):
+        first = cached(server, Path("replies.sqlite"))
+        assert isinstance(first._replies, DriverReplies)
+        run(first, game(settings))
+        again = cached(server, Path("replies.sqlite"))
+        replies = run(again, game(settings))
+    assert len(server.requests) == 5 and again.stats()["hits"] == 5
+    assert all(reply.cached for reply in replies)
+    services.inner.close()
+    assert not (worker_dir / "replies.sqlite").exists()
+    with sqlite3.connect(tmp_path / "driver" / "replies.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 5

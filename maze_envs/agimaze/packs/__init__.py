@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -75,13 +75,29 @@ class PackPathError(ValueError):
     """A pack path that is malformed, unknown, or would leave the pack root."""
 
 
+#: Pack roots named by a path of another machine -> their copy here (:func:`use_copy`).
+_COPIES: dict[str, Path] = {}
+
+
+def use_copy(root: str | Path, copy: Path) -> None:
+    """Read the pack root ``root``, a path of another machine (a Ray run's driver), from
+    ``copy``: a folder of this machine holding the bundles of it that were sent here
+    (:mod:`maze_envs.bench.travel`). Games keep naming ``root``; only reading goes to the copy.
+    """
+    _COPIES[str(Path(root))] = Path(copy).resolve()
+
+
 def pack_root(root: Path | None = None) -> Path:
-    """The resolved pack root: :data:`PACK_ROOT` for None, else ``root`` if it is a directory.
+    """The resolved pack root: :data:`PACK_ROOT` for None, else ``root`` if it is a directory
+    (or its copy on this machine, :func:`use_copy`).
 
     Raises :class:`PackPathError` when ``root`` is given and is not a directory.
     """
     if root is None:
         return PACK_ROOT
+    copy = _COPIES.get(str(Path(root)))
+    if copy is not None:
+        return copy
     resolved = Path(root).resolve()
     if not resolved.is_dir():
         raise PackPathError(f"pack root {str(root)!r} is not a directory")
@@ -223,8 +239,9 @@ def _bundle_names(directory: Path, root: Path) -> list[str]:
     return sorted(out)
 
 
-def _read_bundle(target: Path, name: str) -> Bundle:
-    """Load the bundle file ``target`` (pack name ``name``), refusing anything not regular.
+def _read_bytes(target: Path, name: str) -> bytes:
+    """The bytes of the bundle file ``target`` (pack name ``name``), refusing anything not
+    regular.
 
     Opened without following links and without blocking, then checked with ``fstat``: a file
     swapped for a FIFO after the listing cannot stall the caller. Messages name only ``name``.
@@ -245,6 +262,12 @@ def _read_bundle(target: Path, name: str) -> Bundle:
         raise PackPathError(
             f"pack bundle {name!r} cannot be read ({os.strerror(exc.errno or 0).lower()})"
         ) from None
+    return data
+
+
+def _read_bundle(target: Path, name: str) -> Bundle:
+    """Load the bundle file ``target`` (pack name ``name``); see :func:`_read_bytes`."""
+    data = _read_bytes(target, name)
     try:
         return parse_bundle(data.decode("utf-8"), source=name)
     except UnicodeDecodeError:
@@ -295,14 +318,35 @@ def list_bundles(prefix: str = "", root: Path | None = None) -> list[str]:
     return [n for n in _bundle_names(base, base) if n.startswith(prefix)]
 
 
+def bundle_files(paths: Iterable[str], root: Path) -> dict[str, bytes]:
+    """The bytes of every bundle ``paths`` name under ``root`` (a directory: each bundle below
+    it), by root-relative name: what a copy of ``root`` on another machine needs to play them
+    (:func:`use_copy`). Raises :class:`PackPathError` as :func:`resolve_pack_path` does."""
+    base = pack_root(root)
+    files: dict[str, bytes] = {}
+    for path in paths:
+        target = _locate(path, base)
+        names = (
+            _bundle_names(target, base)
+            if target.is_dir()
+            else [target.relative_to(base).as_posix()]
+        )
+        for name in names:
+            if name not in files:
+                files[name] = _read_bytes(base / name, name)
+    return files
+
+
 __all__ = [
     "DEFAULT_PACK_VERSION",
     "MAX_PART_BYTES",
     "PACK_ROOT",
     "PACK_VERSIONS",
     "PackPathError",
+    "bundle_files",
     "list_bundles",
     "pack_root",
     "resolve_pack_path",
+    "use_copy",
     "version_root",
 ]

@@ -13,6 +13,7 @@ from tests.llm.servers.llamacpp import LlamaCpp
 from tests.llm.servers.quirks import QUIRKS, quirk_payload
 from tests.llm.servers.script import (
     Hang,
+    Held,
     HttpError,
     RawBody,
     RecordedRequest,
@@ -27,6 +28,7 @@ __all__ = [
     "PATHS",
     "QUIRKS",
     "Hang",
+    "Held",
     "HttpError",
     "LlamaCpp",
     "LoopbackServer",

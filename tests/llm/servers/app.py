@@ -33,6 +33,7 @@ from tests.llm.servers.llamacpp import LlamaCpp
 from tests.llm.servers.protocols import render_error, render_reply
 from tests.llm.servers.script import (
     Hang,
+    Held,
     HttpError,
     RawBody,
     RecordedRequest,
@@ -64,6 +65,8 @@ class LoopbackServer:
         self.most_in_flight = 0
         #: requests whose client closed the connection before its answer (a passed deadline)
         self.disconnected = 0
+        #: How many requests a :class:`Held` step has held (released or not).
+        self.held = 0
         self._closing = threading.Event()
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted sockets only when the listening
         # socket says TCP; without it Nagle holds each reply's body for the client's delayed ACK
@@ -150,6 +153,7 @@ class LoopbackServer:
         self.ollama_models = {}
         self.model_list = None
         self.most_in_flight = self.disconnected = 0
+        self.held = 0
 
     def behave_like_llama_cpp(self, server: LlamaCpp | None = None) -> None:
         """Answer Chat Completions the way llama.cpp's server does (see the module docstring)."""
@@ -290,6 +294,11 @@ class LoopbackServer:
             await self._wait(step.seconds, request)
             if step.then is None:
                 return self._error(protocol, 504, "the scripted hang ended without a reply")
+            return await self._answer(protocol, step.then, body, stream, request)
+        if isinstance(step, Held):
+            self.held += 1
+            while not step.gate.is_set() and not self._closing.is_set():
+                await asyncio.sleep(0.02)
             return await self._answer(protocol, step.then, body, stream, request)
         if isinstance(step, Stall):
             # streamed: half of the events; not streamed: half of the JSON body (chunked)

@@ -1,7 +1,8 @@
 """What a loopback model server answers: scripted steps, and the record of what it received.
 
 A step is a good reply (:class:`Reply`) or a fault: an HTTP error (429 with ``Retry-After``, 5xx,
-400...), a reply that never comes (:class:`Hang`), a body that stops half-way (:class:`Stall`), or
+400...), a reply that never comes (:class:`Hang`), a reply held until the test lets it go
+(:class:`Held`), a body that stops half-way (:class:`Stall`), or
 a body that is not what the protocol promises (:class:`RawBody`: malformed JSON, JSON that is not
 an object). ``Reply.input_tokens`` counts every input token, cache reads and writes included; each
 protocol module splits it the way its provider reports usage.
@@ -60,6 +61,15 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Held:
+    """No answer until ``gate`` is set (by the test), then ``then``: a model call the test keeps
+    in flight for as long as it needs (a reply to a client that is gone by then is dropped)."""
+
+    gate: threading.Event
+    then: Reply
+
+
+@dataclass(frozen=True)
 class Stall:
     """Status 200 and the first half of ``reply``'s body, then nothing for ``seconds``."""
 
@@ -86,7 +96,7 @@ def non_object_json() -> RawBody:
     return RawBody('["not", "an", "object"]')
 
 
-Step = Reply | HttpError | Hang | Stall | RawBody
+Step = Reply | HttpError | Hang | Held | Stall | RawBody
 Responder = Callable[["RecordedRequest"], Step]
 
 

@@ -1,0 +1,11 @@
+"""AGI Maze (maze-envs) as a verifiers environment: ``vf-eval maze_envs_agimaze -m MODEL``.
+
+The taskset, the env and the seat's harness are ``llm_policies.apps.verifiers`` of the
+``maze-envs`` package; this package only gives them the name verifiers and the Environments Hub
+install and resolve them by (verifiers finds the classes through ``__all__``).
+"""
+
+from llm_policies.apps.verifiers.agimaze import AgiMazeEnv, AgiMazeTaskset, load_environment
+from llm_policies.apps.verifiers.harness import MazeChatHarness
+
+__all__ = ["AgiMazeEnv", "AgiMazeTaskset", "MazeChatHarness", "load_environment"]

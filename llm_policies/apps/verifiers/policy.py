@@ -1,0 +1,310 @@
+"""The LLM policies with a verifiers seat as their model, as policy-registry factories.
+
+:func:`escape_policy` and :func:`agimaze_policy` build the ordinary
+:class:`~llm_policies.policy.EscapeLLMPolicy` / :class:`~llm_policies.policy.AgiMazeLLMPolicy`
+over an :class:`~llm_policies.apps.verifiers.backend.InteractionBackend`. They are reached by
+import path (:data:`ESCAPE_POLICY`, :data:`AGIMAZE_POLICY`), so a game task of the benchmark
+runner names them like any other policy and the runner's rollout plays and journals the game.
+They work inside a verifiers episode only (:func:`playing`): that is where the seats are; each
+policy takes its agent's seat when the runner resets it.
+
+Options are the LLM policies' harness settings (``prompt_version``, ``output_mode``, ``check``,
+``order``, ``history``, ``window``, ``parse_retries``, caps...), ``context_window``, ``local``
+and the run caps. The output mode is ``prompted`` unless asked (plain chat, which every
+OpenAI-compatible server and verifiers' trainers take; the schema is in the prompt). What
+verifiers owns is refused, naming its option: sampling (``--sampling.*``), the endpoint
+(``--client.*``), retries and deadlines (``--env.<seat>.harness.*``); the response cache too,
+since a cached reply would never reach verifiers' trace. The sampling settings the game records
+are those verifiers plays the seat with.
+
+Example:
+    >>> split_policy_options({"mode": "native", "check": "required", "local": "true"})
+    ({}, {'output_mode': 'native', 'check': 'required'}, {'local': 'true'})
+    >>> split_policy_options({"temperature": 0.2})
+    Traceback (most recent call last):
+    ...
+    ValueError: option 'temperature' is verifiers' here: use vf-eval --sampling.temperature T
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Final
+
+from pydantic import ValidationError
+
+from llm_policies.accounting import Budget
+from llm_policies.apps.verifiers.backend import InteractionBackend, Seat
+from llm_policies.backends.scripted import ScriptedBackend
+from llm_policies.harness import HarnessSettings
+from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
+from llm_policies.registry import ALIASES, run_budget
+from llm_policies.settings import ModelSettings
+from maze_envs.bench.policyspec import parse_value
+from maze_envs.policies.interface import AsyncPolicyBase, Decision, as_decision
+
+#: Import paths of the factories, as policy specs of the runner (``maze_envs.bench``).
+ESCAPE_POLICY: Final = "llm_policies.apps.verifiers.policy:escape_policy"
+AGIMAZE_POLICY: Final = "llm_policies.apps.verifiers.policy:agimaze_policy"
+#: The output mode of a verifiers seat unless asked.
+DEFAULT_OUTPUT_MODE: Final = "prompted"
+
+#: Settings verifiers owns in this front end, with the option that sets them.
+VERIFIERS_OWNED: Final[dict[str, str]] = {
+    "temperature": "vf-eval --sampling.temperature T",
+    "max_output_tokens": "vf-eval --sampling.max-tokens N",
+    "seed": "vf-eval --sampling.seed N (passed to the provider)",
+    "reasoning_effort": "vf-eval --sampling.reasoning-effort LEVEL",
+    "timeout_s": "--env.<seat>.harness.timeout-s S (the seat is team or player)",
+    "retries": "--env.<seat>.harness.max-retries N (the seat is team or player)",
+    "base_url": "vf-eval --client.base-url URL",
+    "num_ctx": "the provider's own setting (vf-eval --sampling.<key> passes it through)",
+    "keep_alive": "the provider's own setting (vf-eval --sampling.<key> passes it through)",
+    "think": "vf-eval --sampling.reasoning-effort LEVEL",
+    "client": "nothing: verifiers makes the client",
+    "provider": "nothing: verifiers makes the client",
+    "cache": "nothing: a cached reply would never reach verifiers' trace",
+    "cache_mode": "nothing: a cached reply would never reach verifiers' trace",
+}
+_OTHER: Final = frozenset({"local", "max_tokens_per_run", "max_cost_per_run", "run"})
+
+
+def _model_fields() -> frozenset[str]:
+    return frozenset(ModelSettings.model_fields) - frozenset(VERIFIERS_OWNED)
+
+
+def policy_option_names() -> list[str]:
+    """Every option the verifiers policies take (aliases included), sorted."""
+    names = _model_fields() | frozenset(HarnessSettings.model_fields) | _OTHER
+    return sorted(names | {a for a, name in ALIASES.items() if name in names})
+
+
+def split_policy_options(
+    options: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``options`` as (model settings, harness settings, others), aliases resolved.
+
+    Raises ValueError for an option verifiers owns (naming its option) or an unknown one.
+    """
+    model: dict[str, Any] = {}
+    harness: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    model_fields, harness_fields = _model_fields(), frozenset(HarnessSettings.model_fields)
+    for raw, value in options.items():
+        name = ALIASES.get(raw, raw)
+        if raw in VERIFIERS_OWNED or name in VERIFIERS_OWNED:
+            owner = VERIFIERS_OWNED.get(raw) or VERIFIERS_OWNED[name]
+            raise ValueError(f"option {raw!r} is verifiers' here: use {owner}")
+        if name in model_fields:
+            model[name] = value
+        elif name in harness_fields:
+            harness[name] = value
+        elif name in _OTHER:
+            other[name] = value
+        else:
+            known = policy_option_names()
+            close = difflib.get_close_matches(raw, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown option {raw!r}{hint} (options: {', '.join(known)})")
+    if isinstance(harness.get("order"), str) and "," in harness["order"]:
+        harness["order"] = tuple(part.strip() for part in harness["order"].split(","))
+    return model, harness, other
+
+
+def validated(
+    options: Mapping[str, Any], sampling: Mapping[str, Any] | None = None
+) -> tuple[ModelSettings, HarnessSettings, dict[str, Any]]:
+    """The model settings (the seat's ``sampling`` filled in), harness settings and others of
+    ``options``; ValueError naming what is wrong."""
+    model, harness, other = split_policy_options(options)
+    harness.setdefault("output_mode", DEFAULT_OUTPUT_MODE)
+    if harness["output_mode"] == "auto":
+        raise ValueError(
+            "output_mode 'auto' probes the server with extra calls, which verifiers would record "
+            "as turns; name a mode: tool, native, grammar, json_object or prompted"
+        )
+    try:
+        settings = ModelSettings(**model, **sampling_settings(sampling or {}))
+        harness_settings = HarnessSettings(**harness)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
+            for e in exc.errors()
+        )
+        raise ValueError(f"invalid policy options: {problems}") from None
+    return settings, harness_settings, other
+
+
+def sampling_settings(sampling: Mapping[str, Any]) -> dict[str, Any]:
+    """The model settings that verifiers' sampling config sets (what the game records)."""
+    out: dict[str, Any] = {}
+    if sampling.get("temperature") is not None:
+        out["temperature"] = sampling["temperature"]
+    if sampling.get("max_tokens") is not None:
+        out["max_output_tokens"] = sampling["max_tokens"]
+    if sampling.get("seed") is not None:
+        out["seed"] = sampling["seed"]
+    effort = sampling.get("reasoning_effort")
+    if effort in ("none", "low", "medium", "high"):
+        out["reasoning_effort"] = effort
+    return out
+
+
+def _policy_class(env_kind: str) -> type[EscapeLLMPolicy] | type[AgiMazeLLMPolicy]:
+    if env_kind == "escape":
+        return EscapeLLMPolicy
+    if env_kind == "agimaze":
+        return AgiMazeLLMPolicy
+    raise ValueError(f"unknown environment kind {env_kind!r}; use 'escape' or 'agimaze'")
+
+
+def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
+    """Raise ValueError now for options the policy would refuse when the game starts (the
+    policy is built over a stand-in backend, so its own checks run before any model call)."""
+    settings, harness, _ = validated(options)
+    try:
+        _policy_class(env_kind)(ScriptedBackend([]), settings=settings, harness=harness)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"invalid policy options: {exc}") from None
+
+
+@dataclass
+class Episode:
+    """What the policies of one verifiers episode share: the seats by agent, and how verifiers
+    plays them (``model``, ``sampling``: the seat's resolved config; ``harness`` and ``seat``
+    name the harness and the env's agent field)."""
+
+    seats: dict[str, Seat]
+    model: str
+    sampling: dict[str, Any] = field(default_factory=dict)
+    harness: str = ""
+    seat: str = ""
+
+    def stop_reason(self) -> str | None:
+        """Why the game must stop: the first seat whose rollout ended, or None."""
+        return next((f"{s.name}: {s.ended}" for s in self.seats.values() if s.ended), None)
+
+
+_EPISODE: ContextVar[Episode | None] = ContextVar("maze_envs_verifiers_episode", default=None)
+
+
+@contextlib.contextmanager
+def playing(episode: Episode) -> Iterator[Episode]:
+    """The policies built inside this block play ``episode``'s seats."""
+    token = _EPISODE.set(episode)
+    try:
+        yield episode
+    finally:
+        _EPISODE.reset(token)
+
+
+class VerifiersPolicy(AsyncPolicyBase[Any, Any, Any]):
+    """An LLM policy whose model is a verifiers seat; it stops the game when a seat's rollout
+    ends, and reports how verifiers plays the seat in its harness report."""
+
+    privileged: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        policy: EscapeLLMPolicy | AgiMazeLLMPolicy,
+        backend: InteractionBackend,
+        episode: Episode,
+    ) -> None:
+        self.policy = policy
+        self.backend = backend
+        self.control = episode
+
+    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
+        seat = self.control.seats.get(agent)
+        if seat is None:
+            seats = sorted(self.control.seats)
+            raise ValueError(f"no verifiers seat for agent {agent!r}; the episode has {seats}")
+        self.backend.bind(seat)
+        super().reset(agent, seed, episode)
+        self.policy.reset(agent, seed, episode)
+
+    async def aact(self, observation: Any) -> Decision[Any]:
+        result: Any = await self.policy.aact(observation)
+        decision: Decision[Any] = as_decision(result)
+        seat = self.backend.seat
+        if seat is not None and seat.limited and decision.status == "outage":
+            decision = at_limit(decision, str(seat.ended))
+        reason = self.control.stop_reason()
+        if reason is not None and decision.stop is None:
+            decision = replace(decision, stop=reason)
+        return decision
+
+    def harness(self) -> dict[str, Any]:
+        """The wrapped policy's harness report, with how verifiers plays the seat (the settings
+        verifiers owns are left out of ``settings``: its own values are under ``verifiers``)."""
+        report = dict(self.policy.harness())
+        settings = report.get("settings")
+        if isinstance(settings, Mapping):
+            report["settings"] = {k: v for k, v in settings.items() if k not in VERIFIERS_OWNED}
+        episode = self.control
+        report["verifiers"] = {
+            "model": episode.model,
+            "sampling": dict(episode.sampling),
+            "harness": episode.harness,
+            "seat": episode.seat,
+        }
+        return report
+
+    def close(self) -> None:
+        self.policy.close()
+
+    async def aclose(self) -> None:
+        await self.policy.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # options, schema, settings... of the policy
+        if name == "policy":  # not set yet (a half-built object): no recursion
+            raise AttributeError(name)
+        return getattr(self.policy, name)
+
+
+def at_limit(decision: Decision[Any], reason: str) -> Decision[Any]:
+    """A decision whose turn a verifiers limit refused: not an outage but a cap, as the harness
+    records a request its own caps keep from being sent (``fallback``, reason ``cap``); the
+    game stops there and is scored as it stood."""
+    record = dict(decision.record or {})
+    record.pop("outage", None)
+    record.update(status="fallback", fallback_reason="cap", error=reason)
+    return replace(decision, status="fallback", record=record, stop=reason)
+
+
+def make_verifiers_policy(env_kind: str, **options: Any) -> VerifiersPolicy:
+    """The LLM policy of ``env_kind`` on the current verifiers episode's seats."""
+    episode = _EPISODE.get()
+    if episode is None:
+        raise ValueError(
+            "the verifiers policies play inside a verifiers episode only (vf-eval "
+            "maze_envs_escape or maze_envs_agimaze); elsewhere use a model spec such as "
+            "openai-chat:<model>"
+        )
+    settings, harness, other = validated(options, episode.sampling)
+    local = other.get("local", False)
+    backend = InteractionBackend(
+        episode.model, local=bool(parse_value(local) if isinstance(local, str) else local)
+    )
+    budget: Budget | None = None
+    caps = (other.get("max_tokens_per_run"), other.get("max_cost_per_run"))
+    if any(cap is not None for cap in caps):
+        tokens = None if caps[0] is None else int(caps[0])
+        cost = None if caps[1] is None else float(caps[1])
+        budget = run_budget(str(other.get("run", "verifiers")), tokens, cost)
+    policy = _policy_class(env_kind)(backend, settings=settings, harness=harness, run_budget=budget)
+    return VerifiersPolicy(policy, backend, episode)
+
+
+def escape_policy(**options: Any) -> VerifiersPolicy:
+    """A Maze Escape agent on its verifiers seat (``...verifiers.policy:escape_policy``)."""
+    return make_verifiers_policy("escape", **options)
+
+
+def agimaze_policy(**options: Any) -> VerifiersPolicy:
+    """The AGI Maze player on its verifiers seat (``...verifiers.policy:agimaze_policy``)."""
+    return make_verifiers_policy("agimaze", **options)
