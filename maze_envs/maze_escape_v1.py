@@ -13,6 +13,10 @@ and replay as version 1.
 wrapper) and ``raw_env`` the AEC form without that wrapper. Keyword arguments are Config fields,
 applied on top of ``preset``; ``config`` may be given instead as a whole.
 
+``vector_env(num_games=N, ...)`` builds N games as one Gymnasium ``VectorEnv`` for
+reinforcement learning (:mod:`maze_envs.escape.batch`): a row per agent of every game, the
+numeric observations of ``EscapeNumericObservation(flatten=True)``, the same rules.
+
 Example:
     >>> from maze_envs import maze_escape_v1
     >>> env = maze_escape_v1.parallel_env(preset="full", width=8, height=8)
@@ -32,6 +36,7 @@ from typing import Any
 from pettingzoo.utils.env import AECEnv
 
 import maze_envs.escape.env as _reference
+from maze_envs.escape.batch.vector import MazeEscapeVectorEnv, batch_config
 from maze_envs.escape.env import MazeEscapeV1Env
 from maze_envs.escape.factory import build_aec, build_parallel, build_raw_aec
 from maze_envs.escape.generator import Generator
@@ -39,7 +44,17 @@ from maze_envs.escape.types import PRESETS, Config
 
 metadata = MazeEscapeV1Env.metadata
 
-__all__ = ["PRESETS", "Config", "MazeEscapeV1Env", "env", "metadata", "parallel_env", "raw_env"]
+__all__ = [
+    "PRESETS",
+    "Config",
+    "MazeEscapeV1Env",
+    "MazeEscapeVectorEnv",
+    "env",
+    "metadata",
+    "parallel_env",
+    "raw_env",
+    "vector_env",
+]
 
 
 def parallel_env(
@@ -65,6 +80,22 @@ def raw_env(**kwargs: Any) -> AECEnv[str, Any, Any]:
 def env(**kwargs: Any) -> AECEnv[str, Any, Any]:
     """The AEC environment (agents act one after another; the turn resolves after the last)."""
     return build_aec(parallel_env(**kwargs))
+
+
+def vector_env(
+    num_games: int,
+    preset: str | None = None,
+    *,
+    config: Config | None = None,
+    autoreset_mode: Any = "SameStep",
+    copy: bool = False,
+    **overrides: Any,
+) -> MazeEscapeVectorEnv:
+    """``num_games`` games as one Gymnasium ``VectorEnv`` (``num_envs = num_games *
+    num_agents`` rows, see :mod:`maze_envs.escape.batch.vector`); ``overrides`` are Config
+    fields (validated; free-text options raise ``ValueError`` naming them)."""
+    resolved = batch_config(preset, config, overrides)
+    return MazeEscapeVectorEnv(num_games, resolved, autoreset_mode=autoreset_mode, copy=copy)
 
 
 # help(maze_escape_v1) shows the environment reference (Description, Action Space, ...) too.

@@ -67,11 +67,12 @@ class MoveOnlyActions(EscapeWrapper):
             {"edit": 0, "start": 0, "end": 0, "text": ""} if splice else {"append": ""}
         )
         self._notebook = notebook  # each step hands out a fresh copy
+        self._symbol = {"radio_symbol": 0} if self.config.radio_symbols else {}  # none sent
         self._spaces = {a: spaces.Discrete(len(MOVES)) for a in env.possible_agents}
 
     def action(self, agent: str, action: Any) -> dict[str, Any]:
         code = _code(agent, action)
-        return {"move": code, "notebook": self._notebook.copy(), "radio": ""}
+        return {"move": code, "notebook": self._notebook.copy(), "radio": "", **self._symbol}
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
         return self._spaces[agent]

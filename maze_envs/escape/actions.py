@@ -220,6 +220,36 @@ def accept(
     return move, edit, radio, {"move": move, "notebook": plain_notebook, "radio": radio}
 
 
+def take_symbol(agent: str, action: Any, symbols: int) -> tuple[int, Any]:
+    """The radio symbol of an action of a game with ``radio_symbols=symbols`` (its key
+    ``radio_symbol``, an integer 0..symbols, 0 sending none), and the action without it.
+
+    ``ValueError`` naming the agent when the key is missing or its value out of range.
+
+    Example:
+        >>> action = {"move": 0, "notebook": {"append": ""}, "radio": "", "radio_symbol": 2}
+        >>> take_symbol("A", action, symbols=4)
+        (2, {'move': 0, 'notebook': {'append': ''}, 'radio': ''})
+    """
+    if not isinstance(action, Mapping) or "radio_symbol" not in action:
+        raise ValueError(
+            f"agent {agent}: in a game with radio_symbols={symbols} an action is a dict with "
+            f"exactly the keys {sorted(ACTION_KEYS | {'radio_symbol'})}, got "
+            + (
+                f"the keys {describe_keys(action)}"
+                if isinstance(action, Mapping)
+                else type(action).__name__
+            )
+        )
+    symbol = _int_in(action["radio_symbol"], 0, symbols)
+    if symbol is None:
+        raise ValueError(
+            f"agent {agent}: radio_symbol must be an integer 0..{symbols} (0 sends none), got "
+            f"{action['radio_symbol']!r}"
+        )
+    return symbol, {key: value for key, value in action.items() if key != "radio_symbol"}
+
+
 def parse_action(agent: str, action: Any, splice_mode: bool) -> tuple[int, NotebookEdit, str]:
     """Check ``action`` against the action space; return (move, notebook edit, radio text)."""
     accepted = accept_action(agent, action, splice_mode)

@@ -11,7 +11,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from maze_envs._registration import versions
 from maze_envs.escape.vocab import LANDMARK_NAMES
@@ -22,6 +29,8 @@ ACTION_TEXT_MAX_BYTES: Final = 65536
 #: Largest rejection/refusal reason in the observation.
 REASON_MAX_BYTES: Final = 256
 MAX_AGENTS: Final = 26
+#: Most radio symbols a game may have (``Config.radio_symbols``).
+RADIO_SYMBOLS_MAX: Final = 64
 #: Marks a :class:`Config` field as the switch of an optional observation feature (each has a
 #: declaration in :mod:`maze_envs.escape.features`; a test checks both agree).
 FEATURE_SWITCH: Final[dict[str, Any]] = {"observation_feature": True}
@@ -36,7 +45,8 @@ def feature_switches() -> list[str]:
 
     Example:
         >>> feature_switches()
-        ['distance_sensor', 'coordinates', 'trail_length', 'meeting_alert', 'used_exits']
+        ['distance_sensor', 'coordinates', 'trail_length', 'meeting_alert', 'used_exits',
+         'radio_symbols']
     """
     return [
         name
@@ -137,6 +147,16 @@ class Config(BaseModel):
         description="the edges of the agent's cell it has crossed",
         json_schema_extra=FEATURE_SWITCH,
     )
+    radio_symbols: int = Field(
+        0,
+        ge=0,
+        le=RADIO_SYMBOLS_MAX,
+        description="the radio also carries one of K symbols (0: off): an action's "
+        "radio_symbol 1..K is heard by every teammate next turn (radio_symbols in the "
+        "observation), under the radio's rules (one message per cooldown, text and symbol "
+        "together); the only radio of the batched engine (maze_escape_v1.vector_env)",
+        json_schema_extra=FEATURE_SWITCH,
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Config:
@@ -153,6 +173,15 @@ class Config(BaseModel):
                 "'own', 'shared' or 'absolute' (the trail is given in that frame)"
             )
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_unused_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump leaves ``radio_symbols`` out while it is 0, so configs (and the journals
+        that store them) without radio symbols are exactly what they were before the option."""
+        data: dict[str, Any] = handler(self)
+        if not self.radio_symbols:
+            data.pop("radio_symbols", None)
+        return data
 
     @property
     def agents(self) -> tuple[str, ...]:

@@ -199,6 +199,7 @@ def initial_state(board: Board, config: Config) -> State:
         notebook_reason=[""] * n,
         radio_result=[_RADIO_NONE] * n,
         radio_reason=[""] * n,
+        radio_symbols=[0] * n,
     )
 
 
@@ -218,8 +219,10 @@ def resolve_turn(
     moves: list[int],
     edits: list[NotebookEdit],
     radios: list[str],
+    symbols: list[int] | None = None,
 ) -> TurnOutcome:
-    """Apply one turn of already-validated actions to ``state`` in place."""
+    """Apply one turn of already-validated actions to ``state`` in place (``symbols``: each
+    agent's radio symbol, in a game with ``radio_symbols``; it goes out with the message)."""
     # Locals for every list read per agent: this runs every turn.
     turn = state.turn + 1
     n = len(moves)
@@ -286,10 +289,14 @@ def resolve_turn(
         notebook_reason[i] = reason
 
     outbox, radio_result, radio_reason = state.radio_outbox, state.radio_result, state.radio_reason
+    sent_symbols = state.radio_symbols
     for i in range(n):
         text = radios[i]
         outbox[i] = ""
-        if not text:
+        symbol = 0
+        if symbols is not None:
+            symbol, sent_symbols[i] = symbols[i], 0
+        if not text and not symbol:
             radio_result[i] = _RADIO_NONE
             radio_reason[i] = ""
             continue
@@ -303,6 +310,8 @@ def resolve_turn(
             radio_result[i] = _RADIO_REFUSED
         else:
             outbox[i] = text
+            if symbol:
+                sent_symbols[i] = symbol
             radio_result[i] = _RADIO_SENT
             state.radio_ready_turn[i] = turn + config.radio_cooldown + 1
         radio_reason[i] = reason
@@ -343,14 +352,16 @@ class StateDigest:
     result, radio result); every agent's used-edge masks (one byte per cell); every agent's
     notebook, radio message, notebook reason and radio reason, each as ``0x00`` + 8-byte length
     + UTF-8 when shorter than 128 bytes, else ``0x01`` + the SHA-256 of its UTF-8; and last the
-    trail cells as little-endian 64-bit integers.
+    trail cells as little-endian 64-bit integers; in a game with radio symbols, then each
+    agent's symbol sent last turn as a little-endian 64-bit integer.
 
     A text's part is computed once and reused while the state holds the same string object
     (strings are immutable, so an unchanged notebook costs nothing to hash again).
     """
 
-    def __init__(self, board: Board, num_agents: int) -> None:
+    def __init__(self, board: Board, num_agents: int, symbols: bool = False) -> None:
         self._prefix = _DIGEST_VERSION + board.digest
+        self._symbols = struct.Struct(f"<{num_agents}q") if symbols else None
         self._ints = struct.Struct(f"<{2 + 10 * num_agents}q")
         self._texts: list[tuple[str, bytes]] = [("", _text_part(""))] * (4 * num_agents)
         # the trail's offsets as a column (State.trail without building it every turn)
@@ -390,6 +401,8 @@ class StateDigest:
             offsets = self._offsets = (state.trail_offsets, column)
         # == state.trail as little-endian 64-bit integers, one subtraction instead of three steps
         parts.append(np.subtract(state.trail_keys, offsets[1], dtype="<i8").tobytes())
+        if self._symbols is not None:
+            parts.append(self._symbols.pack(*state.radio_symbols))
         return hashlib.sha256(b"".join(parts)).digest()
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from maze_envs.escape.actions import accept, describe_keys
+from maze_envs.escape.actions import NotebookEdit, accept, describe_keys, take_symbol
 from maze_envs.escape.convert import action_from_model
 from maze_envs.escape.engine import (
     Board,
@@ -61,15 +61,17 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
 
     The same ``Dict`` for every agent (:mod:`maze_envs.escape.spaces`):
 
-    ==========  ===============================================================================
-    key         value
-    ==========  ===============================================================================
-    move        ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
-    notebook    ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
-                replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log`` mode:
-                ``{"append": text}`` (``""``: nothing)
-    radio       text to every teammate (``""`` sends nothing)
-    ==========  ===============================================================================
+    ============  =============================================================================
+    key           value
+    ============  =============================================================================
+    move          ``Discrete(5)``: 0 N, 1 E, 2 S, 3 W, 4 STAY (:class:`~.vocab.Move`)
+    notebook      ``splice`` mode: ``{"edit": 0|1, "start": 0..65536, "end": 0..65536, "text"}``
+                  replaces characters ``start:end`` (``edit=0``: no edit); ``rolling_log``
+                  mode: ``{"append": text}`` (``""``: nothing)
+    radio         text to every teammate (``""`` sends nothing)
+    radio_symbol  only with ``radio_symbols=K``: ``Discrete(K + 1)``, a symbol sent with the
+                  radio (0: none), heard next turn as ``radio_symbols``, under its cooldown
+    ============  =============================================================================
 
     Typed :class:`~maze_envs.escape.types.Action` models, any ``Mapping`` and numpy integers are
     accepted too; every accepted action is normalised to plain data before it is applied and
@@ -196,6 +198,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         # Each agent gets its own action space object so seeding one does not seed the others.
         self._act_spaces = {a: action_space(self.config) for a in self.possible_agents}
         self._splice = self.config.notebook_mode == "splice"
+        self._symbols = self.config.radio_symbols  # 0: actions carry no radio symbol
         self.np_random: np.random.Generator | None = None
         self.game_seed: int | None = None
         #: Writes every game to the journal (None without ``journal=``).
@@ -242,7 +245,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         self._board = board = Board.from_layout(layout)
         self._state = initial_state(board, self.config)
         self._observer = Observer(board, self.config, self.version)
-        self._digest = StateDigest(board, self.config.num_agents)
+        self._digest = StateDigest(board, self.config.num_agents, symbols=bool(self._symbols))
         self._shortest = tuple(board.exit_path[cell] for cell in board.starts)
         self.agents = list(self.possible_agents)
         self._live = frozenset(self.agents)
@@ -277,12 +280,16 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         moves, edits, radios = [], [], []
         received: dict[str, Any] = {}  # every action as plain data: what the journal records
         config, splice_mode = self.config, self._splice
+        symbols: list[int] | None = [] if self._symbols else None
         for agent in self.agents:
             try:  # as many actions as agents, and one for each agent: exactly the agents
                 raw = actions[agent]
             except KeyError:
                 raise self._not_one_action_each(actions) from None
-            if type(raw) is not dict and isinstance(raw, Action):
+            if symbols is not None:
+                move, edit, radio, received[agent], symbol = self._accept_with_symbol(agent, raw)
+                symbols.append(symbol)
+            elif type(raw) is not dict and isinstance(raw, Action):
                 move, edit, radio, _ = accept(agent, action_from_model(raw, config), splice_mode)
                 received[agent] = raw.model_dump(mode="json")  # the typed form, as JSON
             else:
@@ -291,7 +298,7 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
             edits.append(edit)
             radios.append(radio)
         actions = received
-        outcome = resolve_turn(state, board, self.config, moves, edits, radios)
+        outcome = resolve_turn(state, board, self.config, moves, edits, radios, symbols)
         names = self.agents
         observations = self._observations()
         rewards = dict(zip(names, outcome.rewards, strict=True))
@@ -313,6 +320,20 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         got = describe_keys(actions) if isinstance(actions, Mapping) else type(actions)
         return ValueError(f"step needs one action for each of {self.agents}, got {got}")
 
+    def _accept_with_symbol(
+        self, agent: str, raw: Any
+    ) -> tuple[int, NotebookEdit, str, dict[str, Any], int]:
+        """An action of a game with radio symbols checked: move, notebook edit, radio text,
+        what the journal records (the typed form as JSON, or the plain action with its
+        ``radio_symbol``) and the symbol."""
+        if isinstance(raw, Action):
+            symbol, rest = take_symbol(agent, action_from_model(raw, self.config), self._symbols)
+            move, edit, radio, _ = accept(agent, rest, self._splice)
+            return move, edit, radio, raw.model_dump(mode="json"), symbol
+        symbol, rest = take_symbol(agent, raw, self._symbols)
+        move, edit, radio, plain = accept(agent, rest, self._splice)
+        return move, edit, radio, {**plain, "radio_symbol": symbol}, symbol
+
     def accept(self, agent: str, action: Any) -> Any:
         """``action`` checked against ``agent``'s action space, in the form :meth:`step` takes
         and records: plain data for an action dict (``Mapping`` parts become ``dict``, numpy
@@ -321,10 +342,14 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         each action as it arrives."""
         if agent not in self._live:
             raise ValueError(f"{agent!r} is not a live agent; live agents: {self.agents}")
-        if isinstance(action, Action):
+        if self._symbols:
+            plain = self._accept_with_symbol(agent, action)[3]
+        elif isinstance(action, Action):
             accept(agent, action_from_model(action, self.config), self._splice)
+        else:
+            plain = accept(agent, action, self._splice)[3]
+        if isinstance(action, Action):
             return action
-        plain = accept(agent, action, self._splice)[3]
         # a new object even when the action was plain already: the caller may change its own
         return {**plain, "notebook": dict(plain["notebook"])}
 

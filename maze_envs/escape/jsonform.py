@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from maze_envs.escape.actions import accept_action
+from maze_envs.escape.actions import accept_action, take_symbol
 from maze_envs.escape.config import Config, EnvVersion
 from maze_envs.escape.features import FEATURES, agent_slots, enabled_features
 from maze_envs.escape.vocab import (
@@ -57,6 +57,9 @@ def layout_version(obs: Mapping[str, Any], agent: str) -> EnvVersion:
 _LANDMARKS: Final = (None, *LANDMARK_NAMES)
 #: The typed model's optional fields, None while their feature is off.
 _OFF: Final = {field: None for feature in FEATURES for field in feature.fields}
+#: Optional fields added after the JSON form was first released: left out of it while off, so
+#: the JSON form of every game without them is what it was.
+LATER_FIELDS: Final = frozenset({"radio_symbols"})
 
 
 def observation_values(
@@ -168,7 +171,9 @@ def observation_to_json(
     ``version`` is the dict's layout version; ``None`` reads it from the dict.
     """
     return {
-        key: _json(value) for key, value in observation_values(obs, config, agent, version).items()
+        key: _json(value)
+        for key, value in observation_values(obs, config, agent, version).items()
+        if value is not None or key not in LATER_FIELDS
     }
 
 
@@ -216,13 +221,19 @@ def action_to_json(action: Any, config: Config, agent: str = "agent") -> dict[st
 
     The action is checked against the action space first (``ValueError`` naming ``agent``).
     """
+    symbol = 0
+    if config.radio_symbols:
+        symbol, action = take_symbol(agent, action, config.radio_symbols)
     move, edit, radio = accept_action(agent, action, config.notebook_mode == "splice")[:3]
     notebook: dict[str, Any] | None
     if isinstance(edit, tuple):
         notebook = {"start": edit[0], "end": edit[1], "text": edit[2]}
     else:
         notebook = {"text": edit} if edit else None
-    return {"move": MOVES[move], "notebook": notebook, "radio": radio or None}
+    data: dict[str, Any] = {"move": MOVES[move], "notebook": notebook, "radio": radio or None}
+    if symbol:  # the JSON form names a symbol only when one is sent
+        data["radio_symbol"] = symbol
+    return data
 
 
 def action_from_json(data: Mapping[str, Any], config: Config) -> dict[str, Any]:
@@ -246,8 +257,14 @@ def action_from_json(data: Mapping[str, Any], config: Config) -> dict[str, Any]:
         if edit is not None and "start" in edit:
             raise ValueError("this game's notebook is a rolling log: it takes appends only")
         notebook = {"append": edit["text"] if edit is not None else ""}
-    return {
+    action = {
         "move": MOVES.index(data.get("move", "STAY")),
         "notebook": notebook,
         "radio": data.get("radio") or "",
     }
+    symbol = data.get("radio_symbol") or 0
+    if config.radio_symbols:
+        action["radio_symbol"] = symbol
+    elif symbol:
+        raise ValueError("this game has no radio symbols (radio_symbols=0): radio_symbol is none")
+    return action

@@ -11,6 +11,8 @@ Action space (per agent, a ``Dict``):
   "text": Utf8Text}``: with ``edit == 0`` nothing happens and the other fields are ignored.
   ``rolling_log`` mode ``{"append": Utf8Text}``: an empty string appends nothing.
 * ``radio``: ``Utf8Text``; an empty string sends nothing.
+* ``radio_symbol`` (only with ``radio_symbols=K``): ``Discrete(K + 1)``, a symbol sent with
+  the radio message; 0 sends none.
 
 Action text may be up to :data:`~maze_envs.escape.config.ACTION_TEXT_MAX_BYTES` bytes; the
 rules' tighter limits (new text per turn, notebook size, radio size) are rule-level rejections
@@ -152,4 +154,11 @@ def action_space(config: Config) -> spaces.Dict:
         )
     else:
         notebook = spaces.Dict({"append": text})
-    return spaces.Dict({"move": spaces.Discrete(len(MOVES)), "notebook": notebook, "radio": text})
+    fields: dict[str, spaces.Space[Any]] = {
+        "move": spaces.Discrete(len(MOVES)),
+        "notebook": notebook,
+        "radio": text,
+    }
+    if config.radio_symbols:  # 0 sends none
+        fields["radio_symbol"] = spaces.Discrete(config.radio_symbols + 1)
+    return spaces.Dict(fields)

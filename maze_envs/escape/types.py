@@ -21,13 +21,19 @@ versions (their per-teammate fields list teammates only). Conversions: the model
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import add
 from typing import Any, Final, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from maze_envs.escape.actions import NotebookEdit, SpliceArgs
 from maze_envs.escape.config import (
@@ -35,6 +41,7 @@ from maze_envs.escape.config import (
     ENV_IDS,
     MAX_AGENTS,
     PRESETS,
+    RADIO_SYMBOLS_MAX,
     REASON_MAX_BYTES,
     Config,
     EnvVersion,
@@ -44,6 +51,7 @@ from maze_envs.escape.config import (
     agent_names,
 )
 from maze_envs.escape.jsonform import (
+    LATER_FIELDS,
     action_from_json,
     action_to_json,
     observation_from_json,
@@ -143,6 +151,7 @@ class State:
     success: bool = False
     trail_head: int = 0  # where the oldest trail entry is in trail_ring
     trail_offsets: tuple[int, ...] = ()  # agent * (cells + 1): trail key of each agent's cell 0
+    radio_symbols: list[int] = field(default_factory=list)  # symbol sent last turn (0: none)
 
     @property
     def trail_keys(self) -> NDArray[np.int64]:
@@ -233,6 +242,20 @@ class Observation(BaseModel):
     trail: list[tuple[int, int]] | None = None
     colocated_with: list[str] | None = None
     used_exits: list[Direction] | None = None
+    radio_symbols: dict[str, int] | None = Field(
+        None, description="sender -> radio symbol (1..K) sent last turn"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unused_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump leaves the fields of :data:`~maze_envs.escape.jsonform.LATER_FIELDS` out
+        while they are off (as before those options), so the JSON form of every other game is
+        what it was."""
+        data: dict[str, Any] = handler(self)
+        for name in LATER_FIELDS:
+            if data.get(name, False) is None:
+                del data[name]
+        return data
 
     @classmethod
     def from_space(cls, obs: Mapping[str, Any], config: Config, agent: str) -> Observation:
@@ -246,7 +269,11 @@ class Observation(BaseModel):
         """
         values = observation_values(obs, config, agent)
         values["last_action"] = _built(LastActionResult, values["last_action"], _LAST_FIELDS)
-        return _built(cls, values, _OBSERVATION_FIELDS)
+        fields = _OBSERVATION_FIELDS
+        for name in LATER_FIELDS:  # not in the JSON form while off, so not set
+            if values[name] is None:
+                fields = fields - {name}
+        return _built(cls, values, fields)
 
     def to_space(self, config: Config, agent: str, version: EnvVersion = 0) -> dict[str, Any]:
         """The observation dict of layout ``version``, a member of ``agent``'s space."""
@@ -303,6 +330,17 @@ class Action(BaseModel):
     move: MoveName = "STAY"
     notebook: SpliceEdit | AppendEdit | None = None
     radio: str | None = Field(None, min_length=1)
+    radio_symbol: int | None = Field(
+        None, ge=1, le=RADIO_SYMBOLS_MAX, description="a radio symbol 1..K (radio_symbols=K)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unused_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump leaves ``radio_symbol`` out when none is sent (as before the option)."""
+        data: dict[str, Any] = handler(self)
+        if self.radio_symbol is None:
+            data.pop("radio_symbol", None)
+        return data
 
     @classmethod
     def from_space(cls, action: Mapping[str, Any], config: Config) -> Action:

@@ -31,18 +31,26 @@ ALL_OFF: dict[str, Any] = {
     "trail_length": 0,
     "meeting_alert": False,
     "used_exits": False,
+    "radio_symbols": 0,
 }
 SMALL: dict[str, Any] = {"width": 6, "height": 5, "max_turns": 20}
 STAY = {"move": 4, "notebook": {"edit": 0, "start": 0, "end": 0, "text": ""}, "radio": ""}
 
 
 def played(module: Any, config: Config) -> tuple[Any, list[dict[str, Any]]]:
-    """The env and its observations of a few turns (all agents moving east, then staying)."""
+    """The env and its observations of a few turns (all agents moving east, then staying;
+    with radio symbols, A sends symbol 1 on the first turn)."""
     env = module.parallel_env(config=config)
     observations, _ = env.reset(seed=2)
     seen = [observations]
-    for move in (1, 1, 4):
-        observations, *_ = env.step({a: {**STAY, "move": move} for a in env.agents})
+    for turn, move in enumerate((1, 1, 4)):
+        action = {**STAY, "move": move}
+        if config.radio_symbols:
+            action["radio_symbol"] = 0
+        actions = {a: dict(action) for a in env.agents}
+        if config.radio_symbols and turn == 0:
+            actions["A"]["radio_symbol"] = 1
+        observations, *_ = env.step(actions)
         seen.append(observations)
     return env, seen
 
@@ -109,7 +117,7 @@ def test_every_form_has_the_feature(feature: Feature) -> None:
 
 
 def test_every_feature_on_at_once_is_every_key() -> None:
-    config = Config.from_preset("full", **SMALL)
+    config = Config.from_preset("full", **SMALL, radio_symbols=3)
     assert enabled_features(config) == FEATURES
     _, turns = played(maze_escape_v1, config)
     keys = list(turns[-1]["A"])

@@ -10,7 +10,7 @@ text a model reads), its fields of the numeric observation for reinforcement lea
 rows in the viewer. Every form reads :data:`FEATURES`: the observation space
 (:mod:`maze_envs.escape.spaces`), the observations (:mod:`maze_envs.escape.observe`), the typed
 model and JSON form (:mod:`maze_envs.escape.jsonform`), the text (:mod:`maze_envs.text.escape`),
-the numeric observation (:mod:`wrappers.escape_numeric`) and the viewer
+the numeric observation (:mod:`maze_envs.escape.numeric`) and the viewer
 (:mod:`maze_envs.view.escape_data`). ``tests/escape/test_feature_conformance.py`` switches each
 feature on alone and fails naming any form that lacks it.
 
@@ -29,7 +29,7 @@ feature on alone and fails naming any form that lacks it.
 Example:
     >>> from maze_envs.escape.config import Config
     >>> [feature.name for feature in FEATURES]
-    ['distances', 'coordinates', 'trail', 'meeting_alert', 'used_exits']
+    ['distances', 'coordinates', 'trail', 'meeting_alert', 'used_exits', 'radio_symbols']
     >>> [feature.name for feature in enabled_features(Config.from_preset("navigator"))]
     ['coordinates', 'trail', 'meeting_alert']
     >>> list(TRAIL.spaces(Config(coordinates="own", trail_length=3), slots=2))
@@ -56,6 +56,7 @@ from maze_envs.escape.features.base import (
 from maze_envs.escape.features.coordinates import Coordinates
 from maze_envs.escape.features.distances import DistanceSensor
 from maze_envs.escape.features.meeting import MeetingAlert
+from maze_envs.escape.features.radio_symbols import RadioSymbols
 from maze_envs.escape.features.trail import Trail
 from maze_envs.escape.features.used_exits import UsedExits
 
@@ -64,6 +65,7 @@ __all__ = [
     "DISTANCES",
     "FEATURES",
     "MEETING_ALERT",
+    "RADIO_SYMBOLS",
     "TRAIL",
     "USED_EXITS",
     "AgentSlots",
@@ -84,8 +86,16 @@ COORDINATES: Final = Coordinates()
 TRAIL: Final = Trail()
 MEETING_ALERT: Final = MeetingAlert()
 USED_EXITS: Final = UsedExits()
+RADIO_SYMBOLS: Final = RadioSymbols()
 #: Every optional feature, in the order of its keys in every form.
-FEATURES: Final[tuple[Feature, ...]] = (DISTANCES, COORDINATES, TRAIL, MEETING_ALERT, USED_EXITS)
+FEATURES: Final[tuple[Feature, ...]] = (
+    DISTANCES,
+    COORDINATES,
+    TRAIL,
+    MEETING_ALERT,
+    USED_EXITS,
+    RADIO_SYMBOLS,
+)
 
 
 _ENABLED: dict[int, tuple[Config, tuple[Feature, ...]]] = {}

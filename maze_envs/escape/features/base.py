@@ -140,7 +140,7 @@ class FeatureContext:
 
 @dataclass(frozen=True)
 class NumericField:
-    """One field of the numeric observation (:mod:`wrappers.escape_numeric`).
+    """One field of the numeric observation (:mod:`maze_envs.escape.numeric`).
 
     It encodes the integer observation input(s) ``source``: an array key of the observation
     dict, or a column of :attr:`~maze_envs.escape.observe.ObservationArrays.base` (``turn``,

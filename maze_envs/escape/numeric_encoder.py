@@ -1,6 +1,9 @@
-"""The fast encoder behind :class:`~wrappers.escape_numeric.EscapeNumericObservation`.
+"""The scalar env's numeric observations: :class:`NumericEncoder` encodes Maze Escape observation
+dicts (version 1 layout) as the numbers :mod:`maze_envs.escape.numeric` defines. It is the encoder
+of :class:`wrappers.escape_numeric.EscapeNumericObservation`, and what a policy that plays from
+numbers (trained on the batched engine, say) encodes the scalar env's observations with.
 
-A :class:`NumericPlan` is built once per wrapper from the wrapper's
+Behind it, a :class:`NumericPlan` is built once per encoder from the layout's
 :class:`~maze_envs.escape.features.NumericField` list. Each turn it gathers every agent's
 integer inputs into one matrix ``X`` (a row per agent, a column per input entry) from the arrays
 the environment exposes (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`: the
@@ -17,62 +20,46 @@ turn and none overlaps another.
 
 Example:
     >>> from maze_envs import maze_escape_v1
-    >>> from wrappers.escape_numeric import EscapeNumericObservation
-    >>> env = EscapeNumericObservation(maze_escape_v1.parallel_env(width=6, height=6), flatten=True)
+    >>> env = maze_escape_v1.parallel_env(width=6, height=6)
     >>> observations, infos = env.reset(seed=1)
-    >>> plan = env._plan
-    >>> plan.encode([env.raw_observations["A"]])[0].tolist() == observations["A"].tolist()
+    >>> encoder = NumericEncoder(env.config, flatten=True)
+    >>> vector = encoder.encode([observations["A"]])[0]
+    >>> vector.shape, vector.dtype, encoder.space.contains(vector)
+    ((64,), dtype('float32'), True)
+    >>> typed = Observation.from_space(observations["A"], env.config, "A")
+    >>> encoder.encode_model(typed, "A").tolist() == vector.tolist()
     True
 """
 
 from __future__ import annotations
 
-import re
-import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from maze_envs.escape.config import Config
 from maze_envs.escape.features import NumericField
-from maze_envs.escape.observe import BASE_COLUMNS, ObservationArrays
+from maze_envs.escape.numeric import (
+    EdgeMode,
+    NumericLayout,
+    TextMode,
+    field_size,
+    hash_text,
+    is_binary,
+)
+from maze_envs.escape.observe import BASE_COLUMNS
+from maze_envs.escape.spaces import observation_space
+from maze_envs.escape.types import Observation
 
-__all__ = ["NumericPlan", "field_size", "hash_text", "is_binary"]
+if TYPE_CHECKING:
+    from maze_envs.escape.observe import ObservationArrays
 
-_WORDS: Final = re.compile(r"\w+")
+__all__ = ["NumericEncoder", "NumericPlan"]
+
 _CACHE_LIMIT: Final = 4096
-
-
-def hash_text(text: str, buckets: int) -> list[int]:
-    """The buckets the words of ``text`` fall in (sorted, no repeats; stable across processes).
-
-    Example:
-        >>> hash_text("Exit: north, NORTH!", 16) == hash_text("north exit", 16)
-        True
-        >>> hash_text("", 16)
-        []
-    """
-    if not text:
-        return []
-    return sorted({zlib.crc32(w.encode()) % buckets for w in _WORDS.findall(text.lower())})
-
-
-def is_binary(space: spaces.Space[Any]) -> bool:
-    """Whether a numeric field lies in the binary part of the flattened vector (every space but
-    a float ``Box``: one-hot codes and flags)."""
-    return not isinstance(space, spaces.Box)
-
-
-def field_size(field: NumericField) -> int:
-    """Entries of ``field`` in the flattened vector (a code one-hot over its values)."""
-    space = field.space
-    if isinstance(space, spaces.Discrete):
-        return int(space.n)
-    if isinstance(space, spaces.MultiDiscrete):
-        return int(space.nvec.sum())
-    return int(np.prod(space.shape or (1,)))
 
 
 def _bounds(space: spaces.Space[Any]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -121,31 +108,19 @@ def _value(value: Callable[..., Any], j: int, float32: bool) -> Callable[[NDArra
 class NumericPlan:
     """Tables and slices for encoding every agent's observation of a turn in one pass."""
 
-    def __init__(
-        self,
-        fields: Sequence[NumericField],
-        raw: spaces.Dict,
-        slots: tuple[str, ...],
-        *,
-        flatten: bool,
-        hash_buckets: int | None,
-    ) -> None:
+    def __init__(self, layout: NumericLayout, raw: spaces.Dict, *, flatten: bool) -> None:
+        fields = layout.fields
+        slots = layout.slots
+        hash_buckets = layout.hash_buckets if layout.text == "hash" else None
         self.flatten, self.slots, self.buckets = flatten, slots, hash_buckets
         n = len(slots)
         base_names = [*BASE_COLUMNS, *(["radio_heard"] * n), *(["notebook_shown"] * n)]
         base_at = {name: base_names.index(name) for name in BASE_COLUMNS}
         base_at["radio_heard"], base_at["notebook_shown"] = len(BASE_COLUMNS), len(BASE_COLUMNS) + n
-        # the flattened layout: binary fields first, then the float boxes (declared order)
-        ordered = [f for f in fields if is_binary(f.space)] + [
-            f for f in fields if not is_binary(f.space)
-        ]
-        self.start: dict[str, int] = {}
-        offset = 0
-        for field in ordered:
-            self.start[field.key] = offset
-            offset += field_size(field)
-        self.width = offset
-        self.binary_width = sum(field_size(f) for f in fields if is_binary(f.space))
+        # the flattened layout (binary fields first, then the float boxes) is the layout's
+        self.start = layout.start
+        self.width = layout.width
+        self.binary_width = layout.binary_width
         # X: the columns taken from the base matrix, then those from the observations' arrays
         base_columns: list[int] = []
         array_keys: list[str] = []
@@ -362,3 +337,56 @@ class NumericPlan:
                     obs[key] = sources[source][index].reshape(shape)
             result.append(obs)
         return result
+
+
+class NumericEncoder:
+    """Maze Escape observations (version 1 dicts, or typed models) as numbers.
+
+    ``flatten=True``: one ``float32`` vector per observation, a member of ``space`` (the
+    ``Box`` of :meth:`NumericLayout.flat_space`); else a ``Dict`` of the fields. ``text``,
+    ``hash_buckets`` and ``edges`` as in :class:`~maze_envs.escape.numeric.NumericLayout`.
+    Every array it returns is new.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        text: TextMode = "drop",
+        hash_buckets: int = 32,
+        flatten: bool = False,
+        edges: EdgeMode = "onehot",
+    ) -> None:
+        self.config = config
+        self.layout = NumericLayout(config, text=text, hash_buckets=hash_buckets, edges=edges)
+        self.flatten = flatten
+        #: the encoded observation's space
+        self.space: spaces.Space[Any] = (
+            self.layout.flat_space() if flatten else self.layout.dict_space()
+        )
+        raw = observation_space(config, config.agents[0], 1)
+        self.plan = NumericPlan(self.layout, raw, flatten=flatten)
+
+    def encode(self, observations: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """The numeric observations of observation dicts of this game (version 1 layout)."""
+        return self.plan.encode(observations)
+
+    def encode_arrays(
+        self, arrays: ObservationArrays, rows: Sequence[int] | None = None
+    ) -> list[Any]:
+        """The numeric observations of the env's latest observation arrays
+        (:meth:`~maze_envs.escape.env.MazeEscapeEnv.observation_arrays`; agents ``rows``)."""
+        return self.plan.encode_arrays(arrays, rows)
+
+    def encode_rows(self, arrays: ObservationArrays) -> NDArray[np.float32]:
+        """Every agent's flattened numeric observation of the env's latest observation arrays,
+        as one ``(agents, width)`` float32 matrix (a row per agent, in name order; new)."""
+        if not self.flatten:
+            raise ValueError(
+                "encode_rows gives flattened vectors: build the encoder with flatten=True"
+            )
+        return self.plan._fill(arrays.base_rows, arrays.observations)[0]
+
+    def encode_model(self, observation: Observation, agent: str) -> Any:
+        """The numeric observation of ``agent``'s typed observation (what a policy gets)."""
+        return self.plan.encode([observation.to_space(self.config, agent, 1)])[0]
