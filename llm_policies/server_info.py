@@ -7,7 +7,7 @@ Where each server tells it (asked once per run, :mod:`llm_policies.capabilities`
 |---|---|---|---|
 | llama.cpp (``llama-server``) | ``GET /props`` ``model_path`` | ``/props`` ``n_ctx`` | ``/props`` ``total_slots`` (or ``GET /slots``, one entry per slot) |
 | llama-cpp-python | ``GET /v1/models`` ``id`` (the model file, or its alias) | not told | one: a lock serves one request at a time (its ``/extras/tokenize/count`` route gives it away) |
-| vLLM | ``/v1/models`` ``root`` | ``/v1/models`` ``max_model_len`` | not told (``--max-num-seqs`` is in no route; ``/metrics``' ``cache_config_info`` holds the KV cache's settings only); it batches continuously and queues the rest, so no limit is set |
+| vLLM | ``/v1/models`` ``root`` | ``/v1/models`` ``max_model_len`` | ``GET /server_info?config_format=json``: ``vllm_config.scheduler_config.max_num_seqs`` (``--max-num-seqs``; the route exists when the server runs with ``VLLM_SERVER_DEV_MODE=1``); otherwise not told (``/metrics``' ``cache_config_info`` holds the KV cache's settings only): vLLM batches continuously and queues the rest, so no limit is set |
 | LM Studio | ``/v1/models`` ``id`` | ``max_context_length`` | not told |
 | Ollama | ``GET /api/tags`` ``digest`` of the model | the request's ``num_ctx`` (``/api/ps`` ``context_length`` of a loaded model) | not told: ``OLLAMA_NUM_PARALLEL`` is read by the server at start and exposed by no route (``/api/ps`` lists models, sizes, digests, expiry and context length only), so 1, its default |
 
@@ -25,6 +25,7 @@ False``: the run's decisions are then outages at once instead of each spending t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -177,8 +178,26 @@ async def describe_compatible(base_url: str, model: str) -> ServerInfo:
         info.kind = "llama-cpp-python"
         info.slots = (1, "llama-cpp-python serves one request at a time")
     if info.kind == "vllm" and info.slots is None:
-        info.slots = (None, "vLLM batches requests itself (--max-num-seqs is not told over HTTP)")
+        info.slots = await vllm_slots(root)
     return info
+
+
+async def vllm_slots(root: str) -> tuple[int | None, str]:
+    """vLLM's ``--max-num-seqs`` from ``/server_info`` (a development route: present when the
+    server runs with ``VLLM_SERVER_DEV_MODE=1``), else no limit (vLLM queues what it cannot
+    batch)."""
+    answer = await ask("GET", f"{root}/server_info?config_format=json")
+    config = answer.data.get("vllm_config") if answer.ok and isinstance(answer.data, dict) else None
+    if isinstance(config, str):  # older servers send the configuration as JSON text, or as repr
+        try:
+            config = json.loads(config)
+        except ValueError:
+            found = re.search(r"max_num_seqs[\"']?\s*[:=]\s*(\d+)", config)
+            config = {"max_num_seqs": int(found.group(1))} if found else None
+    seqs = first_int(config, ("max_num_seqs",))
+    if seqs is not None:
+        return (seqs, "server_info")
+    return (None, "vLLM batches requests itself (--max-num-seqs is not told without /server_info)")
 
 
 async def describe_ollama(host: str | None, model: str) -> ServerInfo:

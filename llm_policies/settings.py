@@ -72,7 +72,8 @@ class ModelSettings(BaseModel):
             remote Ollama host); ``None`` uses the provider's environment variable or default.
         slots: requests a local server serves at once (a llama.cpp ``--parallel``, Ollama's
             ``OLLAMA_NUM_PARALLEL``); ``None`` asks the server where it tells (llama.cpp
-            ``/props`` ``total_slots``; llama-cpp-python serves one; Ollama does not say over
+            ``/props`` ``total_slots``; llama-cpp-python serves one; vLLM's ``/server_info``
+            ``max_num_seqs`` in its development mode, else no limit; Ollama does not say over
             HTTP: 1, its default). The requests of a run to the server never exceed it, so
             none waits out its deadline in the server's queue (see docs/llm.md, "Capacity").
     """

@@ -131,21 +131,20 @@ def test_ollama_does_not_say_its_parallel_requests_so_its_default_is_used(
     assert server.most_in_flight == 1
 
 
+#: A vLLM server's ``/v1/models`` entry (``--served-model-name qwen``)
+VLLM_MODEL = {
+    "id": "qwen",
+    "object": "model",
+    "owned_by": "vllm",
+    "root": "Qwen/Qwen3-8B",
+    "max_model_len": 16384,
+}
+
+
 def test_vllm_tells_its_window_and_model_and_batches_without_a_limit(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    server.model_list = {
-        "object": "list",
-        "data": [
-            {
-                "id": "qwen",
-                "object": "model",
-                "owned_by": "vllm",
-                "root": "Qwen/Qwen3-8B",
-                "max_model_len": 16384,
-            }
-        ],
-    }
+    server.model_list = {"object": "list", "data": [VLLM_MODEL]}
     server.respond_with(with_probes(stay_model))
     run(escape_experiment(local(server, model="qwen"), turns=2), tmp_path / "run")
     notice = endpoint_notices(tmp_path / "run")[0]
@@ -153,6 +152,34 @@ def test_vllm_tells_its_window_and_model_and_batches_without_a_limit(
     assert "max-num-seqs" in notice["slots_source"]
     assert (notice["context_window"], notice["context_source"]) == (16384, "models")
     assert notice["served_model"] == "Qwen/Qwen3-8B"
+
+
+def test_vllm_in_development_mode_tells_its_max_num_seqs_and_is_held_to_it(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.model_list = {"object": "list", "data": [VLLM_MODEL]}
+    # what vLLM's /server_info?config_format=json answers (VLLM_SERVER_DEV_MODE=1), trimmed
+    server.server_info = {
+        "vllm_config": {
+            "model_config": {"model": "Qwen/Qwen3-8B", "max_model_len": 16384},
+            "scheduler_config": {"max_num_seqs": 2, "max_num_batched_tokens": 8192},
+        },
+        "vllm_env": {},
+    }
+    server.respond_with(slow(with_probes(stay_model)))
+    run(escape_experiment(local(server, model="qwen"), turns=2, seeds="0-3"), tmp_path / "run")
+    notice = endpoint_notices(tmp_path / "run")[0]
+    assert notice["server"] == "vllm"
+    assert (notice["slots"], notice["slots_source"]) == (2, "server_info")
+    assert 1 <= server.most_in_flight <= 2
+    # an older server sends the configuration as text: the number is read from it
+    ENDPOINTS.clear()
+    server.most_in_flight = 0
+    server.server_info = {"vllm_config": "SchedulerConfig(max_num_seqs=1, ...)"}
+    run(escape_experiment(local(server, model="qwen"), turns=2, seeds="0-3"), tmp_path / "text")
+    notice = endpoint_notices(tmp_path / "text")[0]
+    assert (notice["slots"], notice["slots_source"]) == (1, "server_info")
+    assert server.most_in_flight == 1
 
 
 def test_a_request_whose_deadline_passed_is_closed(server: LoopbackServer) -> None:

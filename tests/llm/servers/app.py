@@ -60,6 +60,8 @@ class LoopbackServer:
         self.ollama_models: dict[str, str] = {}
         #: ``GET /v1/models``' answer when set (a vLLM or LM Studio model list)
         self.model_list: dict[str, Any] | None = None
+        #: ``GET /server_info``'s answer when set (a vLLM started with ``VLLM_SERVER_DEV_MODE=1``)
+        self.server_info: dict[str, Any] | None = None
         #: model requests being answered now, and the most at once since the last reset
         self.in_flight = 0
         self.most_in_flight = 0
@@ -79,7 +81,7 @@ class LoopbackServer:
         routes = [Route(path, self._handle, methods=["POST"]) for path in PATHS]
         routes.append(Route("/api/version", self._version, methods=["GET"]))
         routes.append(Route("/api/tags", self._tags, methods=["GET"]))
-        for path in ("/props", "/v1/models", "/tokenize", "/extras/tokenize/count"):
+        for path in ("/props", "/v1/models", "/server_info", "/tokenize", "/extras/tokenize/count"):
             routes.append(Route(path, self._info, methods=["GET", "POST"]))
         app = Starlette(routes=routes)
         config = uvicorn.Config(
@@ -152,6 +154,7 @@ class LoopbackServer:
         self.llama = None
         self.ollama_models = {}
         self.model_list = None
+        self.server_info = None
         self.most_in_flight = self.disconnected = 0
         self.held = 0
 
@@ -190,6 +193,8 @@ class LoopbackServer:
         answer: Any = None
         if path == "/v1/models" and self.model_list is not None:
             answer = self.model_list
+        elif path == "/server_info":
+            answer = self.server_info
         elif llama is not None and path == "/props" and llama.props:
             answer = llamacpp.props(llama)
         elif llama is not None and path == "/v1/models":
