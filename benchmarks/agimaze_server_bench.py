@@ -10,16 +10,25 @@ one-hour TTL) in a subprocess on 127.0.0.1:
    for it). One standard-library ``urllib`` request per call, as the public agents make them.
    Reported: errors (goal 0), HTTP 503s, requests, the pooled success rate, the server's RSS.
 2. **Public benchmark, 16 clients in parallel**: the same 1,200 episodes shared by 16 threads.
+2b. **Public runner stopping every episode early** (issue 23): the public benchmark runner with
+   ``--max-steps 1`` (``--abandon``, default 2,000 episodes): each episode starts a session,
+   takes one step and is left unfinished, sequentially, as ``demo_bench_runner.py`` runs the
+   random agent. A full server evicts the least recently used unfinished session idle past
+   ``--idle-evict`` (1 s); reported: starts refused (goal 0), errors, episodes per second.
 3. **Memory** (in process, ``tracemalloc``): bytes held per live session after 64 steps on the
    largest shipped board (CLASSIC/HARD 10x10; the replay window is 64 replies), and per retired
    session (an evicted finished one: its last replies and snapshot).
 4. **Ceiling of the default limits**: the RSS of a server holding 1,000 unfinished sessions of
-   64 steps on the 10x10 board, 1,000 retired sessions of that board, and one compiled board per
-   shipped bundle (about half of the 1,024-board cache). It also checks that the 1,001st
-   unfinished start gets 503 ``server_full`` and that all 1,000 unfinished sessions survive it.
+   64 steps on the 10x10 board, 1,000 retired sessions of that board, one compiled board per
+   shipped bundle (about half of the 1,024-board cache) and the records of the sessions that
+   are gone (10,000 at most). It also checks that the 1,001st unfinished start gets 503
+   ``server_full`` while every unfinished session is in play (run with ``--idle-evict`` as long
+   as the TTL: filling the server takes longer than the default idle limit) and that all 1,000
+   unfinished sessions survive it.
 
-Run: ``python benchmarks/agimaze_server_bench.py [--per-stage 50] [--clients 16] [--skip-public]``
-(the public runs are about 180,000 requests each: several minutes on a small machine).
+Run: ``python benchmarks/agimaze_server_bench.py [--per-stage 50] [--clients 16] [--abandon 2000]
+[--only public|abandon|memory]`` (the public runs are about 180,000 requests each: several
+minutes on a small machine; the abandoning runner about 4,000 requests).
 """
 
 from __future__ import annotations
@@ -144,6 +153,65 @@ def public_benchmark(per_stage: int, clients: int, seed: int) -> dict[str, Any]:
     }
 
 
+def abandoning_runner(episodes: int, max_steps: int, seed: int) -> dict[str, Any]:
+    """The public runner with ``--max-steps``: every episode stopped after ``max_steps`` steps,
+    its session left unfinished, against a server with the default limits."""
+    tally = Tally()
+    rng = np.random.default_rng(seed)
+    first_refusal = None
+    with server_process() as (base, _):
+        began = time.perf_counter()
+        for n in range(episodes):
+            path = STAGES[n % len(STAGES)]
+            status, start = post_json(
+                f"{base}/api/start",
+                {"path": path, "seed": None, "client": "api", "agent": "random"},
+            )
+            if status != 200:
+                tally.add(episodes=1, errors=1, full=int(status == 503), requests=1)
+                tally.first_error = tally.first_error or f"start: {status} {start}"
+                first_refusal = first_refusal if first_refusal is not None else n + 1
+                continue
+            failed = 0
+            for seq in range(1, max_steps + 1):
+                action = start["actions"][int(rng.integers(len(start["actions"])))]
+                status, out = post_json(
+                    f"{base}/api/step", {"id": start["id"], "action": action, "seq": seq}
+                )
+                if status != 200:
+                    failed = 1
+                    tally.first_error = tally.first_error or f"step: {status} {out}"
+                    break
+            tally.add(episodes=1, errors=failed, requests=1 + max_steps)
+        elapsed = time.perf_counter() - began
+    return {
+        "episodes": tally.episodes,
+        "refused": tally.full,
+        "errors": tally.errors,
+        "first_refusal": first_refusal,
+        "seconds": elapsed,
+        "first_error": tally.first_error,
+    }
+
+
+def gone_record_bytes(records: int = 10_000) -> float:
+    """Bytes per remembered gone session (what a 404 reads to say what happened)."""
+    from maze_envs.agimaze.api.sessions import SessionStore
+
+    now = [0.0]
+    store: SessionStore[int] = SessionStore(max_sessions=1, clock=lambda: now[0], max_gone=records)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for n in range(records + 1):  # each start evicts the one before, idle past the limit
+        now[0] += 2.0
+        store.add(n)
+    gc.collect()
+    held = (tracemalloc.get_traced_memory()[0] - before) / records
+    tracemalloc.stop()
+    return held
+
+
 # -- memory -------------------------------------------------------------------------------------
 
 
@@ -210,7 +278,10 @@ def ceiling(sessions: int) -> dict[str, Any]:
     """RSS of a server at the default limits' worst case (see the module docstring)."""
     path = list_bundles(LARGEST + "/")[0]
     plan = winning_plan(path)
-    with server_process("--max-sessions", str(sessions)) as (base, pid):
+    # every unfinished session counts as in play: filling the server takes minutes, far longer
+    # than the default idle limit, after which the 1,001st start would evict the oldest
+    options = ("--max-sessions", str(sessions), "--idle-evict", "3600")
+    with server_process(*options) as (base, pid):
         client = AgiMazeClient(base, timeout=120, retries=0)
         idle = memory_kib(pid, "VmRSS")
 
@@ -252,6 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-public", action="store_true", help="only the memory figures")
     parser.add_argument(
+        "--abandon", type=int, default=2000, help="episodes of the runner stopping each early"
+    )
+    parser.add_argument("--max-steps", type=int, default=1, help="its steps per episode")
+    parser.add_argument(
+        "--only", choices=("public", "abandon", "memory"), help="run only this part"
+    )
+    parser.add_argument(
         "--sessions",
         type=int,
         default=DEFAULT_SESSIONS,
@@ -260,7 +338,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     failed = False
-    if not args.skip_public:
+    wanted = {args.only} if args.only else {"public", "abandon", "memory"}
+    if args.skip_public:
+        wanted -= {"public"}
+    if "public" in wanted:
         for clients in (1, args.clients):
             run = public_benchmark(args.per_stage, clients, args.seed)
             failed |= run["errors"] > 0
@@ -272,6 +353,22 @@ def main(argv: list[str] | None = None) -> int:
             )
             if run["first_error"]:
                 print(f"  first error: {run['first_error']}")
+    if "abandon" in wanted:
+        run = abandoning_runner(args.abandon, args.max_steps, args.seed)
+        failed |= run["refused"] > 0 or run["errors"] > 0
+        print(
+            f"public runner with --max-steps {args.max_steps}, default server: "
+            f"{run['episodes']} episodes in {run['seconds']:.1f} s "
+            f"({run['episodes'] / run['seconds']:.0f}/s), {run['refused']} starts refused "
+            f"(first at episode {run['first_refusal']}), {run['errors']} errors; load "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        if run["first_error"]:
+            print(f"  first error: {run['first_error']}")
+    if "memory" not in wanted:
+        print(f"load average at end: {os.getloadavg()[0]:.1f}")
+        return 1 if failed else 0
+    print(f"per gone session remembered (404 reasons): {gone_record_bytes():.0f} bytes")
     live, retired = per_session_bytes(args.sessions)
     print(
         f"per session on {LARGEST} (tracemalloc): {live / 1024:.1f} KiB live after {WINDOW} "

@@ -15,7 +15,7 @@ Measures, in interleaved timed windows:
   of the quiet machine the goal was set on (issue 16); the microseconds are printed too.
 
 Each round times one window of every runner back to back (the order rotates from round to
-round), and the ratios against the goals (escape >= 4x MiniGrid; journal on >= 0.3x journal
+round), and the ratios against the goals (escape >= 4x MiniGrid; journal on >= 0.6x journal
 off; from_space <= 0.035 MiniGrid steps) are computed *within* each round, so that a change of
 the machine's load between rounds shifts both sides of a ratio alike; the run's ratio is the
 median over its rounds (their range is printed too). Rates are medians over the windows. Then
@@ -55,7 +55,7 @@ ESCAPE_CONFIG: dict[str, Any] = {
     "max_turns": 600,
 }
 GOAL_VS_MINIGRID = 4.0
-GOAL_JOURNAL = 0.3
+GOAL_JOURNAL = 0.6
 #: from_space time / MiniGrid step time: 5 us against the 143 us MiniGrid step of a quiet run
 GOAL_FROM_SPACE = 5.0 / 143.0
 NOTES = ["left at the piano", "dead end", "N S E", "exit?", "back to tree", "→", "日本"]

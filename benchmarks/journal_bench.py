@@ -1,7 +1,8 @@
 """The journal's costs, in one run: size per turn, journal on / off, per-turn parts, verify, blobs.
 
-* **bytes per journaled turn**: the journal file (after ``close``) divided by the turns it holds,
-  for one whole game of each Maze Escape workload:
+* **bytes per journaled turn**: the journal file (after ``close``) of :data:`SIZE_GAMES` whole
+  games of each Maze Escape workload, less the pages of an empty journal (the schema, the game
+  headers' page), divided by the turns it holds:
 
   - ``navigator, notes``: Maze Escape v1, preset ``navigator``, 17x17, 3 agents, 600 turns,
     random moves, every agent appends a ~70-byte note to its rolling-log notebook every turn
@@ -10,17 +11,15 @@
   - ``full, splices``: ``escape_bench.py``'s workload (v0, preset ``full``, 17x17, random moves,
     short notes spliced in at the front, some rejected deletions, radio);
 
-  and what each column holds per turn (the stored text of observations, actions, events,
-  decisions; the two hashes);
+  and what a turn stores (its four parts before compression, its compressed body, its two
+  hashes);
 * **journal on / off**: turns per second with the journal (default ``durability="batch"``)
   and without, for both workloads, in *rounds*: each round times one window of each runner back
   to back (the order alternating), and the ratio is computed within the round; the run prints
   the median ratio and the range over rounds, with the machine's load average; for the default
-  (turns stored as what changed) and for ``Journal(changes=False)`` (every turn stored whole);
+  (turns stored as what changed, with Maze Escape's change hints) and for
+  ``Journal(changes=False)`` (every turn stored whole, a stream of its own);
 * per-turn parts of ``record_turn`` on pre-played rows (encoding, hashing, the rest);
-* a what-if for a later schema version: the stored observations, actions and events of each turn
-  deflated (zlib) alone and against the previous turn's row as a preset dictionary, bytes and
-  microseconds per turn;
 * AGI Maze steps per second with the journal off and on (both storage modes), by rounds (random
   actions on a TRAINING bundle);
 * ``maze-envs verify`` replay speed, turns per second, for both environments;
@@ -29,6 +28,11 @@
 
 ``--profile`` instead runs one journaled ``navigator, notes`` game under cProfile and prints the
 top entries by own time (what benchmarks/README.md shows before and after schema version 4).
+
+``--verify JOURNAL`` instead times ``maze-envs verify`` of that journal (every game replayed, every
+observation compared byte for byte), as the command does by default (a worker process per core,
+up to 4, for more than 50 games; the CPU time printed is then the driver's only): the main job's
+journal is the goal's.
 
 ``--analyze N`` instead measures ``maze-envs analyze`` in one process on a journal of ``N``
 Maze Escape games of 120 turns (``viewer_bench.py``'s games: 11x11, ``full``, random moves, notes
@@ -39,7 +43,7 @@ before it read only the observation keys its metrics use); ``--profile`` with it
 analysis instead.
 
 Usage: ``python benchmarks/journal_bench.py [--rounds 7] [--turns 1500] [--profile]
-[--analyze 1000 [--games-file PATH]]``.
+[--analyze 1000 [--games-file PATH]] [--verify JOURNAL]``.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import os
 import pstats
 import sqlite3
@@ -54,7 +59,6 @@ import statistics
 import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,17 +75,21 @@ from maze_envs.agimaze.env import AgiMazeEnv
 from maze_envs.bench.analysis.analyze import analyze_games
 from maze_envs.journal import Blob, Journal
 from maze_envs.journal.blobs import encode_decisions
+from maze_envs.journal.body import PARTS, unpack_bodies
 from maze_envs.journal.format import chain_record_hash, encode_json_bytes, encode_received
 from maze_envs.journal.read.turns import read_turns
-from maze_envs.verify import verify_journal
+from maze_envs.verify import verify_journal, verify_workers
 
 AGIMAZE_BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"
 NAVIGATOR_CONFIG: dict[str, Any] = {"preset": "navigator", "width": 17, "height": 17}
 WORDS = ("piano", "tree", "dead end", "corridor", "fork", "exit?", "picture", "back")
-#: The goals of issue 16, checked by this script.
-GOAL_BYTES_PER_TURN = 1024
-GOAL_JOURNAL_RATIO = 0.5
-GOAL_ANALYZE_SECONDS = 3.0
+#: The goals of issue 30, checked by this script.
+GOAL_BYTES_PER_TURN = 160
+GOAL_JOURNAL_RATIO = 0.6
+GOAL_ANALYZE_SECONDS = 2.0
+GOAL_VERIFY_SECONDS = 10.0
+#: Games of each workload in the file whose bytes per turn are measured.
+SIZE_GAMES = 5
 
 
 # -- workloads ---------------------------------------------------------------------------------
@@ -149,68 +157,54 @@ class EscapeRunner:
         self.env.close()
 
 
-def play_one_game(workload: str, path: Path, seed: int = 3, changes: bool = True) -> int:
-    """Play one whole game of ``workload`` into a new journal at ``path``; return its turns."""
+def play_games(
+    workload: str, path: Path, games: int = 1, seed: int = 3, changes: bool = True
+) -> int:
+    """Play ``games`` whole games of ``workload`` into a new journal at ``path``; its turns."""
     make, config, actions = WORKLOADS[workload]
     moves = actions(config.get("max_turns", 600), seed)
+    turns = 0
     with Journal(path, changes=changes) as journal:
         env = make(journal=journal, **config)
-        env.reset(seed=seed)
-        turns = 0
-        while env.agents:
-            env.step(moves[turns])
-            turns += 1
+        for game in range(games):
+            env.reset(seed=seed + game)
+            played = 0
+            while env.agents:
+                env.step(moves[played])
+                played += 1
+            turns += played + 1  # turn 0 included
         env.close()
-    return turns + 1  # turn 0 included
+    return turns
 
 
 def bytes_per_turn(workload: str, folder: Path, changes: bool = True) -> dict[str, float]:
-    """File bytes per stored turn of one whole game, and each column's stored bytes per turn."""
-    path = folder / f"size-{workload.replace(',', '').replace(' ', '-')}-{changes}.sqlite"
-    turns = play_one_game(workload, path, changes=changes)
-    size = path.stat().st_size
+    """Bytes per stored turn of :data:`SIZE_GAMES` whole games (the file less an empty
+    journal's pages), and what a turn stores: its parts before compression, its body, hashes."""
+    name = workload.replace(",", "").replace(" ", "-")
+    path = folder / f"size-{name}-{changes}.sqlite"
+    turns = play_games(workload, path, SIZE_GAMES, changes=changes)
+    empty = folder / f"empty-{name}-{changes}.sqlite"
+    with Journal(empty) as journal:  # the schema and the games' header page, no turn
+        for game in range(SIZE_GAMES):
+            journal.start_game(env_id="x", config={}, seed=game, library_version="b")
+    size = path.stat().st_size - empty.stat().st_size
     db = sqlite3.connect(path)
-    columns = [row[1] for row in db.execute("PRAGMA table_info(turns)")]
-    parts = {
-        name: db.execute(f"SELECT SUM(LENGTH({name})) FROM turns").fetchone()[0] or 0
-        for name in columns
-        if name not in ("game_id", "turn")
-    }
-    blobs = db.execute("SELECT SUM(LENGTH(content)) FROM blobs").fetchone()[0] or 0
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    bodies = [row[0] for row in db.execute("SELECT body FROM turns ORDER BY game_turn")]
+    hashes = db.execute("SELECT SUM(LENGTH(state_hash) + LENGTH(record_hash)) FROM turns")
+    hash_bytes = hashes.fetchone()[0] or 0
     db.close()
-    figures = {name: value / turns for name, value in parts.items()}
-    figures.update(file=size / turns, blobs=blobs / turns, turns=turns, schema=version)
-    return figures
-
-
-def deflated_rows(workload: str, folder: Path) -> dict[str, float]:
-    """A what-if for a later schema: bytes and microseconds per turn of a whole game's stored
-    observations, actions and events (NUL-joined) compressed with zlib (raw deflate, level 6)
-    alone, and with the previous turn's row as the preset dictionary."""
-    path = folder / f"deflate-{workload.replace(',', '').replace(' ', '-')}.sqlite"
-    play_one_game(workload, path)
-    db = sqlite3.connect(path)
-    rows = [
-        b"\0".join(text.encode() for text in row)
-        for row in db.execute("SELECT observations, actions, events FROM turns ORDER BY turn")
-    ]
-    db.close()
-    sizes = {"stored": 0.0, "deflate": 0.0, "deflate, previous row as dictionary": 0.0}
-    times = {"deflate": 0.0, "deflate, previous row as dictionary": 0.0}
-    previous = b""
-    for row in rows:
-        sizes["stored"] += len(row)
-        start = time.perf_counter()
-        sizes["deflate"] += len(zlib.compress(row, 6, wbits=-15))
-        middle = time.perf_counter()
-        packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=previous or b"\0")
-        sizes["deflate, previous row as dictionary"] += len(packer.compress(row) + packer.flush())
-        times["deflate"] += middle - start
-        times["deflate, previous row as dictionary"] += time.perf_counter() - middle
-        previous = row
-    figures = {name: value / len(rows) for name, value in sizes.items()}
-    figures.update({f"{name} us": value / len(rows) * 1e6 for name, value in times.items()})
+    starts = [i for i, body in enumerate(bodies) if body[0] == 1] + [len(bodies)]
+    parts = dict.fromkeys(PARTS, 0)
+    for first, end in itertools.pairwise(starts):
+        for _, stored in unpack_bodies(bodies[first:end]):
+            for part, text in zip(PARTS, stored, strict=True):
+                parts[part] += len(text)
+    figures = {f"{part} (uncompressed)": value / turns for part, value in parts.items()}
+    figures.update(
+        {"body": sum(map(len, bodies)) / turns, "hashes": hash_bytes / turns, "file": size / turns}
+    )
+    figures.update(turns=turns, schema=version)
     return figures
 
 
@@ -430,7 +424,7 @@ def analyze_costs(path: Path, games: int, rounds: int, profiled: bool) -> str:
                 work()
                 costs[name].append((time.process_time() - cpu, time.perf_counter() - wall))
     cpu = [c for c, _ in costs["analyze"]]
-    verdict = "met" if min(cpu) <= GOAL_ANALYZE_SECONDS else "NOT MET"
+    verdict = "met" if statistics.median(cpu) <= GOAL_ANALYZE_SECONDS else "NOT MET"
     ratios = [w[0] / a[0] for a, w in zip(costs["analyze"], costs["read whole"], strict=True)]
     return "\n".join(
         [
@@ -446,6 +440,26 @@ def analyze_costs(path: Path, games: int, rounds: int, profiled: bool) -> str:
     )
 
 
+def verify_costs(path: Path) -> str:
+    """``maze-envs verify`` of a journal as the command runs it: wall time, the driver's CPU
+    time, games, turns."""
+    load = os.getloadavg()[0]
+    with Journal(path, readonly=True) as journal:
+        workers = verify_workers(len(journal.game_ids()))
+    wall, cpu = time.perf_counter(), time.process_time()
+    reports = verify_journal(path)  # (the command's default: a worker per core, up to 4)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    ok = sum(report.ok for report in reports)
+    turns = sum(report.turns_verified for report in reports)
+    verdict = "met" if wall <= GOAL_VERIFY_SECONDS else "NOT MET"
+    return (
+        f"maze-envs verify {path}: {ok} of {len(reports)} games ok, {turns:,} turns replayed "
+        f"and compared by {workers} process(es), in {wall:.1f} s (CPU of this process "
+        f"{cpu:.1f} s; goal <= {GOAL_VERIFY_SECONDS:.0f} s: "
+        f"{verdict}); load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end"
+    )
+
+
 def _range(values: list[float]) -> str:
     return f"{statistics.median(values):.2f}x (rounds {min(values):.2f}-{max(values):.2f}x)"
 
@@ -458,7 +472,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25, help="profile entries to print")
     parser.add_argument("--analyze", type=int, metavar="N", help="time analyze on N games")
     parser.add_argument("--games-file", type=Path, help="the analysis journal (kept)")
+    parser.add_argument("--verify", type=Path, metavar="JOURNAL", help="time verify of it")
     args = parser.parse_args(argv)
+    if args.verify:
+        print(verify_costs(args.verify))
+        return 0
     if args.analyze:
         print(f"load average {os.getloadavg()[0]:.2f} at the start")
         with tempfile.TemporaryDirectory() as name:
@@ -475,7 +493,6 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(name)
         sizes = {workload: bytes_per_turn(workload, folder) for workload in WORKLOADS}
         whole = {w: bytes_per_turn(w, folder, changes=False)["file"] for w in WORKLOADS}
-        deflated = {w: deflated_rows(w, folder) for w in WORKLOADS}
         ratios = journal_ratios(args.rounds, args.turns, folder)
         ratios_whole = journal_ratios(args.rounds, args.turns, folder, changes=False)
         costs = per_turn_costs(escape_rows(2000), folder)
@@ -496,12 +513,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{size['schema']:.0f}): {size['file']:,.0f} (goal <= {GOAL_BYTES_PER_TURN}: "
             f"{verdict}); stored whole (changes=False): {whole[workload]:,.0f}",
             f"  stored per turn: {columns}",
-            "  what-if, observations + actions + events per turn: stored "
-            f"{deflated[workload]['stored']:,.0f}; deflated alone "
-            f"{deflated[workload]['deflate']:,.0f} ({deflated[workload]['deflate us']:.0f} us); "
-            "deflated with the previous row as dictionary "
-            f"{deflated[workload]['deflate, previous row as dictionary']:,.0f} "
-            f"({deflated[workload]['deflate, previous row as dictionary us']:.0f} us)",
         ]
     lines.append(
         f"journal on / off, default durability, {args.rounds} rounds of {args.turns} turns:"

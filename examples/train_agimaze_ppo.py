@@ -3,9 +3,11 @@
 The raw observation (narration text, nested dicts) is turned into numbers by
 ``wrappers.agimaze_numeric.AgiMazeNumericObservation`` with an egocentric local map built from
 what the player experienced, flattened for ``MlpPolicy``. The script prints the success rate
-and RHAE70 of the uniform random policy and of the untrained and the trained greedy PPO policy
-(same labyrinths, seeds and scoring), and writes a learning-curve PNG (RHAE70 and success rate
-of the training episodes against timesteps) to ``--out``.
+(with its 95 % Wilson interval) and RHAE70 of the uniform random policy over
+``--random-episodes`` episodes (100: the random baseline the README quotes, from this script)
+and of the untrained and the trained greedy PPO policy over ``--episodes`` (same labyrinth,
+reset seeds from ``--seed`` on, same scoring), and writes a learning-curve PNG (RHAE70 and
+success rate of the training episodes against timesteps) to ``--out``.
 
 Run: ``.venv/bin/python examples/train_agimaze_ppo.py [--path P] [--steps N] [--seed S]
 [--out FILE.png] [--quick]`` (needs ``pip install 'maze-envs[rl,render]'``; 10-40 s by
@@ -45,6 +47,9 @@ PPO_SETTINGS: dict[str, Any] = {
 }
 N_ENVS = 4
 RADIUS = 2
+#: Episodes of the random baseline (cheap: a tight interval) and of the greedy PPO policies.
+RANDOM_EPISODES = 100
+EPISODES = 20
 
 Policy = Callable[[np.ndarray, np.random.Generator], int]
 
@@ -158,8 +163,14 @@ def plot(curve: Curve, random_rhae: float, out: Path, title: str) -> None:
 
 
 def row(name: str, summary: PackSummary) -> str:
+    from maze_envs.bench.stats import wilson_interval
+
+    low, high = wilson_interval(summary.solved, summary.count)
     rate = summary.solved / summary.count
-    return f"  {name:<16} success {rate:6.1%}   RHAE70 {summary.mean_rhae:.3f}"
+    interval = (
+        f"{summary.solved}/{summary.count}, 95% CI {100 * (low or 0):.1f}-{100 * (high or 0):.1f}"
+    )
+    return f"  {name:<16} success {rate:6.1%} ({interval})   RHAE70 {summary.mean_rhae:.3f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,25 +178,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--path", help=f"labyrinth or pack directory (default {DEFAULT_PATH})")
     parser.add_argument("--steps", type=int, help="PPO timesteps (default 20000; quick 8000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--episodes", type=int, default=20, help="evaluation episodes")
+    parser.add_argument(
+        "--episodes", type=int, default=EPISODES, help="evaluation episodes of the PPO policies"
+    )
+    parser.add_argument(
+        "--random-episodes",
+        type=int,
+        default=RANDOM_EPISODES,
+        help="evaluation episodes of the random policy",
+    )
     parser.add_argument("--out", type=Path, help="learning-curve PNG (default: a temp file)")
     parser.add_argument("--quick", action="store_true", help="a few seconds, for the tests")
     args = parser.parse_args(argv)
     path = args.path or (QUICK_PATH if args.quick else DEFAULT_PATH)
     steps = args.steps or (8_000 if args.quick else 20_000)
-    if steps < 1 or args.episodes < 1:
-        parser.error("--steps and --episodes must be >= 1")
+    if steps < 1 or args.episodes < 1 or args.random_episodes < 1:
+        parser.error("--steps, --episodes and --random-episodes must be >= 1")
     out = args.out or Path(tempfile.gettempdir()) / "agimaze_ppo_learning_curve.png"
     n_actions = int(make_env(path).action_space.n)  # type: ignore[attr-defined]
 
-    random_score = evaluate(random_policy(n_actions), path, args.episodes, args.seed)
+    random_score = evaluate(random_policy(n_actions), path, args.random_episodes, args.seed)
     before = evaluate(greedy(untrained(path, args.seed)), path, args.episodes, args.seed)
     model, curve, seconds = train(path, steps, args.seed)
     after = evaluate(greedy(model), path, args.episodes, args.seed)
     plot(curve, random_score.mean_rhae, out, f"PPO on {path}")
 
     print(f"PPO on {path}: {steps} timesteps in {seconds:.1f} s ({steps / seconds:.0f} steps/s)")
-    print(f"evaluation over {args.episodes} episodes (seeds {args.seed}..):")
+    print(
+        f"evaluation (reset seeds from {args.seed}): random policy over {args.random_episodes} "
+        f"episodes, PPO over {args.episodes}:"
+    )
     print(row("random policy", random_score))
     print(row("PPO before", before))
     print(row("PPO after", after))

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.bench.command import EXIT_OUTAGE, run_error_status
+from maze_envs.bench.command import EXIT_OUTAGE, OneLineParser, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
@@ -58,7 +58,7 @@ STAND_IN_PREFIXES: Final = ("stand-in", "scripted")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="maze-envs study run",
         description="Play a study: its arms on the same mazes and seeds, through the benchmark "
         "runner (journal, resume, caps, executors), then write its report. Offline: "
@@ -105,6 +105,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", action="store_true", help="replay and check every game")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return parser
+
+
+def _check_model(model: PolicySpec) -> None:
+    """A study plays language models: ``--model`` names one as ``prefix:model``. Raises
+    ValueError saying what is wrong and what is allowed."""
+    from maze_envs.policies.providers import LLM_PREFIXES, bare_prefix, listed, unknown_prefix
+
+    prefix, colon, _ = model.spec.partition(":")
+    if colon and prefix in LLM_PREFIXES:
+        return
+    problem = bare_prefix(model.spec) if not colon else unknown_prefix(model.spec)
+    if problem is None:
+        problem = (
+            f"{model.spec!r} is not a language model; a study plays one, named as "
+            f"prefix:model with a prefix of {listed()} (offline: stand-in:wall-follower)"
+        )
+    raise ValueError(f"--model {model.text}: {problem}")
 
 
 def _stand_in(models: Sequence[PolicySpec]) -> bool:
@@ -316,6 +333,8 @@ def _main(given: list[str]) -> int:
         runtime_env = parse_runtime_env(args.ray_runtime_env)
         study, text, _ = find(args.study)
         models = [PolicySpec.parse(m) for m in args.model]
+        for model in models:
+            _check_model(model)
         seeds = parse_seeds(list(args.seeds)) if args.seeds else None
         sizes = _sizes(args.size)
         out = Path(args.out or f"study-{study.name}")

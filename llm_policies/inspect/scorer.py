@@ -18,10 +18,16 @@ Games that are not the model's play are left out and counted (``Score.unscored``
 the explanation and ``metadata``): a game with an outage (a call that still failed after
 Inspect's retries). A game cut short by an Inspect sample limit is scored as it stood: a limit
 is part of the evaluation's conditions.
+
+Each game left out is also named on the console, as it is scored: a warning with the sample,
+why (how many decisions got no reply, from which model, the first error) and, when the cause is
+known, what to do (:func:`excluded_warning`). So an eval whose every game is left out, whose
+metrics are therefore all ``nan``, never says so silently.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -43,6 +49,46 @@ from llm_policies.inspect.solver import RESULT_KEY, summary
 from maze_envs.bench.stats import bootstrap_mean, wilson_interval
 
 NAN: Final = float("nan")
+logger = logging.getLogger(__name__)
+#: The first error is cut to this many characters in the console's warning.
+_ERROR_CHARS: Final = 240
+#: Hints by a fragment of an outage's first error: the known causes and what to do.
+_HINTS: Final = (
+    (
+        "tiktoken",
+        "Inspect's mockllm/model counts tokens with tiktoken, which downloads its tables on first "
+        "use; offline, try the stand-in model instead: --model stand-in/wall-follower",
+    ),
+)
+
+
+def excluded_warning(sample: Any, row: Mapping[str, Any]) -> str:
+    """What the console says of a game left out of the metrics (an outage or an error).
+
+    >>> print(excluded_warning("9x9/seed=0", {"status": "outage", "outages": 3, "decisions": 3,
+    ...     "outage": {"model": "inspect:m/x", "error": "m/x: ConnectionError: tiktoken"}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    maze_envs: sample 9x9/seed=0 left out of the metrics: 3 of 3 decisions got no reply from
+    inspect:m/x after Inspect's retries (first error: m/x: ConnectionError: tiktoken). Inspect's
+    mockllm/model counts tokens with tiktoken, which downloads its tables on first use; offline,
+    try the stand-in model instead: --model stand-in/wall-follower
+    """
+    if row.get("status") == "error":
+        return (
+            f"maze_envs: sample {sample} left out of the metrics: the game ended with an error: "
+            f"{row.get('error')}"
+        )
+    outage = row.get("outage") or {}
+    error = str(outage.get("error") or "")
+    hints = [hint for fragment, hint in _HINTS if fragment in error]
+    if len(error) > _ERROR_CHARS:  # a network error's text runs to many lines
+        error = error[: _ERROR_CHARS - 1] + "…"
+    text = (
+        f"maze_envs: sample {sample} left out of the metrics: {row.get('outages')} of "
+        f"{row.get('decisions')} decisions got no reply from {outage.get('model') or 'the model'}"
+        f" after Inspect's retries (first error: {error or 'not recorded'})"
+    )
+    return ". ".join([text, *hints])
 
 
 def _values(scores: list[SampleScore]) -> list[float]:
@@ -132,6 +178,9 @@ def _score(
             ),
         )
     metadata = _plain(row)
+    outages = int(row.get("outages") or 0)
+    if row.get("status") == "error" or (outages and not row.get("inspect_limit")):
+        logger.warning(excluded_warning(state.sample_id, row))
     if row.get("status") == "error":
         return Score.unscored(
             reason="error",
@@ -139,7 +188,6 @@ def _score(
             explanation=f"the game ended with an error: {row.get('error')}",
             metadata=metadata,
         )
-    outages = int(row.get("outages") or 0)
     if outages and not row.get("inspect_limit"):
         return Score.unscored(
             reason="outage",

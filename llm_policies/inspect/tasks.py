@@ -52,6 +52,7 @@ from llm_policies.apps.evaluation import (
     INSPECT_AGIMAZE_SEEDS,
     INSPECT_ESCAPE_SEEDS,
 )
+from llm_policies.inspect import stand_in  # noqa: F401  (registers the provider stand-in/...)
 from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
 from llm_policies.inspect.policy import check_policy_options
 from llm_policies.inspect.scorer import agimaze_score, agimaze_set_score, escape_score

@@ -3,7 +3,7 @@
 Three ways to say what to run:
 
 * nothing: the **main job**, the classical baselines of both environments on embedded defaults
-  (``maze_envs/bench/data/main.toml``), with the journal verified and viewer pages written;
+  (``maze_envs/bench/data/main.toml``), with the journal verified;
 * ``--config experiment.toml`` (or ``.yaml``/``.json``): one experiment file;
 * ``--env escape`` (``--preset``, ``--size``, ``--max-turns``, ``--set key=value``,
   ``--escape-version``), ``--env agimaze`` (``--pack``, ``--budget-factor``, ``--pack-root``,
@@ -41,7 +41,7 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -56,8 +56,6 @@ from maze_envs.bench.report import (
 )
 from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
-    JOURNAL_NAME,
-    PAGES_NAME,
     RunError,
     RunOptions,
     RunResult,
@@ -83,8 +81,16 @@ def main_experiment() -> Experiment:
     return Experiment.model_validate(tomllib.loads(text))
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line naming where the options are listed, not
+    the error after the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="maze-envs bench",
         description="Run a benchmark: environment setups x policies x seeds, every game journaled, "
         "results as a table (CSV, JSON, Markdown) with intervals, and plots. With no setup "
@@ -209,8 +215,22 @@ def _parser() -> argparse.ArgumentParser:
         help="stop the run once its games cost USD dollars, all workers together",
     )
     run.add_argument("--no-journal", action="store_true", help="do not record games")
-    run.add_argument("--verify", action=argparse.BooleanOptionalAction, default=None)
-    run.add_argument("--pages", action=argparse.BooleanOptionalAction, default=None)
+    run.add_argument(
+        "--verify",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="replay every game of the journal after the run and check every turn, as "
+        "`maze-envs verify` does (default: on for the main job, off otherwise)",
+    )
+    run.add_argument(
+        "--pages",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write viewer pages into pages/ for index.html's sample games: per table line "
+        "(a size, a stage) its first failure, first success, error, outage or stopped game, "
+        "within 32 MB (default: on; every other game's page is one `maze-envs view` command "
+        "away, shown on index.html)",
+    )
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     run.add_argument("--quiet", action="store_true", help="print nothing but errors")
     return parser
@@ -254,17 +274,29 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
         experiment = Experiment.load(args.config)
         changes = {**seeds, **({"name": args.name} if args.name else {})}
         return (experiment.model_copy(update=changes) if changes else experiment), False
-    if args.env is None:
-        if setup_flags:
-            raise ValueError(
-                f"{', '.join(setup_flags)} need --env escape or --env agimaze "
-                "(or --env agimaze-set)"
-            )
-        experiment = main_experiment()
-        return (experiment.model_copy(update=seeds) if seeds else experiment), True
     agimaze_only = ["--pack", "--budget-factor", "--pack-root", "--pack-version"]
     set_only = ["--target", "--tutorials", "--paths"]
     escape_only = ["--preset", "--size", "--max-turns", "--set", "--team"]
+    if args.env is None:
+        if setup_flags:
+            envs = [
+                env
+                for env, flags in (
+                    ("escape", escape_only),
+                    ("agimaze", agimaze_only),
+                    ("agimaze-set", set_only),
+                )
+                if set(flags) & set(setup_flags)
+            ] or ["escape", "agimaze", "agimaze-set"]
+            verb = "needs" if len(setup_flags) == 1 else "need"
+            raise ValueError(
+                f"{', '.join(setup_flags)} {verb} "
+                + " or ".join(f"--env {env}" for env in envs)
+                + " (without --env, maze-envs bench runs the main job, which takes no setup "
+                "options)"
+            )
+        experiment = main_experiment()
+        return (experiment.model_copy(update=seeds) if seeds else experiment), True
     wrong = {
         "escape": agimaze_only + set_only,
         "agimaze": escape_only + set_only,
@@ -272,7 +304,8 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
     }[args.env]
     misplaced = [flag for flag in setup_flags if flag in wrong]
     if misplaced:
-        raise ValueError(f"{', '.join(misplaced)} do not apply to --env {args.env}")
+        verb = "does" if len(misplaced) == 1 else "do"
+        raise ValueError(f"{', '.join(misplaced)} {verb} not apply to --env {args.env}")
     setup: dict[str, Any] = {"policies": _entries(args)}
     if args.env == "escape":
         overrides: dict[str, Any] = {}
@@ -303,37 +336,6 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
     key = args.env.replace("-", "_")
     data = {"name": args.name or f"{args.env} bench", key: [setup], **seeds}
     return Experiment.model_validate(data), False
-
-
-def write_pages(out: Path, rows: Sequence[dict[str, Any]], notes: list[str]) -> list[Path]:
-    """A viewer page (:mod:`maze_envs.view`) of the first recorded game of each arm, in
-    ``out/pages/``. (Here, at the command, not in the runner: the viewer is a higher floor.)"""
-    try:
-        from maze_envs.view import game_html
-    except (ImportError, AttributeError):
-        notes.append("viewer pages skipped: the viewer is not available")
-        return []
-    from maze_envs.journal import Journal
-
-    first: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for row in rows:
-        if row.get("game_id") is not None:
-            first.setdefault((row["env"], row["setup"], row["policy"]), row)
-    pages = out / PAGES_NAME
-    pages.mkdir(exist_ok=True)
-    written = []
-    with Journal(out / JOURNAL_NAME, readonly=True) as journal:
-        for (env, setup, policy), row in first.items():
-            name = _slug(f"{env}-{setup}-{policy}-{row['case']}-seed{row['seed']}") + ".html"
-            path = pages / name
-            path.write_text(game_html(journal, row["game_id"]), encoding="utf-8")
-            written.append(path)
-    return written
-
-
-def _slug(text: str) -> str:
-    keep = [c if c.isalnum() or c in "-_." else "-" for c in text]
-    return "".join(keep).strip("-")[:120]
 
 
 def _report(result: RunResult, main_job: bool) -> None:
@@ -380,6 +382,11 @@ def _report(result: RunResult, main_job: bool) -> None:
             print(f"  {report.describe()}")
     out = result.out
     print(f"\nwritten to {out}/:")
+    if "index" in result.paths:
+        print(
+            f"  {'index.html':<24} the front page: tables, plots, every game linked "
+            "(open it in a browser)"
+        )
     if result.journal is not None:
         print(
             f"  {result.journal.name:<24} every game (check it: maze-envs verify {result.journal})"
@@ -391,7 +398,8 @@ def _report(result: RunResult, main_job: bool) -> None:
         print(f"  {plot.name:<24} plot")
     if result.pages:
         print(
-            f"  {'pages/':<24} {len(result.pages)} viewer page(s), one per arm (open in a browser)"
+            f"  {'pages/':<24} {len(result.pages)} viewer page(s): the first failure, success, "
+            "... of each size or stage"
         )
     print(f"  {'experiment.json':<24} the experiment as run (resume: add --resume)")
     if main_job:
@@ -449,6 +457,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _stopped(RunStopped(2), given)
 
 
+#: The options that set an experiment's fields: an error names the option the user typed.
+OPTION_OF_FIELD = {
+    "sizes": "--size",
+    "seeds": "--seeds",
+    "policies": "--policy",
+    "preset": "--preset",
+    "set": "--set",
+    "max_turns": "--max-turns",
+    "packs": "--pack",
+    "targets": "--target",
+    "paths": "--paths",
+    "tutorials": "--tutorials",
+    "budget_factor": "--budget-factor",
+    "pack_root": "--pack-root",
+    "pack_version": "--pack-version",
+}
+
+
 def _main(given: list[str]) -> int:
     parser = _parser()
     args = parser.parse_args(given)
@@ -456,7 +482,7 @@ def _main(given: list[str]) -> int:
         experiment, main_job = build_experiment(args)
         experiment.tasks()  # every setup resolves (sizes, configs, packs, teams) before a game
     except ValidationError as exc:
-        parser.error(describe_errors(exc))
+        parser.error(describe_errors(exc, OPTION_OF_FIELD))
     except ValueError as exc:
         parser.error(str(exc))
     for flag in ("workers", "concurrency", "max_tokens_per_run"):
@@ -485,6 +511,7 @@ def _main(given: list[str]) -> int:
         journal=not args.no_journal,
         verify=(main_job if args.verify is None else args.verify) and not args.no_journal,
         plots=not args.no_plots,
+        pages=args.pages is not False,
         quiet=args.quiet,
         ray_address=args.ray_address,
         ray_runtime_env=runtime_env,
@@ -500,8 +527,6 @@ def _main(given: list[str]) -> int:
     except (RunError, ValueError, ExecutorError, JournalError) as exc:
         resume = f"once the cause is fixed, resume with: {resume_command(given)}"
         return run_error_status("maze-envs bench", exc, out, resume)
-    if (main_job if args.pages is None else args.pages) and result.journal is not None:
-        result.pages = write_pages(result.out, result.rows, result.notes)
     if not args.quiet:
         _report(result, main_job)
     outages = outage_report(result.rows)

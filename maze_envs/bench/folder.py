@@ -28,6 +28,7 @@ RUN_FILES = (
     "results.csv",
     "results.json",
     "summary.md",
+    "index.html",
     "experiment.json",
     "escape_by_size.png",
     "agimaze_rhae70.png",

@@ -19,11 +19,13 @@ import csv
 import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from maze_envs.bench.results import AGIMAZE_LEVELS
 from maze_envs.bench.stats import describe_estimate
 from maze_envs.metrics import stop_kind
 
@@ -125,11 +127,34 @@ def _money(value: float | None, status: str | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:.2f}"
 
 
-def table(header: Sequence[str], lines: Iterable[Sequence[str]]) -> str:
-    """A Markdown table."""
-    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    rows += ["| " + " | ".join(cells) + " |" for cells in lines]
-    return "\n".join(rows)
+class Table(str):
+    """A Markdown table: the text, keeping its header and cells (``header``, ``lines``) for
+    the HTML front page (:mod:`maze_envs.bench.frontpage`).
+
+    >>> t = table(["a", "b"], [["1", "2"]])
+    >>> print(t)
+    | a | b |
+    |---|---|
+    | 1 | 2 |
+    >>> t.header, t.lines
+    (('a', 'b'), (('1', '2'),))
+    """
+
+    header: tuple[str, ...]
+    lines: tuple[tuple[str, ...], ...]
+
+    def __new__(cls, header: Sequence[str], lines: Iterable[Sequence[str]]) -> Table:
+        cells = tuple(tuple(line) for line in lines)
+        rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        rows += ["| " + " | ".join(line) + " |" for line in cells]
+        made = super().__new__(cls, "\n".join(rows))
+        made.header, made.lines = tuple(header), cells
+        return made
+
+
+def table(header: Sequence[str], lines: Iterable[Sequence[str]]) -> Table:
+    """A Markdown table (a :class:`Table`: a ``str`` that keeps its cells)."""
+    return Table(header, lines)
 
 
 def _policy(summary: dict[str, Any]) -> str:
@@ -199,11 +224,11 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "finish turn",
         "finish / fastest (95% CI)",
         "censored ratio",
-        "first out",
+        "first out (turn)",
         "wall-move rate",
-        "STAY",
-        "radio",
-        "notebook B",
+        "STAYs / game",
+        "radio msgs / game",
+        "notebook bytes (end)",
     ]
     if with_usage:
         header += USAGE_HEADER
@@ -356,15 +381,17 @@ NOTES = {
         "Team success: every agent visited the exit. Finish / fastest: the team's finish turn "
         "over the fastest possible finish (the longest of the agents' shortest paths), over the "
         "successful games; the censored ratio counts a failure as max_turns / fastest (a lower "
-        "bound). Wall-move rate: moves into a wall / moves tried; it, STAY and radio count the "
-        "policies' own decisions only (fallback and outage decisions excluded). Rates and means "
-        "are over the games played: 'excluded' games (an outage touched them, or a cap stopped "
-        "them) are counted apart, not as failures, and the rate counting them as failures is "
-        "beside it (long, failing games are the likeliest to meet an outage or a cap: the truth "
-        "lies between the two); tokens and cost include them. History trims: decisions whose "
-        "history was cut to fit the context window; cap breaches: replies over the output cap. "
-        "Intervals: "
-        "Wilson (rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
+        "bound). First out: the turn the first agent reached the exit (games where one did). "
+        "Wall-move rate: moves into a wall / moves tried. STAYs and radio messages: the team's, "
+        "per game; they and the wall-move rate count the policies' own decisions only "
+        "(fallback and outage decisions excluded). Notebook bytes: UTF-8 bytes in all the "
+        "team's notebooks at the game's end. Rates and means are over the games played: "
+        "'excluded' games (an outage touched them, or a cap stopped them) are counted apart, "
+        "not as failures, and the rate counting them as failures is beside it (long, failing "
+        "games are the likeliest to meet an outage or a cap: the truth lies between the two); "
+        "tokens and cost include them. History trims: decisions whose history was cut to fit "
+        "the context window; cap breaches: replies over the output cap. Intervals: Wilson "
+        "(rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
         "values, has no interval (n shown)."
     ),
     "agimaze": (
@@ -381,30 +408,86 @@ NOTES = {
 }
 
 
-def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
-    """The Markdown summary of a run."""
-    parts = [f"# {experiment.get('name', 'experiment')}"]
+@dataclass(frozen=True)
+class Part:
+    """One part of a run's summary: a heading (``level`` 1-3), a paragraph (0) or a table.
+
+    A table's ``games`` give, per line, the row fields that pick that line's games out of
+    the run's rows (:func:`games_of`), so the front page can link each line to its games.
+    """
+
+    text: str
+    level: int = 0
+    games: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def table(self) -> Table | None:
+        return self.text if isinstance(self.text, Table) else None
+
+    def markdown(self) -> str:
+        return f"{'#' * self.level} {self.text}" if self.level else str(self.text)
+
+
+def games_of(rows: Iterable[Row], key: dict[str, Any]) -> list[Row]:
+    """The rows whose fields equal every item of ``key`` (a table line's :attr:`Part.games`)."""
+    return [row for row in rows if all(row.get(k) == v for k, v in key.items())]
+
+
+def _keys(groups: Sequence[dict[str, Any]], columns: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    return tuple({"env": g["env"], **{c: g[c] for c in columns}} for g in groups)
+
+
+def sections(experiment: dict[str, Any], summary: dict[str, Any]) -> list[Part]:
+    """The parts of a run's summary, in order: what ``summary.md`` and ``index.html`` show."""
+    parts = [Part(str(experiment.get("name", "experiment")), 1)]
     if experiment.get("description"):
-        parts.append(str(experiment["description"]))
+        parts.append(Part(str(experiment["description"])))
     escape = summary.get("escape") or []
     if escape:
-        parts += ["## Maze Escape", escape_table(escape), NOTES["escape"]]
+        parts += [
+            Part("Maze Escape", 2),
+            Part(escape_table(escape), games=_keys(escape, ("setup", "size", "policy"))),
+            Part(NOTES["escape"]),
+        ]
     agimaze = summary.get("agimaze") or {}
     if agimaze.get("stage"):
-        parts.append("## AGI Maze")
+        parts.append(Part("AGI Maze", 2))
         for setup, stages in _by_setup(agimaze["stage"]).items():
-            parts += [f"### {setup}: per stage", agimaze_stage_table(stages)]
+            stage_columns = ("setup", "policy", *AGIMAZE_LEVELS["stage"])
+            parts += [
+                Part(f"{setup}: per stage", 3),
+                Part(agimaze_stage_table(stages), games=_keys(stages, stage_columns)),
+            ]
         for level in ("family", "group", "overall"):
             groups = agimaze.get(level) or []
+            columns = ("setup", "policy", *AGIMAZE_LEVELS[level])
             for setup, part in _by_setup(groups).items():
-                parts += [f"### {setup}: per {level}", agimaze_level_table(part, level)]
-        parts.append(NOTES["agimaze"])
+                heading = "overall" if level == "overall" else f"per {level}"
+                parts += [
+                    Part(f"{setup}: {heading}", 3),
+                    Part(agimaze_level_table(part, level), games=_keys(part, columns)),
+                ]
+        parts.append(Part(NOTES["agimaze"]))
     sets = summary.get("agimaze_set") or []
     if sets:
         from maze_envs.bench.setresults import SET_NOTE, agimaze_set_tables
 
-        parts += ["## AGI Maze labyrinth sets", *agimaze_set_tables(sets), SET_NOTE]
-    return "\n\n".join(parts) + "\n"
+        scores, between, labyrinths = agimaze_set_tables(sets)
+        arms = _keys(sets, ("setup", "policy"))
+        per_labyrinth = tuple(k for s, k in zip(sets, arms, strict=True) for _ in s["labyrinths"])
+        parts += [
+            Part("AGI Maze labyrinth sets", 2),
+            Part(scores, games=arms),
+            Part(between),
+            Part(labyrinths, games=per_labyrinth),
+            Part(SET_NOTE),
+        ]
+    return parts
+
+
+def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
+    """The Markdown summary of a run."""
+    return "\n\n".join(part.markdown() for part in sections(experiment, summary)) + "\n"
 
 
 def stop_reasons(rows: Sequence[dict[str, Any]]) -> str:

@@ -11,6 +11,9 @@ not already done and writes, in the output folder:
     The per-game rows (see :mod:`maze_envs.bench.rowstore`), for resuming.
 ``results.csv``, ``results.json``, ``summary.md``, ``*.png``
     The results of the experiment's games (:mod:`.report`, :mod:`.plots`).
+``index.html``, ``pages/``
+    The run's front page: the tables and plots, each table line linked to viewer pages of its
+    games; ``pages=True`` writes the sample pages it links to (:mod:`.frontpage`).
 ``experiment.json``
     The experiment as resolved (commit it, or the file it came from, with the results).
 ``results.stamp.json``
@@ -111,6 +114,8 @@ class RunOptions:
     journal: bool = True
     verify: bool = False
     plots: bool = True
+    #: write the front page's sample viewer pages (``index.html`` is written either way)
+    pages: bool = False
     quiet: bool = False
     #: The Ray cluster to join (``host:port``; default: a local one) and the runtime environment
     #: of its workers (Ray's ``runtime_env``: ``pip``, ``env_vars``, ``working_dir``...).
@@ -258,28 +263,32 @@ def _resume_state(
     return rows, (completed | stopped) - outage, notes
 
 
-def _stamp(experiment: dict[str, Any], rows: Sequence[Row], plots: bool) -> str:
+def _stamp(experiment: dict[str, Any], rows: Sequence[Row], plots: bool, pages: bool) -> str:
     import hashlib
 
     data = orjson.dumps(
-        {"experiment": experiment, "rows": list(rows), "plots": plots},
+        {"experiment": experiment, "rows": list(rows), "plots": plots, "pages": pages},
         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
     )
     return hashlib.sha256(data).hexdigest()
 
 
-def _written_before(folder: Path, digest: str) -> tuple[dict[str, Path], list[Path]] | None:
-    """The results files and plots of a previous write with the same digest, if all exist."""
+def _written_before(
+    folder: Path, digest: str
+) -> tuple[dict[str, Path], list[Path], list[Path]] | None:
+    """The results files, plots and pages of a previous write with the same digest, if all
+    exist."""
     try:
         stamp = orjson.loads((folder / STAMP_NAME).read_bytes())
         if stamp.get("digest") != digest:
             return None
         paths = {name: folder / file for name, file in stamp["paths"].items()}
         plots = [folder / file for file in stamp["plots"]]
+        pages = [folder / PAGES_NAME / file for file in stamp["pages"]]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return None
-    if all(path.is_file() for path in [*paths.values(), *plots]):
-        return paths, plots
+    if all(path.is_file() for path in [*paths.values(), *plots, *pages]):
+        return paths, plots, pages
     return None
 
 
@@ -288,6 +297,7 @@ def _write_stamp(folder: Path, digest: str, result: RunResult) -> None:
         "digest": digest,
         "paths": {name: path.name for name, path in result.paths.items()},
         "plots": [path.name for path in result.plots],
+        "pages": [path.name for path in result.pages],
     }
     (folder / STAMP_NAME).write_bytes(orjson.dumps(stamp))
 
@@ -413,27 +423,27 @@ def _run(
                 "(status stopped; --resume with a higher cap plays them)"
             )
         resolved = experiment.model_dump(mode="json")
-        digest = _stamp(resolved, ordered, options.plots)
+        pages = options.pages and journal is not None
+        digest = _stamp(resolved, ordered, options.plots, pages)
         before = _written_before(folder, digest) if not todo else None
         if before is not None:  # a resume that played nothing: the files are up to date
-            result.paths, result.plots = before
+            result.paths, result.plots, result.pages = before
         else:
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
             if options.plots and any(is_played(r.get("status", "ok")) for r in ordered):
-                result.plots, reason = write_plots(folder, summary)
-                if reason:
-                    result.notes.append(reason)
+                result.plots, plot_notes = write_plots(folder, summary)
+                result.notes += plot_notes
             elif options.plots:  # nothing to draw: every game an outage or stopped
                 result.notes.append("no plots: no game was played (every game excluded)")
-            _write_stamp(folder, digest, result)
         if journal is not None:
             journal.close()
             journal = None
             if options.verify:
-                parallel = options.executor != "inline" and (options.workers or 2) > 1
-                workers = (options.workers or 2) if parallel else 1
-                result.verified = _verify(folder / JOURNAL_NAME, workers)
+                result.verified = _verify(folder / JOURNAL_NAME, _local_workers(options))
+        if before is None:
+            _front_page(folder, resolved, result, pages, _local_workers(options))
+            _write_stamp(folder, digest, result)
         result.elapsed_s = time.perf_counter() - started
         return result
     finally:
@@ -442,10 +452,47 @@ def _run(
             journal.close()
 
 
+def _local_workers(options: RunOptions) -> int:
+    """Processes for the work after the games (verifying, drawing pages): the run's workers
+    when it ran on a pool, else 1."""
+    parallel = options.executor != "inline" and (options.workers or 2) > 1
+    return (options.workers or 2) if parallel else 1
+
+
+def _front_page(
+    folder: Path, experiment: dict[str, Any], result: RunResult, pages: bool, workers: int
+) -> None:
+    """Write the sample viewer pages (when ``pages``) and ``index.html`` (:mod:`.frontpage`)."""
+    from maze_envs.bench.frontpage import (
+        finest_keys,
+        index_data,
+        sample_rows,
+        write_index,
+        write_pages,
+    )
+
+    written = None
+    if pages:
+        chosen = sample_rows(result.rows, finest_keys(experiment, result.summary))
+        written = write_pages(folder, chosen, workers=workers)
+        result.pages = list(written.written.values())
+        result.notes += written.notes
+    data = index_data(
+        folder,
+        experiment,
+        result.rows,
+        result.summary,
+        plots=result.plots,
+        pages=written,
+        notes=result.notes,
+    )
+    result.paths["index"] = write_index(folder, data)
+
+
 def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
     from maze_envs.verify import verify_journal
 
-    return verify_journal(path, game_ids)
+    return verify_journal(path, game_ids, workers=1)  # (the caller shares the games out)
 
 
 def _verify(path: Path, workers: int = 1) -> list[Any]:

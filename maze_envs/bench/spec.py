@@ -48,6 +48,7 @@ Example:
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -274,10 +275,10 @@ class EscapeSetup(SetupBase):
             try:
                 config = Config.from_preset(self.preset, **overrides, **extra)
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-                )
-                raise ValueError(f"Maze Escape setup {self.name!r}: {problems}") from None
+                at = "" if shape is None else f" at size {shape[0]}x{shape[1]}"
+                raise ValueError(
+                    f"Maze Escape setup {self.name!r}{at}: {describe_errors(exc)}"
+                ) from None
             cases.append(
                 EscapeCase(
                     setup=self.name,
@@ -470,10 +471,20 @@ class Experiment(BaseModel):
             raise ValueError(f"experiment file {file}: {describe_errors(exc)}") from None
 
 
-def describe_errors(exc: ValidationError) -> str:
-    """A pydantic error as one readable line per problem, with where it is."""
+def describe_errors(exc: ValidationError, flags: Mapping[str, str] | None = None) -> str:
+    """A pydantic error as one readable line per problem, with where it is.
+
+    ``flags`` maps field names to the command-line options that set them: a problem in such a
+    field is placed by its option (``--size``) rather than by its path in the experiment
+    (``escape.0.sizes``). A validator's own message is given as written, without pydantic's
+    ``Value error,`` prefix.
+    """
     lines = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "<experiment>"
-        lines.append(f"{where}: {error['msg']}")
+        named = [flags[p] for p in error["loc"] if isinstance(p, str) and flags and p in flags]
+        where = named[-1] if named else ".".join(str(p) for p in error["loc"]) or "<experiment>"
+        cause = (error.get("ctx") or {}).get("error")
+        own = error["type"] == "value_error" and cause is not None
+        message = str(cause) if own else error["msg"]
+        lines.append(f"{where}: {message}")
     return "; ".join(lines)

@@ -307,7 +307,11 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         infos = self._infos(outcome)
         if self.recorder is not None:
             events = {name: info["events"] for name, info in infos.items()}
-            self.recorder.turn(state.turn, observations, actions, events, self.state_digest())
+            digest = self.state_digest()
+            observer = self._observer
+            assert observer is not None
+            changed = observer.changes(state)
+            self.recorder.turn(state.turn, observations, actions, events, digest, changed)
             if outcome.success or outcome.truncated:
                 self.recorder.finish(self.outcome())
         if outcome.success or outcome.truncated:

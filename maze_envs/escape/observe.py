@@ -51,6 +51,7 @@ observation changes nothing the environment does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -60,8 +61,12 @@ from maze_envs.escape.config import Config, EnvVersion
 from maze_envs.escape.engine import Board
 from maze_envs.escape.features import Computation, FeatureContext, Templates, enabled_features
 from maze_envs.escape.types import State
+from maze_envs.escape.vocab import MoveResult, NotebookResult
 
 __all__ = ["BASE_COLUMNS", "ObservationArrays", "Observer"]
+
+_MOVED: Final = int(MoveResult.MOVED)
+_APPLIED: Final = int(NotebookResult.APPLIED)
 
 #: The keys every observation has, in order (the features' keys follow).
 _BASE_KEYS: Final = (
@@ -152,9 +157,17 @@ class Observer:
         # Every key of an observation, in order, values None: each observation starts as a copy
         # (a copy of a dict is one block copy; building it key by key grows it past its size
         # once the features add theirs)
-        keys = [*_BASE_KEYS, *(key for f in enabled_features(config) for key in f.keys)]
+        features = enabled_features(config)
+        keys = [*_BASE_KEYS, *(key for f in features for key in f.keys)]
         self._blank: dict[str, Any] = dict.fromkeys(keys)
         self._last: tuple[State, int, list[dict[str, Any]]] | None = None
+        self._hints = _ChangeHints(features, config.num_agents)
+
+    def changes(self, state: State) -> dict[str, frozenset[str]]:
+        """The change hint of this turn's observations for the journal (:mod:`maze_envs.journal.
+        delta`): for each agent, the keys whose values may differ from the previous turn's
+        (the keys left out are exactly as they were). Call it once per turn, after the turn."""
+        return self._hints(state, self.names)
 
     def observe_all(self, state: State) -> list[dict[str, Any]]:
         """Observation dicts of every agent, in agent order (all of them new objects)."""
@@ -264,3 +277,64 @@ class Observer:
                 append(1 if positions[j] == here and j != i else 0)
             rows.append(row)
         return rows
+
+
+class _ChangeHints:
+    """Works out which keys of each agent's observation a turn may have changed, from what the
+    engine did (moves, notebook edits, messages, who shares a cell), not from the values."""
+
+    def __init__(self, features: Sequence[Any], agents: int) -> None:
+        by_kind: dict[str, set[str]] = {"own_move": set(), "any_move": set(), "turn": set()}
+        for feature in features:
+            by_kind[feature.changes].update(feature.keys)
+        self._always = frozenset({"turn", "turns_left", "last_action", *by_kind["turn"]})
+        self._own_move = frozenset({"edges", "on_exit", "landmark", *by_kind["own_move"]})
+        self._any_move = frozenset(by_kind["any_move"])
+        self._sets: dict[tuple[bool, ...], frozenset[str]] = {}
+        self._outbox: tuple[str, ...] = ("",) * agents
+        self._shown: list[tuple[Any, ...]] = [()] * agents  # (teammate, notebook) each was shown
+
+    def _keys(self, flags: tuple[bool, ...]) -> frozenset[str]:
+        keys = self._sets.get(flags)
+        if keys is None:
+            own, anyone, notebook, radio, shown = flags
+            parts = [self._always]
+            if own:
+                parts.append(self._own_move)
+            if anyone:
+                parts.append(self._any_move)
+            names = [("notebook", notebook), ("radio", radio), ("teammate_notebooks", shown)]
+            keys = self._sets[flags] = frozenset().union(*parts, {k for k, on in names if on})
+        return keys
+
+    def __call__(self, state: State, names: tuple[str, ...]) -> dict[str, frozenset[str]]:
+        positions, notebooks = state.positions, state.notebooks
+        moved = [result == _MOVED for result in state.move_result]
+        anyone = any(moved)
+        outbox = tuple(state.radio_outbox)
+        radio = outbox != self._outbox
+        self._outbox = outbox
+        n = len(positions)
+        if len(set(positions)) == n:  # nobody shares a cell: nobody is shown a notebook
+            shown_now: list[tuple[Any, ...]] = [()] * n
+        else:
+            shown_now = [  # who shares the cell, and the notebook each shows
+                tuple(
+                    (j, notebooks[j]) for j in range(n) if j != i and positions[j] == positions[i]
+                )
+                for i in range(n)
+            ]
+        shown_before, self._shown = self._shown, shown_now
+        applied = state.notebook_result
+        return {
+            name: self._keys(
+                (
+                    moved[i],
+                    anyone,
+                    applied[i] == _APPLIED,
+                    radio,
+                    shown_now[i] != shown_before[i],
+                )
+            )
+            for i, name in enumerate(names)
+        }

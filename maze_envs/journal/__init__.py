@@ -11,21 +11,23 @@ holds the actions that led to state ``k``, the events of that step and the obser
 (:class:`Blob`, :mod:`.blobs`).
 
 Values are JSON (:func:`encode_json`): numpy arrays become lists of numbers, so an environment
-can rebuild its exact observation from the text and its spaces. Schema version 4 stores each
-turn's observations and events as what changed since the game's previous turn (:mod:`.changes`:
-patches, text edits, references); reading (:meth:`Journal.turns`) gives back every turn's full
-JSON text, byte for byte what version 3 stored, so everything above the journal reads whole
-observations from files of either version.
+can rebuild its exact observation from the text and its spaces. Schema version 5 stores a turn as
+one ``body`` (:mod:`.body`): its actions, its observations and events as what changed since the
+game's previous turn (:mod:`.delta`: merges, text edits, references, a hint from the environment
+of what changed) and its decisions, compressed in the game's deflate stream, with two 32-byte
+hashes. Reading (:meth:`Journal.turns`) gives back every turn's full JSON text, byte for byte
+what version 3 stored, or a few keys' values (:mod:`.decode`); versions 3 and 4 are read and
+verified as before (read-only, :mod:`.legacy`).
 
 ``state_hash``
     ``sha256(previous state_hash + state_digest)`` where ``state_digest`` is the environment's
     canonical digest of its full state, and the previous hash of turn 0 is 32 zero bytes. Same
     seed and actions give the same chain, so a replay checks determinism turn by turn.
 ``record_hash``
-    ``sha256(previous record_hash + state_hash + observations + actions + events +
-    decisions)`` over the stored text (NUL-separated), so an edited row is found even when it
-    does not change what a replay computes. The stored text of turn ``k`` and the rows before
-    it determine turn ``k``'s observations exactly, so the chain covers every observation.
+    ``sha256(previous record_hash + state_hash + body)`` over the stored bytes (versions 3 and
+    4: over the stored texts, NUL-separated), so an edited row is found even when it does not
+    change what a replay computes. The stored bytes of turn ``k`` and the rows before it
+    determine turn ``k``'s observations exactly, so the chain covers every observation.
 
 Turns are committed (WAL mode) in the recording thread, by default in groups
 (``Journal(path, durability="batch")``: 64 turns or 0.2 s of play per commit, and always at a
@@ -37,14 +39,16 @@ all but at most the last batch); the game verifies as unfinished. A failed write
 stores the game as aborted with the turns the file holds (``turns``) and the last turn the
 environment returned (``turns_played``; :mod:`.recorder`). ``maze-envs verify`` fails a game whose
 stored turns stop before its outcome's ``turns`` or ``turns_played``, naming the turns lost. The
-file is marked with ``PRAGMA application_id`` and its format version (4) with ``PRAGMA
-user_version``; version 3 files are read and verified (read-only), version 2 files refused.
+file is marked with ``PRAGMA application_id`` and its format version (5) with ``PRAGMA
+user_version``; version 3 and 4 files are read and verified (read-only), version 2 files refused.
 
 An outcome with ``"aborted": true`` marks a game abandoned before its end (for instance reset
 mid-game): its turns verify, but no end is expected.
 
-Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.changes` and :mod:`.edits`
-(storing what changed), :mod:`.rebuild` (reading it back), :mod:`.rows` (row types and the walk
+Modules: :mod:`.format` (tables, encoding, hash chains), :mod:`.delta` (storing what changed),
+:mod:`.body` (a turn's compressed body), :mod:`.delta_reader` and :mod:`.delta_values` (reading
+what changed back, as JSON text or as a few keys' values), :mod:`.decode` (a stored row back to
+a :class:`TurnRecord`), :mod:`.legacy` (versions 3 and 4), :mod:`.rows` (row types and the walk
 over stored turns), :mod:`.blobs` (:class:`Blob`), :mod:`.connect` (opening, read-only or for
 writing), :mod:`.batch` (group commit), :mod:`.gamerows` (a game's chain tail; a game's stored
 rows, :class:`StoredGame`, copied between files), :mod:`.store` (the :class:`Journal`),

@@ -10,8 +10,8 @@ included, are exactly the ones ``durability="turn"`` commits one by one.
 
 Example:
     >>> batch = TurnBatch()
-    >>> batch.add((1, 0, b"{}", b"{}", b"{}", None, "aa", "bb"), [])
-    >>> batch.add((1, 1, b"{}", b"{}", b"{}", None, "cc", "dd"), [("k", "text")])
+    >>> batch.add((1, 0, b"body 0", b"state hash", b"record hash"), [])
+    >>> batch.add((1, 1, b"body 1", b"state hash", b"record hash"), [("k", "text")])
     >>> len(batch), batch.describe()
     (2, 'turns 0-1 of game 1')
 """
@@ -22,7 +22,7 @@ import contextlib
 import sqlite3
 from typing import Any, Final
 
-from maze_envs.journal.format import INSERT_BLOB, INSERT_TURN
+from maze_envs.journal.format import INSERT_BLOB, INSERT_TURN, TURNS
 
 #: A batch is written when this many rows are pending.
 BATCH_ROWS: Final = 64
@@ -47,7 +47,8 @@ def check_durability(durability: str) -> str:
 
 
 class TurnBatch:
-    """Encoded turn rows (``game_id`` first) and the new blobs they reference, not yet written."""
+    """Encoded turn rows (``(game_id, turn, body, state_hash, record_hash)``) and the new blobs
+    they reference, not yet written."""
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
@@ -91,6 +92,7 @@ class TurnBatch:
         """
         rows, blobs = self.rows, self.blobs
         self.clear()
+        rows = [(game * TURNS + turn, *rest) for game, turn, *rest in rows]  # the key of a row
         if len(rows) == 1 and not blobs:
             db.execute(INSERT_TURN, rows[0])  # one statement commits on its own
             return

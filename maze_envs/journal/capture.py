@@ -39,6 +39,7 @@ class CaptureJournal:
         events: Mapping[str, Any],
         state_digest: bytes,
         decisions: Mapping[str, Any] | None = None,
+        changed: Mapping[str, Any] | None = None,
     ) -> str:
         self.observations, self.events, self.digest = observations, events, state_digest
         return ""

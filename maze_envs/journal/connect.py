@@ -79,7 +79,8 @@ def _check(db: sqlite3.Connection, path: Path, *, writing: bool) -> int:
             )
         raise JournalError(
             f"{path} uses journal schema version {version}{written_by}; this library reads "
-            f"versions {' and '.join(map(str, READABLE_VERSIONS))} and writes version "
+            f"versions {', '.join(map(str, READABLE_VERSIONS[:-1]))} and "
+            f"{READABLE_VERSIONS[-1]} and writes version "
             f"{SCHEMA_VERSION} (version 3 added game meta, per-decision records and blobs); read "
             "or verify it with the maze-envs release that wrote it"
         )

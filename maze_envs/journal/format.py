@@ -22,9 +22,12 @@ APPLICATION_ID: Final = 0x4D5A4A31
 #: record-hash chain) and the ``blobs`` table (large repeated text stored once).
 #: 4: ``turns.observations`` and ``turns.events`` hold what changed since the game's previous
 #: turn (:mod:`maze_envs.journal.changes`); the tables are those of version 3.
-SCHEMA_VERSION: Final = 4
+#: 5: a turn is one compressed ``body`` (:mod:`maze_envs.journal.body`: its actions, what
+#: changed in its observations and events (:mod:`maze_envs.journal.delta`), its decisions) and
+#: its two hashes as 32 raw bytes; ``turns`` is keyed by ``(game_id, turn)`` without a rowid.
+SCHEMA_VERSION: Final = 5
 #: The versions this library reads (and verifies); it writes :data:`SCHEMA_VERSION` only.
-READABLE_VERSIONS: Final = (3, 4)
+READABLE_VERSIONS: Final = (3, 4, 5)
 #: The "previous hash" of turn 0 in both chains.
 GENESIS_HASH: Final = bytes(32)
 
@@ -41,35 +44,58 @@ CREATE TABLE games (
     meta TEXT  -- JSON object the runner attached (run key, policy specs, ...), or NULL
 );
 CREATE TABLE turns (
-    game_id INTEGER NOT NULL REFERENCES games (id),
-    turn INTEGER NOT NULL,
-    observations TEXT NOT NULL,  -- JSON: {agent: observation}, what changed (version 4)
-    actions TEXT NOT NULL,
-    events TEXT NOT NULL,  -- JSON: {agent: events}, what changed (version 4)
-    decisions TEXT NOT NULL,  -- JSON object {agent: record}, {} when none
-    state_hash TEXT NOT NULL,
-    record_hash TEXT NOT NULL,
-    UNIQUE (game_id, turn)
+    game_turn INTEGER PRIMARY KEY,  -- game_id * 2**32 + turn: a game's turns lie together
+    body BLOB NOT NULL,  -- the turn, compressed in the game's stream (maze_envs.journal.body)
+    state_hash BLOB NOT NULL,  -- 32 bytes
+    record_hash BLOB NOT NULL,  -- 32 bytes: sha256(previous record_hash + state_hash + body)
+    game_id INTEGER GENERATED ALWAYS AS (game_turn >> 32) VIRTUAL,
+    turn INTEGER GENERATED ALWAYS AS (game_turn & 4294967295) VIRTUAL
 );
 CREATE TABLE blobs (
     key TEXT PRIMARY KEY,  -- sha256 hex of the UTF-8 content
     content TEXT NOT NULL
 );
 """
-# The JSON columns are bound as UTF-8 bytes and stored as TEXT (no decoding in Python).
 INSERT_TURN: Final = (
-    "INSERT INTO turns (game_id, turn, observations, actions, events, decisions, state_hash, "
-    "record_hash) VALUES (?, ?, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), "
-    "CAST(? AS TEXT), ?, ?)"
+    "INSERT INTO turns (game_turn, body, state_hash, record_hash) VALUES (?, ?, ?, ?)"
 )
+#: Turns of a game are numbered below this (``game_turn = game_id * TURNS + turn``).
+TURNS: Final = 2**32
 INSERT_BLOB: Final = "INSERT OR IGNORE INTO blobs (key, content) VALUES (?, ?)"
 GAME_COLUMNS: Final = "id, env_id, config, generator, seed, library_version, created, outcome, meta"
 SELECT_HEADER: Final = f"SELECT {GAME_COLUMNS} FROM games WHERE id = ?"
-SELECT_GAME: Final = (
-    f"SELECT {GAME_COLUMNS}, (SELECT COUNT(*) FROM turns WHERE turns.game_id = games.id) FROM games"
-)
-TURN_COLUMNS: Final = "turn, observations, actions, events, decisions, state_hash, record_hash"
-SELECT_TURNS: Final = f"SELECT {TURN_COLUMNS} FROM turns WHERE game_id = ? ORDER BY turn"
+#: The columns of a stored turn row, by schema version (as :meth:`Journal.raw_turns` gives them).
+TURN_COLUMNS: Final = {
+    3: "turn, observations, actions, events, decisions, state_hash, record_hash",
+    4: "turn, observations, actions, events, decisions, state_hash, record_hash",
+    5: "turn, body, state_hash, record_hash",
+}
+# A game's turn rows: in version 5 a range of the key (the generated columns have no index)
+_OF_GAME: Final = {
+    3: "game_id = ?1",
+    4: "game_id = ?1",
+    5: f"game_turn BETWEEN ?1 * {TURNS} AND ?1 * {TURNS} + {TURNS - 1}",
+}
+
+
+def of_game(version: int, table: str = "turns") -> str:
+    """The condition (parameter ``?1``: the game id) on the turn rows of a game."""
+    condition = _OF_GAME[version]
+    if table != "turns":
+        condition = condition.replace("?1", table)
+    return condition
+
+
+def select_game(version: int) -> str:
+    """The query of every game header with its number of stored turns."""
+    count = f"(SELECT COUNT(*) FROM turns WHERE {of_game(version, 'games.id')})"
+    return f"SELECT {GAME_COLUMNS}, {count} FROM games"
+
+
+def select_turns(version: int) -> str:
+    """The query of a game's stored turn rows in order (parameter: the game id)."""
+    order = "game_turn" if version >= 5 else "turn"
+    return f"SELECT {TURN_COLUMNS[version]} FROM turns WHERE {of_game(version)} ORDER BY {order}"
 
 
 class JournalError(Exception):
@@ -162,6 +188,14 @@ def chain_state_hash(previous: bytes, state_digest: bytes) -> bytes:
     return hashlib.sha256(previous + state_digest).digest()
 
 
+def chain_body_hash(previous: bytes, state_hash: bytes, body: bytes) -> bytes:
+    """Next link of the record-hash chain of schema version 5: ``sha256(previous + state_hash
+    + body)`` over the row's stored bytes (the body covers the turn's actions, decisions and
+    what changed in its observations and events; with the rows before it, everything every
+    agent saw)."""
+    return hashlib.sha256(previous + state_hash + body).digest()
+
+
 def chain_record_hash(
     previous: bytes,
     state_hash: str | bytes,
@@ -170,7 +204,7 @@ def chain_record_hash(
     events: str | bytes,
     decisions: str | bytes,
 ) -> bytes:
-    """Next link of the record-hash chain over a row's stored text.
+    """Next link of the record-hash chain over a row's stored text (schema versions 3 and 4).
 
     ``sha256(previous + state_hash + NUL + observations + NUL + actions + NUL + events + NUL +
     decisions)``, every field as its UTF-8 text.

@@ -74,6 +74,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
+from maze_envs.journal.delta import Hint
 from maze_envs.journal.format import JournalError
 from maze_envs.journal.store import Journal
 
@@ -102,6 +103,7 @@ class RecordingTarget(Protocol):
         events: Mapping[str, Any],
         state_digest: bytes,
         decisions: Mapping[str, Any] | None = None,
+        changed: Hint | None = None,
     ) -> str: ...
 
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None: ...
@@ -222,13 +224,18 @@ class Recorder:
         actions: Mapping[str, Any],
         events: Mapping[str, Any],
         state_digest: bytes,
+        changed: Hint | None = None,
     ) -> str:
-        """Store one turn with the notes taken since the last one; return its state hash."""
+        """Store one turn with the notes taken since the last one; return its state hash.
+
+        ``changed``: the environment's hint of which keys of each agent's observation may have
+        changed since the last turn (``{agent: keys}``; see :mod:`maze_envs.journal.delta`).
+        """
         self.check()
         if self.game_id is None:
             raise JournalError("no game is being recorded: start() comes first")
         decisions, self._notes = self._notes, {}
-        return self._record(turn, observations, actions, events, state_digest, decisions)
+        return self._record(turn, observations, actions, events, state_digest, decisions, changed)
 
     @property
     def next_turn(self) -> int:
@@ -314,6 +321,7 @@ class Recorder:
         events: Mapping[str, Any],
         state_digest: bytes,
         decisions: Mapping[str, Any] | None = None,
+        changed: Hint | None = None,
     ) -> str:
         assert self.game_id is not None
         try:
@@ -325,6 +333,7 @@ class Recorder:
                 events=events,
                 state_digest=state_digest,
                 decisions=decisions,
+                changed=changed,
             )
         except JournalError as exc:
             # this turn is not returned (the step or reset raises); the one before it was

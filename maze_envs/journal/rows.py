@@ -4,26 +4,20 @@
 (contiguous from 0, decodable, record-hash chain intact); both reading
 (:meth:`maze_envs.journal.Journal.turns`) and verification (:mod:`maze_envs.journal.verify`)
 use it. A :class:`RowDecoder` turns a game's stored rows, in order, into :class:`TurnRecord`
-values with every observation and event whole: as stored in version 3, rebuilt from what
-changed (:mod:`.changes`) in version 4.
+values with every observation and event whole: :class:`~.decode.TurnDecoder` for version 5,
+:class:`~.legacy.LegacyRowDecoder` for the versions 3 and 4 this library reads but no longer
+writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import orjson
 
-from maze_envs.journal.format import (
-    GENESIS_HASH,
-    SCHEMA_VERSION,
-    CorruptTurnError,
-    chain_record_hash,
-    decode_json,
-)
-from maze_envs.journal.rebuild import ChangeReader, SkippedKeyError
+from maze_envs.journal.format import GENESIS_HASH, CorruptTurnError, decode_json
 
 ProblemKind = Literal["unreadable", "missing", "edited", "mismatch", "replay_error", "extra"]
 
@@ -92,150 +86,41 @@ class Problem:
 
 
 EDITED: Final = "the row was changed after it was recorded"
-_JSON_COLUMNS: Final = ("observations", "actions", "events", "decisions")
 
 
-class RowDecoder:
-    """Decodes one game's stored ``turns`` rows, in order, into :class:`TurnRecord` values.
-
-    ``version``: the file's schema version (4 stores what changed, rebuilt here turn after turn,
-    so the rows of one game go through one decoder from turn 0). ``observations=False`` leaves
-    every record's observations empty (``{}``) and skips rebuilding them; a collection of keys
-    keeps only those keys of each agent's observation (for readers that need a few of them,
-    such as the analysis), rebuilt as values without their JSON text. Records read with a
-    collection of keys leave ``raw_observations`` and ``raw_events`` empty (``""``).
-    """
-
-    def __init__(
-        self, version: int = SCHEMA_VERSION, *, observations: bool | Collection[str] = True
-    ) -> None:
-        self._changes = version >= 4
-        self._with_observations = observations is not False
-        self._keys: tuple[str, ...] | None = None
-        if not isinstance(observations, bool):
-            if isinstance(observations, str) or not all(
-                isinstance(key, str) for key in observations
-            ):
-                raise TypeError(
-                    "observations must be True, False or a collection of observation keys, "
-                    f"not {observations!r}"
-                )
-            self._keys = tuple(observations)
-        self._observations = ChangeReader(keep=self._keys)
-        self._events = ChangeReader()
-        # With a few keys kept: this game's stored observations so far, to read them again
-        # without skipping anything if a kept text turns out to be a reference to a skipped one.
-        self._stored: list[tuple[str, bytes]] | None = [] if self._keys is not None else None
+class RowDecoder(Protocol):
+    """Decodes one game's stored ``turns`` rows (as :meth:`~.store.Journal.raw_turns` gives
+    them), in order, into :class:`TurnRecord` values."""
 
     def __call__(self, expected: int, row: tuple[Any, ...]) -> TurnRecord | Problem:
-        """The row (as :data:`~.format.SELECT_TURNS` gives it) decoded, or why it cannot be."""
-        turn, observations, actions, events, decisions, state_hash, record_hash = row
-        if turn != expected:
-            if isinstance(turn, int) and turn > expected:
-                return Problem(expected, "missing", f"turn {expected} is missing (next is {turn})")
-            return Problem(expected, "unreadable", f"turn number {turn!r} where {expected} belongs")
-        texts = (observations, actions, events, decisions)
-        for name, text in zip(_JSON_COLUMNS, texts, strict=True):
-            if not isinstance(text, str):
-                return Problem(turn, "unreadable", f"{name} are not text")
-        if not (isinstance(state_hash, str) and isinstance(record_hash, str)):
-            return Problem(turn, "unreadable", "hashes are not text")
-        if self._keys is not None:
-            return self._values(row)
-        if self._changes:
-            stored_actions = actions.encode()
-            try:
-                events = self._events.decode(events, stored_actions).decode()
-            except ValueError as exc:
-                return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
-            if self._with_observations:
-                try:
-                    observations = self._observations.decode(observations, stored_actions).decode()
-                except ValueError as exc:
-                    return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
-        if not self._with_observations:
-            observations = "{}"
-        decoded: list[dict[str, Any]] = []
-        for name, text in zip(
-            _JSON_COLUMNS, (observations, actions, events, decisions), strict=True
-        ):
-            problem = _load(turn, name, text, decoded)
-            if problem is not None:
-                return problem
-        return TurnRecord(
-            turn=turn,
-            observations=decoded[0],
-            actions=decoded[1],
-            events=decoded[2],
-            state_hash=state_hash,
-            record_hash=record_hash,
-            raw_observations=observations if self._with_observations else "",
-            raw_events=events,
-            decisions=decoded[3],
+        """The row decoded, or why it cannot be (``expected``: the turn it must be)."""
+        ...
+
+    def chain(self, previous: bytes, row: tuple[Any, ...]) -> bytes:
+        """The record hash the row's stored bytes chain to after ``previous``."""
+        ...
+
+    def intact(self, recomputed: bytes, row: tuple[Any, ...]) -> bool:
+        """Whether the row's stored record hash is ``recomputed`` (:meth:`chain`'s)."""
+        ...
+
+
+def check_observation_keys(observations: bool | Collection[str]) -> tuple[str, ...] | None:
+    """The observation keys a reader keeps (None: every key or, with False, none); a clear
+    ``TypeError`` for anything else."""
+    if isinstance(observations, bool):
+        return None
+    if isinstance(observations, str) or not all(isinstance(key, str) for key in observations):
+        raise TypeError(
+            "observations must be True, False or a collection of observation keys, "
+            f"not {observations!r}"
         )
-
-    def _values(self, row: tuple[Any, ...]) -> TurnRecord | Problem:
-        """A row read with a collection of observation keys: values, no JSON text."""
-        turn, observations, actions, events, decisions, state_hash, record_hash = row
-        keys = self._keys or ()
-        decoded: list[dict[str, Any]] = []
-        for name, text in (("actions", actions), ("decisions", decisions)):
-            problem = _load(turn, name, text, decoded)
-            if problem is not None:
-                return problem
-        if self._changes:
-            stored_actions = actions.encode()
-            try:
-                events_value = self._events.values(events, stored_actions)
-            except ValueError as exc:
-                return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
-            try:
-                seen = self._kept_values(observations, stored_actions)
-            except ValueError as exc:
-                return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
-        else:
-            for name, text in (("events", events), ("observations", observations)):
-                problem = _load(turn, name, text, decoded)
-                if problem is not None:
-                    return problem
-            events_value, whole = decoded[2], decoded[3]
-            seen = {
-                agent: (
-                    {key: value[key] for key in keys if key in value}
-                    if isinstance(value, dict)
-                    else value
-                )
-                for agent, value in whole.items()
-            }
-        return TurnRecord(
-            turn=turn,
-            observations=seen,
-            actions=decoded[0],
-            events=events_value,
-            state_hash=state_hash,
-            record_hash=record_hash,
-            raw_observations="",
-            raw_events="",
-            decisions=decoded[1],
-        )
-
-    def _kept_values(self, stored: str, actions: bytes) -> dict[str, Any]:
-        """The kept keys of this turn's observations (a version 4 file)."""
-        keys, rows = self._keys, self._stored
-        if rows is None:  # reading everything since a reference to a skipped key
-            return self._observations.values(stored, actions, keys)
-        rows.append((stored, actions))
-        try:
-            return self._observations.values(stored, actions)
-        except SkippedKeyError:
-            self._stored, reader = None, ChangeReader()
-            for earlier, earlier_actions in rows[:-1]:
-                reader.decode(earlier, earlier_actions)
-            self._observations = reader
-            return reader.values(stored, actions, keys)
+    return tuple(observations)
 
 
-def _load(turn: int, name: str, text: str, out: list[dict[str, Any]]) -> Problem | None:
+def load_object(
+    turn: int, name: str, text: str | bytes, out: list[dict[str, Any]]
+) -> Problem | None:
     """Parse one JSON column into ``out``, or why it cannot be."""
     try:
         value = orjson.loads(text)
@@ -250,16 +135,15 @@ def _load(turn: int, name: str, text: str, out: list[dict[str, Any]]) -> Problem
 def scan_rows(
     rows: Iterator[tuple[Any, ...]],
     read_error: type[Exception],
-    decode: RowDecoder | None = None,
+    decode_row: RowDecoder,
 ) -> Iterator[tuple[TurnRecord, bool] | Problem]:
     """Rows in order as (record, intact); stops after the first unreadable or missing one.
 
-    ``intact`` is False when the record-hash chain does not match the stored text, i.e. the row
-    (or an earlier one) was changed after it was recorded; callers stop at the first such row.
-    ``read_error`` is the exception that fetching a row raises when the file is damaged;
-    ``decode`` decodes the rows (a version 4 :class:`RowDecoder` by default).
+    ``intact`` is False when the record-hash chain does not match the stored bytes, i.e. the
+    row (or an earlier one) was changed after it was recorded; callers stop at the first such
+    row. ``read_error`` is the exception that fetching a row raises when the file is damaged;
+    ``decode_row`` decodes the rows (the file's version's :class:`RowDecoder`).
     """
-    decode_row = RowDecoder() if decode is None else decode
     expected = 0
     previous = GENESIS_HASH
     while True:
@@ -274,8 +158,8 @@ def scan_rows(
         if isinstance(item, Problem):
             yield item
             return
-        recomputed = chain_record_hash(previous, item.state_hash, row[1], row[2], row[3], row[4])
-        yield item, recomputed.hex() == item.record_hash
+        recomputed = decode_row.chain(previous, row)
+        yield item, decode_row.intact(recomputed, row)
         previous = recomputed
         expected += 1
 

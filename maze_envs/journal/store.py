@@ -16,26 +16,31 @@ from typing import Any
 import maze_envs.journal.batch as batching
 from maze_envs.journal.batch import TurnBatch, check_durability, write_at_exit
 from maze_envs.journal.blobs import blob_key, encode_decisions, resolve_blobs
-from maze_envs.journal.changes import ChangeWriter, whole
+from maze_envs.journal.body import BodyPacker
 from maze_envs.journal.connect import (
     BUSY_TIMEOUT,
     integrity_problems,
     open_readonly,
     open_writable,
 )
+from maze_envs.journal.decode import TurnDecoder
+from maze_envs.journal.delta import DeltaWriter, Hint
 from maze_envs.journal.format import (
     SCHEMA_VERSION,
-    SELECT_GAME,
     SELECT_HEADER,
-    SELECT_TURNS,
+    TURNS,
     CorruptTurnError,
     JournalError,
-    chain_record_hash,
+    chain_body_hash,
     chain_state_hash,
     encode_json,
     encode_received,
+    of_game,
+    select_game,
+    select_turns,
 )
 from maze_envs.journal.gamerows import StoredGame, insert_game, read_tail, stored_game
+from maze_envs.journal.legacy import LegacyRowDecoder
 from maze_envs.journal.rows import (
     EDITED,
     GameInfo,
@@ -61,8 +66,8 @@ class Journal:
     ``readonly=True`` opens an existing journal strictly for reading: nothing is ever written,
     so it works on a read-only file and in a read-only directory (see
     :mod:`maze_envs.journal.connect`); the writing methods then raise :class:`JournalError`.
-    New files are of schema version 4 (:attr:`schema_version`); files of version 3 open
-    read-only and read and verify as before (their games are not extended).
+    New files are of schema version 5 (:attr:`schema_version`); files of versions 3 and 4
+    open read-only and read and verify as before (their games are not extended).
 
     ``durability`` says when turns are committed, always in the caller's thread (docs/journal.md):
     ``"batch"`` (the default, group commit, :mod:`.batch`) commits pending rows 64 at a time or
@@ -80,10 +85,9 @@ class Journal:
     lock (30 by default); past it the write fails with :class:`JournalError`.
 
     ``changes`` (default True): store each turn's observations and events as what changed since
-    the game's previous turn (:mod:`.changes`; several times smaller, much smaller when notebooks
-    are long, but a walk of the values in Python: for environments whose steps cost a few
-    microseconds it dominates the cost of a journaled step). ``changes=False`` stores every turn
-    whole (one JSON encode in C, as version 3 did); both read back identically.
+    the game's previous turn, compressed in the game's stream (:mod:`.delta`, :mod:`.body`).
+    ``changes=False`` stores every turn whole, each readable on its own (for comparison: the
+    file is several times larger); both read back identically.
     """
 
     def __init__(
@@ -119,8 +123,9 @@ class Journal:
         self._batch = TurnBatch()  # rows recorded but not committed yet
         self._committed: dict[int, int] = {}  # game id -> last turn committed to the file
         self._lost: dict[int, str] = {}  # game id -> which of its turns a failed commit lost
-        # game id -> the change writers of its observations and events (what the last turn was)
-        self._changes: dict[int, tuple[ChangeWriter, ChangeWriter]] = {}
+        # game id -> the writers of its observations and events and its stream (what the last
+        # turn was)
+        self._changes: dict[int, tuple[DeltaWriter, DeltaWriter, BodyPacker]] = {}
         self._last_commit = time.monotonic()
         self._at_exit = weakref.finalize(self, write_at_exit, self._db, self._batch)
 
@@ -182,6 +187,9 @@ class Journal:
         )
         game_id = cursor.lastrowid
         assert game_id is not None
+        if game_id * TURNS >= 2**63:  # (a turn's key: game_id * TURNS + turn)
+            self._execute("DELETE FROM games WHERE id = ?", (game_id,))
+            raise JournalError(f"journal {self.path} holds as many games as it can")
         return game_id
 
     def record_turn(
@@ -194,13 +202,17 @@ class Journal:
         events: Mapping[str, Any],
         state_digest: bytes,
         decisions: Mapping[str, Any] | None = None,
+        changed: Hint | None = None,
     ) -> str:
         """Store one turn and return its chained state hash (committed as ``durability`` says).
 
-        ``observations`` and ``events`` are stored with :func:`~.format.encode_json`;
-        ``actions`` as received (they must be JSON data: :func:`~.format.encode_received`);
-        ``decisions`` (``{agent: record}``, the policies' per-decision records, may hold
+        ``observations`` and ``events`` are stored as what changed since the game's previous
+        turn, read back as :func:`~.format.encode_json` writes them; ``actions`` as received
+        (they must be JSON data: :func:`~.format.encode_received`); ``decisions``
+        (``{agent: record}``, the policies' per-decision records, may hold
         :class:`~maze_envs.journal.Blob` text) as described in :mod:`maze_envs.journal.blobs`.
+        ``changed`` is the environment's hint of what changed in the observations
+        (``{agent: keys}``, :mod:`.delta`); without it every observation is walked whole.
         Turns of a game are numbered from 0 without gaps. A failure raises
         :class:`JournalError` and stores nothing of the turn; with ``durability="batch"`` a
         failed commit of the pending batch raises here too, naming the turns lost.
@@ -218,47 +230,36 @@ class Journal:
             )
         if self._lost:
             self._lost.pop(game_id, None)
+        if turn >= TURNS:
+            raise JournalError(f"game {game_id}: a game holds at most {TURNS} turns")
         actions_json = encode_received(actions)
-        try:
+        writers = self._changes.get(game_id)
+        if writers is None:  # a game's first turn here: it starts a stream, stored whole
+            writers = (DeltaWriter(), DeltaWriter(), BodyPacker(whole=not self.changes))
             if self.changes:
-                changes = self._changes.get(game_id)
-                if changes is None:  # a game's first turn here: it is stored whole
-                    changes = self._changes[game_id] = (ChangeWriter(), ChangeWriter())
-                observations_json = changes[0].encode(observations, actions_json)
-                events_json = changes[1].encode(events, actions_json)
-            else:
-                observations_json = whole(observations, actions_json)
-                events_json = whole(events, actions_json)
+                self._changes[game_id] = writers
+        try:
+            observations_item = writers[0].encode(observations, changed, actions)
+            events_item = writers[1].encode(events)
             decisions_json, texts = encode_decisions(decisions)
         except (TypeError, ValueError) as exc:  # an environment's or a policy's bug
-            self._changes.pop(game_id, None)  # the next turn is stored whole
+            self._changes.pop(game_id, None)  # the next turn starts a new stream
             raise JournalError(f"cannot record turn {turn} of game {game_id}: {exc}") from None
+        body = writers[2].pack((actions_json, observations_item, events_item, decisions_json))
         state_hash = chain_state_hash(tail[1], state_digest)
-        state_hex = state_hash.hex()
-        record_hash = chain_record_hash(
-            tail[2], state_hex, observations_json, actions_json, events_json, decisions_json
-        )
-        row = (
-            game_id,
-            turn,
-            observations_json,
-            actions_json,
-            events_json,
-            decisions_json,
-            state_hex,
-            record_hash.hex(),
-        )
+        record_hash = chain_body_hash(tail[2], state_hash, body)
+        row = (game_id, turn, body, state_hash, record_hash)
         new_blobs = [(k, t) for k, t in texts.items() if k not in self._stored_blobs]
         self._batch.add(row, new_blobs)
         self._tails[game_id] = (turn, state_hash, record_hash)
-        self._written += len(observations_json) + len(actions_json) + len(events_json)
+        self._written += len(body) + 100
         if (
             self.durability == "turn"
             or len(self._batch) >= batching.BATCH_ROWS
             or time.monotonic() - self._last_commit >= batching.BATCH_SECONDS
         ):
             self._write_batch(db)
-        return state_hex
+        return state_hash.hex()
 
     def flush(self) -> None:
         """Commit every pending turn now (nothing to do with ``durability="turn"``).
@@ -318,7 +319,8 @@ class Journal:
 
     def last_stored_turn(self, game_id: int) -> int | None:
         """The highest turn number stored for ``game_id`` (None: no turn)."""
-        value = self._read("SELECT MAX(turn) FROM turns WHERE game_id = ?", (game_id,))[0][0]
+        sql = f"SELECT MAX(turn) FROM turns WHERE {of_game(self.schema_version)}"
+        value = self._read(sql, (game_id,))[0][0]
         return None if value is None else int(value)
 
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None:
@@ -404,7 +406,7 @@ class Journal:
         are lost; :func:`~maze_envs.journal.verify_game` then names the first unreadable turn).
         """
         try:
-            rows = self._read(SELECT_GAME + " WHERE id = ?", (game_id,))
+            rows = self._read(select_game(self.schema_version) + " WHERE id = ?", (game_id,))
         except JournalError:
             rows = [(*row, -1) for row in self._read(SELECT_HEADER, (game_id,))]
         if not rows:
@@ -413,10 +415,17 @@ class Journal:
 
     def games(self) -> list[GameInfo]:
         """Every game's header, oldest first."""
-        return [game_info(row) for row in self._read(SELECT_GAME + " ORDER BY id")]
+        return [
+            game_info(row) for row in self._read(select_game(self.schema_version) + " ORDER BY id")
+        ]
 
     def turns(
-        self, game_id: int, *, observations: bool | Collection[str] = True
+        self,
+        game_id: int,
+        *,
+        observations: bool | Collection[str] = True,
+        events: Collection[str] | None = None,
+        shared: bool = False,
     ) -> Iterator[TurnRecord]:
         """A game's turns in order, every observation and event whole (as recorded), whatever
         the file's version; raises :class:`CorruptTurnError` at the first bad one.
@@ -425,9 +434,14 @@ class Journal:
         rebuilding them, for readers that need only actions, events and decisions; a collection
         of keys (``{"notebook", "teammate_notebooks"}``) keeps only those keys of each agent's
         observation, rebuilt without their JSON text (``raw_observations`` and ``raw_events``
-        are then ``""``): several times faster for a reader that needs a few of them.
+        are then ``""``): several times faster for a reader that needs a few of them; with it,
+        ``events`` (a collection of keys) keeps only those keys of each agent's events (a
+        version 5 file; older files give every key). With a collection of keys,
+        ``shared=True`` (a version 5 file) makes only what changed from turn to turn: an
+        agent's observation and events dicts that did not change are the very objects of the
+        turn before (read-only; what the analysis of thousands of games reads).
         """
-        decoder = self.row_decoder(observations=observations)
+        decoder = self.row_decoder(observations=observations, events=events, shared=shared)
         for item in scan_rows(self.raw_turns(game_id), sqlite3.DatabaseError, decoder):
             if not isinstance(item, tuple):
                 raise CorruptTurnError(game_id, item.turn, item.reason)
@@ -440,19 +454,28 @@ class Journal:
         """A whole game in memory (raises at the first bad turn)."""
         return GameRecord(self.game(game_id), list(self.turns(game_id)))
 
-    def row_decoder(self, *, observations: bool | Collection[str] = True) -> RowDecoder:
+    def row_decoder(
+        self,
+        *,
+        observations: bool | Collection[str] = True,
+        events: Collection[str] | None = None,
+        shared: bool = False,
+    ) -> RowDecoder:
         """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
-        return RowDecoder(self.schema_version, observations=observations)
+        if self.schema_version >= 5:
+            return TurnDecoder(observations=observations, events=events, shared=shared)
+        return LegacyRowDecoder(self.schema_version, observations=observations)
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:
-        """A game's stored rows as they are (turn, the four JSON texts, the two hashes): in
-        version 4, observations and events hold what changed (:meth:`turns` rebuilds them).
+        """A game's stored rows as they are (:data:`~.format.TURN_COLUMNS` of the file's
+        version): in version 5 ``(turn, body, state_hash, record_hash)``, the body compressed
+        (:mod:`.body`); in versions 3 and 4 the four JSON texts and the two hashes as hex.
 
         A damaged file raises ``sqlite3.DatabaseError`` from the row it cannot read
         (:func:`~maze_envs.journal.rows.scan_rows` reports it as a problem).
         """
         self.flush()
-        yield from self._db.execute(SELECT_TURNS, (game_id,))
+        yield from self._db.execute(select_turns(self.schema_version), (game_id,))
 
     def blob_content(self, key: str) -> str | None:
         """The stored text of blob ``key`` as it is (not checked), or None when absent."""

@@ -43,8 +43,8 @@ MODEL_PROVIDERS: Final = (
     ModelProvider("openai-chat", "Chat Completions, what most OpenAI-compatible servers speak"),
     ModelProvider("openrouter", "OpenRouter"),
     ModelProvider("ollama", "Ollama's native /api/chat", local=True),
-    ModelProvider("scripted", "scripted replies (a stand-in model without a script)", local=True),
-    ModelProvider("stand-in", "offline stand-in models (stand-in:wall-follower)", local=True),
+    ModelProvider("scripted", "scripted replies; a stand-in model without a script", local=True),
+    ModelProvider("stand-in", "offline stand-ins, such as stand-in:wall-follower", local=True),
 )
 #: The prefixes registered as ``maze_envs.policies`` entry points (the ``llm`` extra).
 LLM_PREFIXES: Final = tuple(p.prefix for p in MODEL_PROVIDERS if p.entry_point)
@@ -55,6 +55,24 @@ LOCAL_PREFIXES: Final = frozenset(p.prefix for p in MODEL_PROVIDERS if p.local)
 def listed() -> str:
     """The registered prefixes as a spec writes them: ``anthropic:, openai:, ...``."""
     return ", ".join(f"{prefix}:" for prefix in LLM_PREFIXES)
+
+
+def bare_prefix(spec: str) -> str | None:
+    """The error of a spec that is a provider prefix with no model (``"scripted"``), or None
+    when ``spec`` is not one.
+
+    >>> print(bare_prefix("ollama"))  # doctest: +NORMALIZE_WHITESPACE
+    'ollama' names a model provider (Ollama's native /api/chat), not a model: name the model
+    after it, as ollama:<model>; offline, with no model at all: stand-in:wall-follower
+    """
+    provider = next((p for p in MODEL_PROVIDERS if p.prefix == spec.strip()), None)
+    if provider is None:
+        return None
+    return (
+        f"{provider.prefix!r} names a model provider ({provider.about}), not a model: name the "
+        f"model after it, as {provider.prefix}:<model>; offline, with no model at all: "
+        "stand-in:wall-follower"
+    )
 
 
 def unknown_prefix(spec: str) -> str:

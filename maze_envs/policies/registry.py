@@ -54,7 +54,7 @@ from maze_envs.policies.escape import (
     TremauxExplorer,
     WallFollower,
 )
-from maze_envs.policies.providers import LLM_PREFIXES, unknown_prefix
+from maze_envs.policies.providers import LLM_PREFIXES, bare_prefix, unknown_prefix
 
 #: The entry-point group of policy plug-ins: name = spec prefix, value = factory.
 ENTRY_POINT_GROUP: Final = "maze_envs.policies"
@@ -270,6 +270,9 @@ def make_policy(spec: str, env_kind: EnvKind = "escape", **options: Any) -> Any:
                 "extra: pip install 'maze-envs[llm]'"
             )
         return _check_policy(_from_import_path(spec, options), spec)
+    prefix_only = bare_prefix(spec)
+    if prefix_only is not None:
+        raise PolicySpecError(prefix_only)
     names = list(available_policies(kind))
     hint = difflib.get_close_matches(spec, names, n=1)
     maybe = f"; did you mean {hint[0]!r}?" if hint else ""

@@ -26,7 +26,9 @@ def list_main(argv: Sequence[str] | None = None) -> int:
     parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     for study, _ in shipped():
         arms = ", ".join(arm.name for arm in study.arms)
-        sizes = sorted({f"{w}x{h}" for s in study.setups.values() for w, h in s.sizes})
+        sizes = [
+            f"{w}x{h}" for w, h in sorted({size for s in study.setups.values() for size in s.sizes})
+        ]
         print(f"{study.number}. {study.name}: {study.title}")
         print(textwrap.fill(study.question, 96, initial_indent="   ", subsequent_indent="   "))
         print(

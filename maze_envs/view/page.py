@@ -110,6 +110,30 @@ def render_page(title: str, kind: Kind, data: Any, *, compress: bool | None = No
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template("page.html"))
 
 
+def render_run_index(title: str, data: Any) -> str:
+    """The front page of a benchmark run (``index.html``): ``templates/run_index.html``, its
+    style and script, and the run's data (``maze_envs.bench.frontpage.index_data``) as JSON.
+
+    >>> page = render_run_index("run <1>", {"title": "run <1>", "parts": []})
+    >>> "<title>run &lt;1&gt;</title>" in page, read_index(page)["title"]
+    (True, 'run <1>')
+    """
+    data_type, payload = encode_payload(data, compress=False)
+    values = {
+        "TITLE": html.escape(title),
+        "STYLE": template("run_index.css"),
+        "SCRIPT": template("run_index.js"),
+        "DATA_TYPE": data_type,
+        "DATA": payload,
+    }
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template("run_index.html"))
+
+
+def read_index(page: str) -> Any:
+    """The data of a front page made by :func:`render_run_index` (for tests, tools)."""
+    return _read_block(page, "run")
+
+
 def _utf16(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (what JavaScript string indices count)."""
     return len(text.encode("utf-16-le")) // 2

@@ -35,6 +35,15 @@ def test_the_agimaze_group_answers_help(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert out.startswith("usage: maze-envs agimaze serve ")
     assert "--body-timeout" in out and "--max-sessions" in out
+    assert "--idle-evict SECONDS" in out and "(default 1.0)" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("idle", ["0", "7200"])
+def test_the_idle_limit_is_checked(idle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        serve_main(["--idle-evict", idle, "--ttl", "3600"])
+    assert exit_info.value.code == 2
+    assert "--idle-evict must be > 0 and at most --ttl (3600)" in capsys.readouterr().err
 
 
 def test_the_client_and_the_backends_never_import_the_env() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,12 @@ from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION, pack_root
 from maze_envs.agimaze.planner import solve
 from maze_envs.agimaze.replay import env_from_config
 from maze_envs.agimaze.set_env import AgiMazeSetEnv
-from maze_envs.journal import GENESIS_HASH, Journal, JournalError, chain_record_hash
+from maze_envs.journal import Journal, JournalError
 from maze_envs.verify import main as verify_main
 from maze_envs.verify import verify_journal
 from tests.agimaze.test_env import corridor, extended, generated, needs_packs
 from tests.journal.faults import inject
+from tests.journal.tamper import delete_turns, edit_turn, run_sql
 
 BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"
 
@@ -218,27 +218,13 @@ def test_the_http_backend_refuses_a_journal(tmp_path: Path) -> None:
 
 
 def _forge(path: Path, game_id: int, turn: int, column: str, change: Any) -> None:
-    """Edit one column of one turn and recompute every record hash (a consistent forgery)."""
-    db = sqlite3.connect(path)
-    rows = db.execute(
-        "SELECT turn, observations, actions, events, decisions, state_hash FROM turns "
-        "WHERE game_id = ? ORDER BY turn",
-        (game_id,),
-    ).fetchall()
-    names = ["observations", "actions", "events", "decisions"]
-    previous = GENESIS_HASH
-    with db:
-        for row_turn, *texts, state_hash in rows:
-            if row_turn == turn:
-                index = names.index(column)
-                texts[index] = json.dumps(change(json.loads(texts[index])))
-            previous = chain_record_hash(previous, state_hash, *texts)
-            db.execute(
-                f"UPDATE turns SET {', '.join(f'{n} = ?' for n in names)}, record_hash = ? "
-                "WHERE game_id = ? AND turn = ?",
-                (*texts, previous.hex(), game_id, row_turn),
-            )
-    db.close()
+    """Edit one stored part of one turn and make every record hash again (a consistent
+    forgery: only the replay finds it)."""
+
+    def forged(text: str) -> str:
+        return json.dumps(change(json.loads(text)))
+
+    edit_turn(path, game_id, turn, column, forged, rehash=True)
 
 
 def _journal_of_two(path: Path) -> None:
@@ -253,7 +239,7 @@ def _journal_of_two(path: Path) -> None:
 
 
 def _set_text(events: dict[str, Any]) -> dict[str, Any]:
-    events["player"]["text"] = "You found a secret door."
+    events.setdefault("player", {})["text"] = "You found a secret door."  # (what changed)
     return events
 
 
@@ -263,7 +249,7 @@ def _set_action(actions: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_observed_text(observations: dict[str, Any]) -> dict[str, Any]:
-    observations["player"]["text"] = "You found a secret door."
+    observations.setdefault("player", {})["text"] = "You found a secret door."
     return observations
 
 
@@ -291,15 +277,10 @@ def test_forged_rows_are_caught_by_the_replay(
 def test_edited_rows_missing_turns_and_outcomes_are_found(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     _journal_of_two(path)
-    db = sqlite3.connect(path)
-    with db:  # an edit without recomputing hashes, and a lost middle turn
-        # (turn 1 is stored with its formal events in full; later turns as changes)
-        db.execute(
-            "UPDATE turns SET events = replace(events, 'moved', 'flew') "
-            "WHERE game_id = 1 AND turn = 1"
-        )
-        db.execute("DELETE FROM turns WHERE game_id = 2 AND turn = 4")
-    db.close()
+    # an edit without making the hashes again, and a lost middle turn (turn 1 stores its
+    # formal events in full; later turns what changed)
+    edit_turn(path, 1, 1, "events", lambda text: text.replace("moved", "flew"))
+    delete_turns(path, 2, 4, 4)
     first, second = verify_journal(path)
     assert first.problem is not None and second.problem is not None
     assert (first.problem.turn, first.problem.kind) == (1, "mismatch")
@@ -308,11 +289,11 @@ def test_edited_rows_missing_turns_and_outcomes_are_found(tmp_path: Path) -> Non
     _journal_of_two(tmp_path / "tail.sqlite")
     _, turns = stored(tmp_path / "tail.sqlite")
     last = len(turns[1]) - 1
-    db = sqlite3.connect(tmp_path / "tail.sqlite")
-    with db:
-        db.execute("DELETE FROM turns WHERE game_id = 1 AND turn >= ?", (last - 1,))
-        db.execute("UPDATE games SET outcome = json_set(outcome, '$.rhae', 0.5) WHERE id = 2")
-    db.close()
+    delete_turns(tmp_path / "tail.sqlite", 1, last - 1)
+    run_sql(
+        tmp_path / "tail.sqlite",
+        "UPDATE games SET outcome = json_set(outcome, '$.rhae', 0.5) WHERE id = 2",
+    )
     first, second = verify_journal(tmp_path / "tail.sqlite")
     assert first.problem is not None
     assert (first.problem.turn, first.problem.kind) == (last - 1, "missing")

@@ -53,20 +53,27 @@ class Clock:
 
 
 def make_service(
-    max_sessions: int = 1000, ttl_seconds: float = 3600.0, clock: Clock | None = None
+    max_sessions: int = 1000,
+    ttl_seconds: float = 3600.0,
+    clock: Clock | None = None,
+    idle_seconds: float = 1.0,
 ) -> AgiMazeService:
     return AgiMazeService(
         resolver=resolver,
         max_sessions=max_sessions,
         ttl_seconds=ttl_seconds,
         clock=clock or Clock(),
+        idle_seconds=idle_seconds,
     )
 
 
 def make_client(
-    max_sessions: int = 1000, ttl_seconds: float = 3600.0, clock: Clock | None = None
+    max_sessions: int = 1000,
+    ttl_seconds: float = 3600.0,
+    clock: Clock | None = None,
+    idle_seconds: float = 1.0,
 ) -> TestClient:
-    return TestClient(create_app(make_service(max_sessions, ttl_seconds, clock)))
+    return TestClient(create_app(make_service(max_sessions, ttl_seconds, clock, idle_seconds)))
 
 
 @pytest.fixture
@@ -309,26 +316,28 @@ def test_sessions_expire_after_the_ttl() -> None:
         assert step(client, old, "up", 3)[0] == 200
 
 
-def test_a_server_full_of_unfinished_sessions_refuses_new_starts_and_evicts_none() -> None:
+def test_a_server_full_of_sessions_in_play_refuses_new_starts_and_evicts_none() -> None:
     clock = Clock()
-    with make_client(max_sessions=2, ttl_seconds=60.0, clock=clock) as client:
+    with make_client(max_sessions=2, ttl_seconds=60.0, clock=clock, idle_seconds=30.0) as client:
         a = start(client)["id"]
         clock.now = 10.0
         b = start(client)["id"]
-        clock.now = 20.0
-        for _ in range(5):  # anyone may try: the unfinished sessions stay
+        clock.now = 20.0  # a idle 20 s: still in play (the idle limit is 30 s)
+        for _ in range(5):  # anyone may try: the sessions in play stay
             reply = client.post("/api/start", json={"path": CORRIDOR, "agent": "greedy"})
             assert reply.status_code == 503
             body = reply.json()
-            assert body["error"] == "server_full" and body["retry_after"] == 40
-            assert reply.headers["retry-after"] == "40"
-            assert "2 unfinished sessions" in body["detail"] and "40 s" in body["detail"]
+            assert body["error"] == "server_full" and body["retry_after"] == 10
+            assert reply.headers["retry-after"] == "10"
+            assert "2 unfinished sessions" in body["detail"] and "10 s" in body["detail"]
             assert body["unfinished"] == 2
         assert step(client, a, "up", 1)[0] == 200 and step(client, b, "up", 1)[0] == 200
-        clock.now = 80.0  # a and b last used at t=20: both expire at t=80
+        clock.now = 50.0  # a and b last used at t=20: idle 30 s, so the oldest makes room
         c = start(client)["id"]
-        assert step(client, c, "up", 1)[0] == 200
-        assert step(client, a, "up", 2)[1]["error"] == "unknown_session"
+        assert step(client, c, "up", 1)[0] == 200 and step(client, b, "up", 2)[0] == 200
+        status, body = step(client, a, "up", 2)
+        assert status == 404 and body["error"] == "unknown_session"
+        assert body["reason"] == "evicted_idle" and "evicted unfinished" in body["detail"]
 
 
 def test_concurrent_sessions_with_threads(client: TestClient) -> None:

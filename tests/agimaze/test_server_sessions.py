@@ -145,8 +145,19 @@ def test_the_env_over_http_plays_more_episodes_than_max_sessions() -> None:
     assert len(service.sessions) == 2
 
 
-def test_max_sessions_unfinished_sessions_get_503_and_none_is_evicted() -> None:
-    service = AgiMazeService(resolver=resolver, max_sessions=3)
+class Clock:
+    """The server's time, set by the test between requests (requests are sequential)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_max_sessions_unfinished_sessions_in_play_get_503_and_none_is_evicted() -> None:
+    # the clock stands still: every session had a request within the idle limit
+    service = AgiMazeService(resolver=resolver, max_sessions=3, clock=Clock())
     with serving(service) as url:
         client = public_client(url)
         finished = client.start(CORRIDOR, seed=0, agent="a")["id"]
@@ -160,8 +171,9 @@ def test_max_sessions_unfinished_sessions_get_503_and_none_is_evicted() -> None:
             with pytest.raises(AgiMazeAPIError) as full:
                 client.start(BUDGETED, seed=9, agent="greedy")
             assert full.value.status == 503 and full.value.body["error"] == "server_full"
-            assert full.value.body["unfinished"] == 3
+            assert full.value.body["unfinished"] == 3 and full.value.body["retry_after"] == 1
             assert "3 unfinished sessions" in full.value.body["detail"]
+            assert "every one had a request within the last 1 s" in full.value.body["detail"]
         for sid in playing:  # none was evicted: each plays on from where it was
             assert client.session(sid)["steps"] == 1
             client.step(sid, "down", 2)
@@ -198,3 +210,49 @@ def test_sixteen_parallel_public_clients_never_get_503() -> None:
     assert failures == []
     assert len(finals) == clients * episodes_each
     assert len(service.sessions) <= clients and service.sessions.unfinished == 0
+
+
+def test_a_runner_that_stops_every_episode_after_one_step_is_never_refused() -> None:
+    """Issue 23: the public runner with --max-steps 1 leaves every session unfinished; at
+    episode max_sessions + 1 it got 503 server_full for the rest of the hour. Now a full server
+    evicts the least recently used unfinished session idle past the limit (1 s), so 3 x
+    max_sessions episodes run without a refusal, while sessions still in play are kept."""
+    clock = Clock()
+    service = AgiMazeService(resolver=resolver, max_sessions=4, clock=clock)
+    with serving(service) as url:
+        client = public_client(url)
+        ids = []
+        for n in range(12):
+            clock.now += 0.3  # a runner doing about three episodes a second
+            start = client.start(BUDGETED, seed=n, agent="random")
+            client.step(start["id"], "up", 1)
+            ids.append(start["id"])
+        assert service.sessions.unfinished == 4 and service.sessions.evicted_idle == 8
+        # the newest four are kept; the first is gone, and a request for it says why
+        for sid in ids[-4:]:
+            assert client.session(sid)["steps"] == 1
+        with pytest.raises(AgiMazeAPIError) as gone:
+            client.step(ids[0], "up", 2)
+        assert gone.value.status == 404 and gone.value.body["reason"] == "evicted_idle"
+        assert "was evicted unfinished" in gone.value.body["detail"]
+        assert "past the idle limit of 1 s" in gone.value.body["detail"]
+        client.close()
+
+
+def test_every_404_says_what_happened() -> None:
+    clock = Clock()
+    service = AgiMazeService(resolver=resolver, max_sessions=1, ttl_seconds=60.0, clock=clock)
+    with serving(service) as url:
+        client = public_client(url)
+        with pytest.raises(AgiMazeAPIError) as never:
+            client.step("0" * 32, "up", 1)
+        assert never.value.status == 404 and never.value.body["reason"] == "unknown"
+        assert "no session with this id was started on this server" in never.value.body["detail"]
+        old = client.start(BUDGETED, seed=0, agent="a")["id"]
+        clock.now = 60.0  # a minute without a request: expired
+        client.start(BUDGETED, seed=1, agent="a")
+        with pytest.raises(AgiMazeAPIError) as expired:
+            client.session(old)
+        assert expired.value.body["reason"] == "expired"
+        assert "had had no request for 60 s (the server's --ttl)" in expired.value.body["detail"]
+        client.close()

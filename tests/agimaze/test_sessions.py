@@ -36,31 +36,99 @@ def test_expiry_happens_at_exactly_the_ttl() -> None:
     clock.now = 19.75  # idle 9.875 s again
     assert store.get(sid) == "game"
     clock.now = 29.75  # idle exactly 10 s: gone
-    with pytest.raises(UnknownSessionError, match="expired after inactivity"):
+    with pytest.raises(UnknownSessionError) as info:
         store.get(sid)
+    assert info.value.reason == "expired"
+    assert "expired 0 s ago: it had had no request for 10 s (the server's --ttl)" in str(info.value)
     assert len(store) == 0
 
 
-def test_a_store_full_of_unfinished_sessions_refuses_and_never_evicts_one() -> None:
+def test_a_store_full_of_sessions_in_play_refuses_and_evicts_none() -> None:
+    """Unfinished sessions each used within the idle limit are never evicted: the start is
+    refused, and retry_after is the time until the least recently used one may be."""
     clock = Clock()
-    store: SessionStore[int] = SessionStore(max_sessions=2, ttl_seconds=10.0, clock=clock)
+    store: SessionStore[int] = SessionStore(
+        max_sessions=2, ttl_seconds=100.0, idle_seconds=5.0, clock=clock
+    )
     first = store.add(1)
     clock.now = 4.0
     second = store.add(2)
-    clock.now = 6.0
+    clock.now = 4.5  # first idle 4.5 s: under the 5 s limit
     with pytest.raises(SessionLimitError) as info:
         store.add(3)
-    assert info.value.limit == 2 and info.value.retry_after == pytest.approx(4.0)
-    assert info.value.unfinished == 2
-    assert "2 unfinished sessions" in str(info.value) and "try again in 4 s" in str(info.value)
-    assert store.get(first) == 1 and store.get(second) == 2  # both untouched (and now used)
-    clock.now = 15.5  # used at t=6: the window runs to t=16
-    with pytest.raises(SessionLimitError) as info:
-        store.add(3)
+    assert info.value.limit == 2 and info.value.unfinished == 2
     assert info.value.retry_after == pytest.approx(0.5)
-    clock.now = 16.0  # both expire: room again
-    third = store.add(3)
-    assert store.get(third) == 3 and len(store) == 1
+    text = str(info.value)
+    assert "2 unfinished sessions" in text and "within the last 5 s (the idle limit" in text
+    assert "try again in 1 s" in text
+    assert store.get(first) == 1 and store.get(second) == 2  # both kept (and now used)
+    assert store.evicted_idle == 0
+
+
+def test_an_idle_unfinished_session_makes_room_least_recently_used_first() -> None:
+    """The issue's case: a client that stops each episode before its end (--max-steps 1)
+    leaves unfinished sessions; once idle past the limit they make room, oldest first."""
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(
+        max_sessions=3, ttl_seconds=100.0, idle_seconds=2.0, clock=clock
+    )
+    old, middle = store.add("old"), store.add("middle")
+    clock.now = 1.0
+    playing = store.add("playing")
+    clock.now = 2.0  # old and middle idle exactly 2 s; playing 1 s
+    newer = store.add("newer")  # evicts old (the least recently used), not middle
+    assert store.evicted_idle == 1 and store.get(middle) == "middle"  # middle now used at t=2
+    clock.now = 3.5  # playing idle 2.5 s, middle and newer 1.5 s
+    store.add("newest")
+    assert store.get(middle) == "middle" and store.get(newer) == "newer"
+    with pytest.raises(UnknownSessionError) as info:
+        store.get(playing)
+    assert info.value.reason == "evicted_idle"
+    assert "evicted unfinished 0 s ago: the server was full (3 sessions)" in str(info.value)
+    assert "no request for 2.5 s, past the idle limit of 2 s" in str(info.value)
+    with pytest.raises(UnknownSessionError, match="evicted unfinished 4 s ago"):
+        clock.now = 5.5
+        store.get(old)
+
+
+def test_finished_sessions_make_room_before_idle_unfinished_ones() -> None:
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(
+        max_sessions=2, ttl_seconds=100.0, idle_seconds=1.0, clock=clock
+    )
+    idle, won = store.add("idle"), store.add("won")
+    store.finish(won)
+    clock.now = 50.0  # both idle long past the limit
+    store.add("new")
+    assert store.get(idle) == "idle" and store.evicted_idle == 0  # the finished one went
+    assert store.retired == 1
+
+
+def test_a_gone_session_says_what_happened_and_a_stranger_was_never_started() -> None:
+    clock = Clock()
+    store: SessionStore[str] = SessionStore(
+        max_sessions=1, ttl_seconds=10.0, idle_seconds=1.0, clock=clock, max_retired=1, max_gone=2
+    )
+    with pytest.raises(UnknownSessionError) as info:
+        store.get("f" * 32)
+    assert info.value.reason == "unknown"
+    assert "no session with this id was started on this server" in str(info.value)
+    a = store.add("a")
+    store.finish(a)
+    b = store.add("b")  # a: retired (its stand-in answers)
+    store.finish(b)
+    store.add("c")  # b retired; a's stand-in dropped (max_retired 1)
+    with pytest.raises(UnknownSessionError) as info:
+        store.get(a)
+    assert info.value.reason == "evicted_finished"
+    assert "had finished (won, or out of steps) and was evicted to make room" in str(info.value)
+    for n in range(3):  # more endings than max_gone remembers: a is forgotten
+        clock.now += 11
+        store.add(f"x{n}")
+    with pytest.raises(UnknownSessionError) as info:
+        store.get(a)
+    assert info.value.reason == "unknown"
+    assert "or it ended before the last 2 ended sessions the server remembers" in str(info.value)
 
 
 def test_finished_sessions_make_room_least_recently_used_first() -> None:
@@ -79,7 +147,7 @@ def test_finished_sessions_make_room_least_recently_used_first() -> None:
     assert store.get(recent) == "recent"  # retired, but its stand-in still answers
     newer = store.add("newer")  # evicts old, the only finished live session
     assert {store.get(i) for i in (playing, new, newer, old)} == {"playing", "new", "newer", "old"}
-    with pytest.raises(SessionLimitError) as info:  # three unfinished: nothing to evict
+    with pytest.raises(SessionLimitError) as info:  # three unfinished in play: none evicted
         store.add("one too many")
     assert info.value.unfinished == 3
     assert store.get(playing) == "playing"
@@ -109,6 +177,12 @@ def test_store_arguments_are_checked() -> None:
         SessionStore(ttl_seconds=0)
     with pytest.raises(ValueError, match="max_retired"):
         SessionStore(max_retired=-1)
+    with pytest.raises(ValueError, match="idle_seconds must be > 0 and at most ttl_seconds"):
+        SessionStore(ttl_seconds=5.0, idle_seconds=6.0)
+    with pytest.raises(ValueError, match="idle_seconds"):
+        SessionStore(idle_seconds=0)
+    with pytest.raises(ValueError, match="max_gone"):
+        SessionStore(max_gone=-1)
     with pytest.raises(ValueError, match="window"):
         SeqReplay(window=0)
 

@@ -82,11 +82,10 @@ def test_table_and_csv_hold_the_generic_rows(
 
 
 def test_an_edited_row_stops_the_rows_there(tmp_path: Path) -> None:
-    import sqlite3
+    from tests.journal.tamper import edit_turn
 
     played = play_toy(tmp_path / "games.sqlite")
-    with sqlite3.connect(played.path) as db:
-        db.execute("UPDATE turns SET observations = '{}' WHERE turn = 5")
+    edit_turn(played.path, 1, 5, "observations", lambda _: "{}")
     rows = analyze_journal(played.path).generic
     assert [m.steps for m in rows] == [4, 3]  # turns 1-4 only for a; b had left at turn 3
     assert all(m.note.startswith("turn 5") for m in rows)

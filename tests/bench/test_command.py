@@ -14,6 +14,7 @@ from maze_envs.bench.command import main, main_experiment
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import Journal
 from tests.bench import ESCAPE_VERSION
+from tests.bench.test_frontpage import assert_every_line_links_a_page
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -104,14 +105,18 @@ def test_a_config_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--size", "9"], "--size need --env escape or --env agimaze"),
-        (["--env", "agimaze", "--size", "9"], "--size do not apply to --env agimaze"),
-        (["--env", "escape", "--pack", "TRAINING"], "--pack do not apply to --env escape"),
+        (["--size", "9"], "--size needs --env escape (without --env"),
+        (["--pack", "TRAINING"], "--pack needs --env agimaze (without --env"),
+        (["--env", "agimaze", "--size", "9"], "--size does not apply to --env agimaze"),
+        (["--env", "escape", "--pack", "TRAINING"], "--pack does not apply to --env escape"),
         (["--config", "x.toml", "--env", "escape"], "either in --config or by --env"),
         (["--env", "escape", "--seeds", "9-3"], "runs backwards"),
         (["--env", "escape", "--policy", ":x=1"], "no policy name"),
         (["--env", "escape", "--set", "radio"], "'radio' is not key=value"),
         (["--env", "escape", "--size", "99"], "less than or equal to 41"),
+        # a field set by an option is placed by that option, in the validator's own words
+        (["--env", "escape", "--size", "abc"], ": --size: a maze size is a number such as 9"),
+        (["--env", "agimaze", "--budget-factor", "-1"], ": --budget-factor: Input should be"),
         (["--env", "escape", "--workers", "0"], "--workers must be at least 1"),
         (["--env", "escape", "--fresh", "--resume"], "give one of them"),
         (["--executor", "gpu"], "invalid choice: 'gpu'"),
@@ -132,7 +137,13 @@ def test_bad_arguments_exit_2_with_the_reason(
     with pytest.raises(SystemExit) as exited:
         main([*args, "--out", str(tmp_path / "run")])
     assert exited.value.code == 2
-    assert message in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert message in error
+    # one line: the error and where the options are listed, not the 15-line usage block
+    assert error.count("\n") == 1 and "usage:" not in error
+    assert error.startswith("maze-envs bench: error: ")
+    assert error.endswith("(see maze-envs bench --help)\n")
+    assert "Value error," not in error  # pydantic's prefix, not ours
 
 
 def test_unusable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,8 +188,9 @@ def test_the_main_job_runs_verifies_and_says_where_everything_is(
     summary = (out / "summary.md").read_text()
     assert "| Family | Stage | Size | soft/hard |" in summary
     assert "| S0-keys | STAGE-01 | 3x3 | 35/70 |" in summary
-    pages = sorted((out / "pages").glob("*.html"))
-    assert len(pages) == len({(g["env"], g["setup"], g["policy"]) for g in games})
+    # the front page links every table line to a viewer page of its games
+    assert (out / "index.html").is_file() and "index.html" in printed
+    assert_every_line_links_a_page(out)
     assert (out / "main-job.txt").is_file()
     # running it again starts over its own earlier run, saying what it deletes
     assert cli_main(["bench", "--seeds", "1", "--out", str(out), "--quiet", "--no-pages"]) == 0

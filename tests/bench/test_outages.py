@@ -151,3 +151,20 @@ def test_a_cap_that_stops_a_game_is_no_failure_and_resume_plays_outage_games_aga
     llm = [r for r in again.rows if "Unreachable" in r["policy"]]
     assert [r["status"] for r in llm] == ["ok"] * 3 and not any(r["outages"] for r in llm)
     assert all(report.ok for report in verify_journal(out / "games.sqlite"))
+
+
+def test_an_all_outage_run_writes_no_plot_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23: such a run wrote an empty escape_by_size.png."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "run"
+    args = ["--env", "escape", "--size", "5", "--max-turns", "4", "--seeds", "0-1"]
+    assert main([*args, "--policy", f"{HERE}:Unreachable", "--out", str(out)]) == EXIT_OUTAGE
+    printed = capsys.readouterr().out
+    assert not list(out.glob("*.png"))
+    assert "note: escape_by_size.png not written: no Maze Escape game was played to the end: " in (
+        printed
+    )
+    assert "2 ended by a model outage" in printed
+    assert (out / "index.html").is_file()  # the front page is written all the same

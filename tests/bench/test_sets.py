@@ -171,7 +171,7 @@ def test_the_command_line_plays_sets(tmp_path: Path, capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit) as exc:
         main(["--env", "agimaze-set", "--pack", "TRAINING", "--out", str(out)])
     assert exc.value.code == 2
-    assert "--pack do not apply to --env agimaze-set" in capsys.readouterr().err
+    assert "--pack does not apply to --env agimaze-set" in capsys.readouterr().err
 
 
 def test_bench_plays_an_earlier_pack_version_by_name(tmp_path: Path) -> None:

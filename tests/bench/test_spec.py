@@ -194,7 +194,7 @@ def test_tasks_pickle() -> None:
     [
         ({"version": 3}, "version 3 does not exist"),
         ({"preset": "nope"}, "unknown preset 'nope'"),
-        ({"sizes": [99]}, "width: Input should be less than or equal to 41"),
+        ({"sizes": [99]}, "at size 99x99: width: Input should be less than or equal to 41"),
         ({"set": {"radio_max_bytes": -1}}, "radio_max_bytes"),
         ({"set": {"width": 12}}, "not both"),
         ({"policies": [["explorer", "random"]]}, "has 2 member"),

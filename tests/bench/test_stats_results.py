@@ -315,8 +315,8 @@ def test_plots_are_written(tmp_path: Path) -> None:
     rows = [escape_row("s", "p", s, s % 2 == 0, 2.0 + s) for s in range(6)]
     rows += [{**r, "size": "13x13"} for r in rows]
     rows += [agimaze_row("random", "STAGE-01", 20 + s, True) for s in range(3)]
-    paths, reason = write_plots(tmp_path, summarize(rows))
-    assert reason is None
+    paths, notes = write_plots(tmp_path, summarize(rows))
+    assert notes == []
     assert [p.name for p in paths] == ["escape_by_size.png", "agimaze_rhae70.png"]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
@@ -346,3 +346,17 @@ def test_progress_lines_and_quiet() -> None:
     silent.update({"env": "escape", "success": True})
     silent.close()
     assert quiet.getvalue() == ""
+
+
+def test_every_count_column_says_its_unit_and_no_heading_says_per_overall() -> None:
+    """Issue 23: `first out`, `STAY`, `radio`, `notebook B` had no unit; "per overall"."""
+    rows = [escape_row("s", "p", 0, True, 2.0)]
+    rows += [agimaze_row("random", "STAGE-01", 20, True)]
+    text = markdown({"name": "x"}, summarize(rows))
+    header = next(line for line in text.splitlines() if line.startswith("| setup | size |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    for name in ("first out (turn)", "STAYs / game", "radio msgs / game", "notebook bytes (end)"):
+        assert name in columns
+    assert not {"first out", "STAY", "radio", "notebook B"} & set(columns)
+    assert "### packs: overall" in text and "per overall" not in text
+    assert "### packs: per family" in text and "### packs: per group" in text

@@ -36,10 +36,13 @@ def example() -> ModuleType:
 
 def test_ppo_greedy_policy_beats_the_random_policy_rhae70() -> None:
     ex = example()
+    # the example's default run: the figures it prints are the README's
     model, curve, _ = ex.train(LABYRINTH, steps=20_000, seed=0)
     n_actions = model.action_space.n
-    trained = ex.evaluate(ex.greedy(model), LABYRINTH, episodes=10, seed=100)
-    random = ex.evaluate(ex.random_policy(n_actions), LABYRINTH, episodes=100, seed=100)
+    trained = ex.evaluate(ex.greedy(model), LABYRINTH, episodes=ex.EPISODES, seed=0)
+    random = ex.evaluate(
+        ex.random_policy(n_actions), LABYRINTH, episodes=ex.RANDOM_EPISODES, seed=0
+    )
     assert trained.mean_rhae > random.mean_rhae, (trained, random)
     assert trained.solved == trained.count  # and it is not a fluke of one lucky episode
     assert curve.rhae, "training episodes were recorded for the learning curve"

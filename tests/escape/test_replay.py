@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,16 @@ from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v0
 from maze_envs.escape.types import Action, AppendEdit, SpliceEdit
-from maze_envs.journal import Journal, chain_record_hash
+from maze_envs.journal import Journal
 from maze_envs.verify import main, verify_journal
+from tests.journal.tamper import (
+    delete_turns,
+    edit_turn,
+    run_sql,
+    set_hashes,
+    stored_turns,
+    update_game,
+)
 
 WORDS = ["tree", "left at piano", "dead end", "→ N", "日本", "exit?", "x" * 300]
 
@@ -94,21 +101,16 @@ def test_random_games_verify(journal_path: Path, config: dict[str, Any]) -> None
 
 
 def _edit_row(path: Path, game_id: int, turn: int, column: str, change: Any) -> None:
-    db = sqlite3.connect(path)
-    with db:
-        (text,) = db.execute(
-            f"SELECT {column} FROM turns WHERE game_id = ? AND turn = ?", (game_id, turn)
-        ).fetchone()
-        db.execute(
-            f"UPDATE turns SET {column} = ? WHERE game_id = ? AND turn = ?",
-            (change(text), game_id, turn),
-        )
-    db.close()
+    if column == "state_hash":
+        stored = stored_turns(path, game_id)[turn].state_hash
+        set_hashes(path, game_id, turn, state_hash=change(stored))
+    else:
+        edit_turn(path, game_id, turn, column, change)
 
 
 def _set_notebook(text: str) -> str:
-    observations = json.loads(text)
-    observations["B"]["notebook"] = "forged"
+    observations = json.loads(text)  # (what the turn stores: what changed)
+    observations.setdefault("B", {})["notebook"] = "forged"
     return json.dumps(observations)
 
 
@@ -119,8 +121,8 @@ def _set_move(text: str) -> str:
     return json.dumps(actions)
 
 
-def _flip_hash(text: str) -> str:
-    return ("f" if text[0] != "f" else "e") + text[1:]
+def _flip_hash(stored: bytes) -> bytes:
+    return bytes([stored[0] ^ 0xFF]) + stored[1:]
 
 
 @pytest.mark.parametrize(
@@ -150,17 +152,7 @@ def test_tampering_is_found_at_its_turn(
 def test_a_consistent_forgery_is_still_caught_by_the_replay(journal_path: Path) -> None:
     """Rewrite an action and every record hash after it: only the replay can tell."""
     play_random(journal_path, 2, **{**FULL, "max_turns": 20})
-    _edit_row(journal_path, 1, 9, "actions", _set_move)
-    db = sqlite3.connect(journal_path)
-    rows = db.execute(
-        "SELECT turn, observations, actions, events, decisions, state_hash FROM turns ORDER BY turn"
-    ).fetchall()
-    previous = bytes(32)
-    with db:
-        for turn, *fields, state_hash in rows:
-            previous = chain_record_hash(previous, state_hash, *fields)
-            db.execute("UPDATE turns SET record_hash = ? WHERE turn = ?", (previous.hex(), turn))
-    db.close()
+    edit_turn(journal_path, 1, 9, "actions", _set_move, rehash=True)
     (report,) = verify_journal(journal_path)
     assert report.problem is not None and report.problem.turn == 9
     assert report.problem.kind == "mismatch"
@@ -196,11 +188,8 @@ def test_unfinished_and_aborted_games(journal_path: Path) -> None:
 def test_missing_last_turn_and_broken_config(journal_path: Path) -> None:
     play_random(journal_path, 3, **{**FULL, "max_turns": 15})
     play_random(journal_path, 4, **{**FULL, "max_turns": 15})
-    db = sqlite3.connect(journal_path)
-    with db:
-        db.execute("DELETE FROM turns WHERE game_id = 1 AND turn = 15")
-        db.execute("UPDATE games SET config = json_set(config, '$.width', 3) WHERE id = 2")
-    db.close()
+    delete_turns(journal_path, 1, 15, 15)
+    run_sql(journal_path, "UPDATE games SET config = json_set(config, '$.width', 3) WHERE id = 2")
     missing, broken = verify_journal(journal_path)
     assert missing.problem is not None
     assert (missing.problem.turn, missing.problem.kind) == (15, "missing")
@@ -294,14 +283,12 @@ def test_each_version_is_replayed_by_its_own_env_id(journal_path: Path) -> None:
         ]
     assert [(r.status, r.turns_verified) for r in verify_journal(journal_path)] == [("ok", 13)] * 2
     # the v1 game claimed to be v0: its observations (uniform layout) no longer replay
-    db = sqlite3.connect(journal_path)
-    with db:
-        db.execute("UPDATE games SET env_id = 'maze_envs/MazeEscape-v0' WHERE id = 2")
-        db.execute(
-            "INSERT INTO games SELECT 3, 'maze_envs/MazeEscape-v9', config, generator, "
-            "seed, library_version, created, outcome, meta FROM games WHERE id = 1"
-        )
-    db.close()
+    update_game(journal_path, 2, env_id="maze_envs/MazeEscape-v0")
+    run_sql(
+        journal_path,
+        "INSERT INTO games SELECT 3, 'maze_envs/MazeEscape-v9', config, generator, "
+        "seed, library_version, created, outcome, meta FROM games WHERE id = 1",
+    )
     _, relabelled, unknown = verify_journal(journal_path)
     assert relabelled.problem is not None
     assert (relabelled.problem.turn, relabelled.problem.kind) == (0, "mismatch")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import stat
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from maze_envs.escape.types import Config
 from maze_envs.journal import Blob, Journal
 from maze_envs.view import escape_game_data, escape_game_html, game_html, main
 from maze_envs.view.page import read_payload
+from tests.journal.tamper import edit_turn
 
 SNEAKY = "</script><script>alert(1)</script><!--"
 
@@ -141,10 +141,7 @@ def test_large_games_are_compressed(tmp_path: Path) -> None:
 def test_a_tampered_journal_is_drawn_up_to_its_first_bad_turn(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     play(path)
-    db = sqlite3.connect(path)
-    with db:
-        db.execute("UPDATE turns SET actions = '{}' WHERE game_id = 1 AND turn = 5")
-    db.close()
+    edit_turn(path, 1, 5, "actions", lambda _: "{}")
     with Journal.open_readonly(path) as journal:
         data = escape_game_data(journal, 1)
     assert not data["verified"] and "FAILED at turn 5" in data["verification"]

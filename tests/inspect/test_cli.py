@@ -98,3 +98,39 @@ def test_maze_envs_bench_plays_through_an_inspect_model_by_import_path(tmp_path:
     assert row["requests"] == row["decisions"] > 0
     # a provider neither local nor in genai-prices: the cost is unknown, never 0
     assert row["cost_status"] == "unknown" and row["cost_usd"] is None
+
+
+def test_the_offline_quick_try_of_the_docs(tmp_path: Path) -> None:
+    """Issue 23: `inspect eval maze_envs/escape --model mockllm/model --limit 2` offline made
+    every decision an outage (the mock's tokenizer downloads its tables) and printed nan with
+    exit 0. The documented quick try is the stand-in model: it plays, offline, every game
+    scored. Downloads are made impossible here (a proxy that refuses every connection)."""
+    env = dict(os.environ)
+    env.pop("INSPECT_LOG_DIR", None)
+    env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    command = [
+        sys.executable, str(REPO_ROOT / "tests" / "inspect" / "cli_main.py"), "eval",
+        "maze_envs/escape", "--model", "stand-in/wall-follower", "--limit", "2",
+        "--log-dir", str(tmp_path / "logs"), "--display", "plain",
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "nan" not in done.stdout and "left out of the metrics" not in done.stdout + done.stderr
+    (info,) = list_eval_logs(str(tmp_path / "logs"))
+    log = read_eval_log(info)
+    assert log.status == "success" and log.results is not None
+    success = log.results.scores[0]
+    assert success.name == "team_success" and success.scored_samples == 2
+    assert success.unscored_samples == 0 and success.metrics["mean"].value == 1.0
+    assert (tmp_path / "logs" / "maze_envs.sqlite").is_file()
+
+
+def test_an_unknown_stand_in_names_the_known_ones() -> None:
+    from inspect_ai.model import get_model
+
+    import llm_policies.inspect.tasks  # noqa: F401  (registers the provider stand-in/...)
+
+    with pytest.raises(ValueError, match=r"no stand-in model 'stand-in:nope'; the stand-ins are"):
+        get_model("stand-in/nope")

@@ -188,7 +188,9 @@ def test_unusable_replies_fall_back_and_the_game_stops_cleanly(tmp_path: Path) -
     assert maze_envs_cli("verify", str(journal)).returncode == 0
 
 
-def test_outages_are_recorded_and_left_out_of_the_metrics(tmp_path: Path) -> None:
+def test_outages_are_recorded_and_left_out_of_the_metrics(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     class ProviderDown(Exception):
         status_code = 503
 
@@ -206,6 +208,10 @@ def test_outages_are_recorded_and_left_out_of_the_metrics(tmp_path: Path) -> Non
     records = decisions(journal, 1)
     assert {r["status"] for r in records} == {"outage"}
     assert records[0]["outage"]["kind"] == "server" and records[0]["outage"]["status"] == 503
+    # the console names the game left out and why (issue 23: not a silent nan)
+    (warning,) = [r.getMessage() for r in caplog.records if r.name.endswith("inspect.scorer")]
+    assert "maze_envs: sample 5x5/seed=0 left out of the metrics: 9 of 9 decisions" in warning
+    assert "got no reply from inspect:mockllm/model" in warning and "service unavailable" in warning
 
 
 def test_an_inspect_token_limit_ends_the_game_which_is_still_scored(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import pytest
 from maze_envs import maze_escape_v1
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import Journal, JournalError
-from tests.journal.toy import MOVES, play, tamper
+from tests.journal.tamper import edit_turn
+from tests.journal.toy import MOVES, play
 
 
 def escape_journal(path: Path, games: int = 2) -> None:
@@ -42,8 +43,7 @@ def test_view_of_a_game_that_fails_verification_warns_and_exits_1(tmp_path: Path
     path = tmp_path / "games.sqlite"
     escape_journal(path)
     # an action changed after the game was recorded (the hash chain no longer matches)
-    tamper(path, "UPDATE turns SET actions = replace(actions, '\"move\":1', '\"move\":3') "
-                 "WHERE game_id = 2 AND turn = 5")  # fmt: skip
+    edit_turn(path, 2, 5, "actions", lambda text: text.replace('"move":1', '"move":3'))
     done = run_cli("view", str(path), "--out", str(tmp_path / "pages"))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
@@ -64,7 +64,7 @@ def test_view_of_a_game_with_lost_turns_and_of_a_generic_game_with_a_bad_row_exi
     with Journal(path) as journal:
         play(journal, 3, MOVES)  # a foreign env: rows only
         play(journal, 4, MOVES)
-    tamper(path, 'UPDATE turns SET actions = \'{"A":9,"B":9}\' WHERE game_id = 2 AND turn = 2')
+    edit_turn(path, 2, 2, "actions", lambda _: '{"A":9,"B":9}')
     assert cli_main(["view", str(path), "--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "warning: game 2 does not verify" in err and "FAILED at turn 2 (edited)" in err

@@ -12,7 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from maze_envs.journal import Blob, Journal, JournalError, verify_game
-from tests.journal.toy import MOVES, ToyReplayer, cell, play, tamper
+from tests.journal.tamper import edit_turn, run_sql, stored_turns
+from tests.journal.toy import MOVES, ToyReplayer, cell, play
 
 SYSTEM = "You are agent A in a maze. Explore, keep notes, radio your teammates. " * 50
 
@@ -67,7 +68,7 @@ def test_decisions_and_blobs_round_trip_and_are_stored_once(journal_path: Path) 
     # the system prompt once, plus one history blob per turn
     assert cell(journal_path, "SELECT COUNT(*) FROM blobs") == 1 + 5
     assert cell(journal_path, "SELECT COUNT(*) FROM blobs WHERE content = ?", SYSTEM) == 1
-    size = cell(journal_path, "SELECT SUM(LENGTH(decisions)) FROM turns")
+    size = sum(len(turn.parts["decisions"]) for turn in stored_turns(journal_path, game_id))
     assert size < len(SYSTEM)  # the rows hold references, not the text
 
 
@@ -75,7 +76,7 @@ def test_a_changed_blob_is_found_at_the_first_turn_that_uses_it(journal_path: Pa
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES, decisions=decisions_for(5))
     key = Blob(SYSTEM).key
-    tamper(journal_path, "UPDATE blobs SET content = ? WHERE key = ?", SYSTEM + "!", key)
+    run_sql(journal_path, "UPDATE blobs SET content = ? WHERE key = ?", SYSTEM + "!", key)
     with Journal(journal_path, readonly=True) as journal:
         for replayer in (ToyReplayer, None):
             report = verify_game(journal, game_id, replayer)
@@ -91,7 +92,7 @@ def test_a_missing_blob_is_found(journal_path: Path) -> None:
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES, decisions=decisions_for(5))
     history = Blob("B's long history 3 " * 30).key
-    tamper(journal_path, "DELETE FROM blobs WHERE key = ?", history)
+    run_sql(journal_path, "DELETE FROM blobs WHERE key = ?", history)
     with Journal(journal_path, readonly=True) as journal:
         report = verify_game(journal, game_id, ToyReplayer)
         assert report.problem is not None
@@ -103,15 +104,13 @@ def test_a_missing_blob_is_found(journal_path: Path) -> None:
 def test_an_edited_reference_or_record_breaks_the_chain(journal_path: Path) -> None:
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES, decisions=decisions_for(5))
-    text = cell(journal_path, "SELECT decisions FROM turns WHERE game_id = ? AND turn = 4", game_id)
-    value = json.loads(text)
-    value["A"]["reply"] = "move west (4)"  # what the model said, rewritten
-    tamper(
-        journal_path,
-        "UPDATE turns SET decisions = ? WHERE game_id = ? AND turn = 4",
-        json.dumps(value),
-        game_id,
-    )
+
+    def rewritten(text: str) -> str:
+        value = json.loads(text)
+        value["A"]["reply"] = "move west (4)"  # what the model said, rewritten
+        return json.dumps(value)
+
+    edit_turn(journal_path, game_id, 4, "decisions", rewritten)
     with Journal(journal_path, readonly=True) as journal:
         report = verify_game(journal, game_id, ToyReplayer)
     assert report.problem is not None

@@ -20,10 +20,11 @@ from maze_envs.journal import (
     Blob,
     Journal,
     JournalError,
-    chain_record_hash,
     verify_game,
 )
-from tests.journal.toy import MOVES, ToyGame, ToyReplayer, cell, play, tamper
+from maze_envs.journal.format import chain_body_hash
+from tests.journal.tamper import edit_turn, stored_turns
+from tests.journal.toy import MOVES, ToyGame, ToyReplayer, cell, play
 
 
 @pytest.fixture
@@ -50,18 +51,17 @@ def test_round_trip_and_hash_chain(journal_path: Path) -> None:
         assert record.turns[3].events == {"A": "rejected", "B": "moved"}
         assert record.turns[3].decisions == {}
         # the documented chains: sha256(previous + digest) from 32 zero bytes, and the record
-        # hash over the stored text of the row, decisions included
+        # hash over the stored bytes of the row (its state hash and its body, which holds the
+        # decisions too)
         game = ToyGame(3)
         previous = hashlib.sha256(GENESIS_HASH + game.digest()).digest()
         assert record.turns[0].state_hash == previous.hex()
         game.step(MOVES[0])
         assert record.turns[1].state_hash == hashlib.sha256(previous + game.digest()).hexdigest()
-        raw = list(journal.raw_turns(first))
-        expected = hashlib.sha256(
-            GENESIS_HASH + b"\0".join(x.encode() for x in (raw[0][5], *raw[0][1:5]))
-        ).hexdigest()
-        assert raw[0][6] == expected
-        assert chain_record_hash(GENESIS_HASH, *raw[0][5:6], *raw[0][1:5]).hex() == expected
+        turn, body, state_hash, record_hash = next(iter(journal.raw_turns(first)))
+        expected = hashlib.sha256(GENESIS_HASH + state_hash + body).digest()
+        assert (turn, record_hash, record.turns[0].record_hash) == (0, expected, expected.hex())
+        assert chain_body_hash(GENESIS_HASH, state_hash, body) == expected
 
 
 def test_record_turn_returns_the_stored_hash_and_enforces_order(journal_path: Path) -> None:
@@ -217,8 +217,8 @@ def test_actions_of_any_mapping_and_numpy_scalars_are_stored_as_plain_json(
         "B": {"move": 3, "notebook": {"append": "hi"}},
         "C": [0.5, [True]],
     }
-    raw = cell(journal_path, "SELECT actions FROM turns")
-    assert "unencodable" not in raw
+    (stored,) = stored_turns(journal_path, game_id)
+    assert "unencodable" not in stored.parts["actions"]
 
 
 def test_actions_json_cannot_hold_are_refused_not_stored_opaquely(journal_path: Path) -> None:
@@ -274,7 +274,7 @@ def test_not_a_journal_gives_clear_errors(tmp_path: Path) -> None:
     db.execute("PRAGMA user_version=99")
     db.close()
     with pytest.raises(
-        JournalError, match="schema version 99; this library reads versions 3 and 4"
+        JournalError, match="schema version 99; this library reads versions 3, 4 and 5"
     ):
         Journal(newer)
     with pytest.raises(JournalError, match="no journal"):
@@ -334,7 +334,7 @@ def test_version_2_files_are_refused_with_both_versions_named(tmp_path: Path) ->
             Journal(path, **kwargs)  # type: ignore[arg-type]
         message = str(raised.value)
         assert "schema version 2, written by maze-envs 0.0.9" in message
-        assert f"reads versions 3 and 4 and writes version {SCHEMA_VERSION}" in message
+        assert f"reads versions 3, 4 and 5 and writes version {SCHEMA_VERSION}" in message
     assert path.read_bytes() == before
 
 
@@ -342,10 +342,10 @@ def test_file_format_markers(journal_path: Path) -> None:
     Journal(journal_path).close()
     db = sqlite3.connect(journal_path)
     assert db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     columns = {
-        table: [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        table: [r[1] for r in db.execute(f"PRAGMA table_xinfo({table})")]
         for table in ("games", "turns", "blobs")
     }
     db.close()
@@ -361,16 +361,7 @@ def test_file_format_markers(journal_path: Path) -> None:
             "outcome",
             "meta",
         ],
-        "turns": [
-            "game_id",
-            "turn",
-            "observations",
-            "actions",
-            "events",
-            "decisions",
-            "state_hash",
-            "record_hash",
-        ],
+        "turns": ["game_turn", "body", "state_hash", "record_hash", "game_id", "turn"],
         "blobs": ["key", "content"],
     }
 
@@ -498,11 +489,7 @@ def test_tampering_is_caught_when_reading(journal_path: Path) -> None:
 
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES)
-    tamper(
-        journal_path,
-        'UPDATE turns SET events = \'{"A":"moved"}\' WHERE game_id = ? AND turn = 3',
-        game_id,
-    )
+    edit_turn(journal_path, game_id, 3, "events", lambda _: '{"A":"moved"}')
     with Journal(journal_path, readonly=True) as journal:
         with pytest.raises(CorruptTurnError) as raised:
             journal.load_game(game_id)

@@ -14,6 +14,7 @@ import pytest
 from maze_envs.journal import Journal, TurnRecord
 from maze_envs.journal.format import encode_json_bytes
 from maze_envs.verify import replayer_for, verify_journal
+from tests.journal.tamper import stored_turns
 
 FIXTURE = Path(__file__).parent / "data" / "v4_games.sqlite.gz"
 V3_FIXTURE = Path(__file__).parent / "data" / "v3_games.sqlite.gz"
@@ -100,7 +101,7 @@ def test_a_kept_text_that_refers_to_a_skipped_one_is_read_again_whole(tmp_path: 
     with Journal(path) as journal:
         game = journal.start_game(env_id="toy-v0", config={}, seed=0, library_version="t")
         for turn in range(6):
-            message = f"turn {turn}: the exit is two cells north of the tree"  # >= 24 chars
+            message = f"turn {turn}: the exit is two cells north of the tree, east of the piano"
             value = {"A": {"radio": message, "notebook": message, "turn": turn}}
             observations.append(value)
             journal.record_turn(
@@ -111,8 +112,8 @@ def test_a_kept_text_that_refers_to_a_skipped_one_is_read_again_whole(tmp_path: 
                 events={"A": {}},
                 state_digest=bytes(turn),
             )
-        rows = list(journal.raw_turns(game))
-        assert any('"$r"' in row[1] for row in rows), "the writer stored a reference"
+    stored = [turn.parts["observations"] for turn in stored_turns(path, game)]
+    assert any('"$r"' in text for text in stored), "the writer stored a reference"
     with Journal(path, readonly=True) as journal:
         read = [t.observations for t in journal.turns(game, observations=("notebook",))]
     assert read == [{"A": {"notebook": v["A"]["notebook"]}} for v in observations]

@@ -10,17 +10,10 @@ from typing import Any
 
 import pytest
 
-from maze_envs.journal import (
-    GENESIS_HASH,
-    CorruptTurnError,
-    Journal,
-    JournalError,
-    ReplayStep,
-    chain_record_hash,
-    verify_game,
-)
+from maze_envs.journal import CorruptTurnError, Journal, JournalError, ReplayStep, verify_game
 from maze_envs.journal.connect import PAGE_SIZE
-from tests.journal.toy import MOVES, ToyReplayer, play, tamper
+from tests.journal.tamper import delete_turns, edit_turn, set_hashes, stored_turns, update_game
+from tests.journal.toy import MOVES, ToyReplayer, play
 
 
 @pytest.fixture
@@ -63,24 +56,15 @@ def test_finished_unfinished_and_aborted_games(journal_path: Path) -> None:
 def test_tampering_is_reported_at_its_turn(journal_path: Path, column: str, turn: int) -> None:
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES)
-    db = sqlite3.connect(journal_path)
-    (text,) = db.execute(
-        f"SELECT {column} FROM turns WHERE game_id = ? AND turn = ?", (game_id, turn)
-    ).fetchone()
-    db.close()
     if column == "state_hash":
-        edited = ("0" if text[0] != "0" else "1") + text[1:]
+        stored = stored_turns(journal_path, game_id)[turn].state_hash
+        set_hashes(journal_path, game_id, turn, state_hash=bytes([stored[0] ^ 1]) + stored[1:])
     else:
-        value = json.loads(text)
-        value["A"] = 99  # a plausible, well-formed edit
-        edited = json.dumps(value, separators=(",", ":"))
-    tamper(
-        journal_path,
-        f"UPDATE turns SET {column} = ? WHERE game_id = ? AND turn = ?",
-        edited,
-        game_id,
-        turn,
-    )
+
+        def plausible(text: str) -> str:  # a well-formed edit of what the turn stores
+            return json.dumps({**json.loads(text), "A": 99}, separators=(",", ":"))
+
+        edit_turn(journal_path, game_id, turn, column, plausible)
     with Journal(journal_path, readonly=True) as journal:
         for replayer in (ToyReplayer, None):
             report = verify_game(journal, game_id, replayer)
@@ -96,23 +80,7 @@ def test_an_edit_with_recomputed_record_hashes_is_caught_by_replay(journal_path:
     """Someone who rewrites the record chain too is still caught: the replay disagrees."""
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES)
-    db = sqlite3.connect(journal_path)
-    rows = db.execute(
-        "SELECT turn, observations, actions, events, decisions, state_hash FROM turns "
-        "WHERE game_id = ? ORDER BY turn",
-        (game_id,),
-    ).fetchall()
-    previous = GENESIS_HASH
-    with db:
-        for turn, obs, actions, events, decisions, state_hash in rows:
-            if turn == 4:
-                actions = '{"A":1,"B":1}'
-            previous = chain_record_hash(previous, state_hash, obs, actions, events, decisions)
-            db.execute(
-                "UPDATE turns SET actions = ?, record_hash = ? WHERE game_id = ? AND turn = ?",
-                (actions, previous.hex(), game_id, turn),
-            )
-    db.close()
+    edit_turn(journal_path, game_id, 4, "actions", lambda _: '{"A":1,"B":1}', rehash=True)
     with Journal(journal_path, readonly=True) as journal:
         assert verify_game(journal, game_id).ok  # the rows are consistent with each other...
         report = verify_game(journal, game_id, ToyReplayer)  # ...but not with the game
@@ -125,13 +93,9 @@ def test_gaps_broken_json_and_missing_tail(journal_path: Path) -> None:
         gap = play(journal, 3, MOVES)
         broken = play(journal, 3, MOVES)
         tail = play(journal, 3, MOVES)
-    tamper(journal_path, "DELETE FROM turns WHERE game_id = ? AND turn = 3", gap)
-    tamper(
-        journal_path,
-        "UPDATE turns SET observations = '{\"A\": [1,' WHERE game_id = ? AND turn = 2",
-        broken,
-    )
-    tamper(journal_path, "DELETE FROM turns WHERE game_id = ? AND turn = 5", tail)
+    delete_turns(journal_path, gap, 3, 3)
+    edit_turn(journal_path, broken, 2, "observations", lambda _: '{"A": [1,')
+    delete_turns(journal_path, tail, 5, 5)
     with Journal(journal_path, readonly=True) as journal:
         for replayer in (ToyReplayer, None):
             report = verify_game(journal, gap, replayer)
@@ -156,7 +120,7 @@ def test_an_outcome_claiming_more_turns_than_stored_fails_at_the_first_missing(
         game_id = play(journal, 3, MOVES[:4], finish=False)  # turns 0..4
         journal.finish_game(game_id, {"aborted": True, "turns": 4})
         assert verify_game(journal, game_id, ToyReplayer).status == "aborted"
-    tamper(journal_path, "DELETE FROM turns WHERE game_id = ? AND turn >= 3", game_id)
+    delete_turns(journal_path, game_id, 3)
     with Journal(journal_path, readonly=True) as journal:
         for replayer in (ToyReplayer, None):
             report = verify_game(journal, game_id, replayer)
@@ -168,7 +132,7 @@ def test_an_outcome_claiming_more_turns_than_stored_fails_at_the_first_missing(
                 "only: turn 3 is the first missing"
             )
     # and the other way: a turn stored beyond the turn the outcome ends at
-    tamper(journal_path, "UPDATE games SET outcome = ? WHERE id = ?", '{"turns":1}', game_id)
+    update_game(journal_path, game_id, outcome='{"turns":1}')
     with Journal(journal_path, readonly=True) as journal:
         report = verify_game(journal, game_id)
         assert report.problem is not None
@@ -272,16 +236,14 @@ def test_a_cut_wal_keeps_every_whole_commit(journal_path: Path, tmp_path: Path) 
 def test_garbage_hashes_and_types_are_reported(journal_path: Path) -> None:
     with Journal(journal_path) as journal:
         games = [play(journal, 3, MOVES) for _ in range(3)]
-    tamper(
-        journal_path, "UPDATE turns SET record_hash = 'zz' WHERE game_id = ? AND turn = 1", games[0]
-    )
-    tamper(journal_path, "UPDATE turns SET state_hash = 7 WHERE game_id = ? AND turn = 2", games[1])
-    tamper(journal_path, "UPDATE turns SET events = '[1]' WHERE game_id = ? AND turn = 4", games[2])
+    set_hashes(journal_path, games[0], 1, record_hash="zz")
+    set_hashes(journal_path, games[1], 2, state_hash=b"7")
+    edit_turn(journal_path, games[2], 4, "events", lambda _: "[1]")
     with Journal(journal_path, readonly=True) as journal:
         problems = [verify_game(journal, g, ToyReplayer).problem for g in games]
     assert [(p.turn, p.kind) for p in problems if p] == [
         (1, "edited"),
-        (2, "mismatch"),  # the column is TEXT: 7 is stored as '7', which is not the hash
+        (2, "mismatch"),  # a stored state hash that is not the hash: the replay finds it
         (4, "unreadable"),
     ]
 
@@ -289,7 +251,7 @@ def test_garbage_hashes_and_types_are_reported(journal_path: Path) -> None:
 def test_a_broken_header_is_reported(journal_path: Path) -> None:
     with Journal(journal_path) as journal:
         game_id = play(journal, 3, MOVES)
-    tamper(journal_path, "UPDATE games SET config = '[1' WHERE id = ?", game_id)
+    update_game(journal_path, game_id, config="[1")
     with Journal(journal_path, readonly=True) as journal:
         report = verify_game(journal, game_id, ToyReplayer)
         with pytest.raises(JournalError, match="game header is unreadable"):

@@ -1,6 +1,6 @@
-"""Schema version 4 beside version 3: a journal written by the library before version 4
+"""Version 3 beside the version written now: a journal written by the library before version 4
 (``data/v3_games.sqlite.gz``, see ``data/make_fixture.py``) stays readable and verifiable, and the
-same games recorded as version 4 read back with every observation, event and hash equal."""
+same games recorded now read back with every observation, event and hash equal."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from maze_envs.cli import main as cli_main
 from maze_envs.journal import SCHEMA_VERSION, Journal, JournalError, TurnRecord
 from maze_envs.verify import replayer_for, verify_journal
+from tests.journal.tamper import edit_turn
 
 FIXTURE = Path(__file__).parent / "data" / "v3_games.sqlite.gz"
 
@@ -65,13 +66,7 @@ def test_a_version_3_journal_verifies_as_before(
     assert cli_main(["verify", str(v3_path)]) == 0
     assert "7 of 7 game(s) verified" in capsys.readouterr().out
     # an edit of a version 3 row is found at its turn, as ever
-    db = sqlite3.connect(v3_path)
-    with db:
-        db.execute(
-            "UPDATE turns SET observations = replace(observations, '\"turn\":9', '\"turn\":8') "
-            "WHERE game_id = 1 AND turn = 9"
-        )
-    db.close()
+    edit_turn(v3_path, 1, 9, "observations", lambda text: text.replace('"turn":9', '"turn":8'))
     report = verify_journal(v3_path, [1])[0]
     assert report.status == "failed" and report.problem is not None and report.problem.turn == 9
 
@@ -86,17 +81,17 @@ def test_a_version_3_journal_is_drawn_and_refused_for_writing(
             Journal(v3_path, **kwargs)  # type: ignore[arg-type]
 
 
-def test_the_same_games_recorded_as_version_4_read_back_identical(
+def test_the_same_games_recorded_in_the_version_written_now_read_back_identical(
     v3_path: Path, tmp_path: Path
 ) -> None:
-    """Each game is replayed from its recorded actions and recorded again, into a version 4
-    journal; reading it gives every turn's observations, events, actions, decisions and state
-    hash exactly as the version 3 file holds them (the toy game, which has no replayer, is
-    recorded from its stored observations)."""
+    """Each game is replayed from its recorded actions and recorded again, into a journal of
+    the version this library writes (5); reading it gives every turn's observations, events,
+    actions, decisions and state hash exactly as the version 3 file holds them (the toy game,
+    which has no replayer, is recorded from its stored observations)."""
     v4_path = tmp_path / "v4.sqlite"
     old = all_turns(v3_path)
     with Journal(v3_path, readonly=True) as source, Journal(v4_path) as target:
-        assert target.schema_version == SCHEMA_VERSION == 4
+        assert target.schema_version == SCHEMA_VERSION == 5
         for info in source.games():
             game = target.start_game(
                 env_id=info.env_id,

@@ -104,14 +104,6 @@ def play(
     return game_id
 
 
-def tamper(path: Path, sql: str, *params: Any) -> None:
-    """Run one statement on the file behind the journal's back."""
-    db = sqlite3.connect(path)
-    with db:
-        db.execute(sql, params)
-    db.close()
-
-
 def cell(path: Path, sql: str, *params: Any) -> Any:
     """One value read behind the journal's back."""
     db = sqlite3.connect(path)

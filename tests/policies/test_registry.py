@@ -87,6 +87,14 @@ def test_unknown_names_list_what_exists() -> None:
         make_policy("  ")
 
 
+@pytest.mark.parametrize("prefix", ["scripted", "ollama", "stand-in"])
+def test_a_bare_model_prefix_says_a_model_goes_after_it(prefix: str) -> None:
+    """Not "unknown escape policy 'scripted'" beside a list of prefixes naming 'scripted'."""
+    with pytest.raises(PolicySpecError, match=rf"'{prefix}' names a model provider") as info:
+        make_policy(prefix)
+    assert f"as {prefix}:<model>" in str(info.value) and "unknown" not in str(info.value)
+
+
 class GoNorth(PolicyBase[Any, Observation, Action]):
     """A user policy for the import-path tests."""
 

@@ -45,6 +45,8 @@ def test_the_nine_studies_ship_with_their_questions(capsys: pytest.CaptureFixtur
     for study, _ in shipped():
         assert f"{study.number}. {study.name}:" in printed
         assert study.question.split()[0] in printed
+    # sizes in numeric order (as text, 11x11 came before 9x9)
+    assert "(9x9, 11x11, 13x13, 15x15, 17x17)" in " ".join(printed.split())
 
 
 @pytest.mark.parametrize("name", STUDIES)
@@ -213,6 +215,29 @@ def test_the_dry_run_estimate_is_within_one_and_a_half_times_a_stand_in_run(
     spent_out = sum(int(r["output_tokens"]) for r in rows)
     assert 1 / 1.5 <= estimated_out / spent_out <= 1.5
     assert 1 / 1.5 <= (estimated_in + estimated_out) / (spent_in + spent_out) <= 1.5
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("scripted", "'scripted' names a model provider"),
+        ("scripted", "as scripted:<model>; offline, with no model at all: stand-in:wall-follower"),
+        ("explorer", "'explorer' is not a language model"),
+        ("antropic:x", "did you mean 'anthropic'?"),
+    ],
+)
+def test_a_model_that_is_not_one_is_one_clear_line(
+    model: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23: `--model scripted` said "unknown escape policy 'scripted'" while listing
+    `scripted` as a known prefix."""
+    with pytest.raises(SystemExit) as exit_:
+        run_main(["radio", "--model", model, "--dry-run"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"maze-envs study run: error: --model {model}: ")
+    assert message in error and error.count("\n") == 1
+    assert "unknown escape policy" not in error
 
 
 def test_arms_that_would_play_different_mazes_are_refused(

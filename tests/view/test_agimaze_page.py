@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +14,7 @@ from maze_envs.agimaze.types import ExitGap, Labyrinth
 from maze_envs.journal import Journal
 from maze_envs.view import agimaze_game_data, game_html
 from maze_envs.view.page import read_payload
+from tests.journal.tamper import edit_turn
 from tests.view.journals import record_agimaze
 
 
@@ -102,12 +103,13 @@ def test_labyrinth_sets_show_waiting_starts_and_finishes(tmp_path: Path) -> None
 def test_an_edited_row_stops_the_page(tmp_path: Path) -> None:
     path = tmp_path / "games.sqlite"
     game = record_agimaze(path, {"labyrinth": corridor()}, ["left", "right", "right"])
-    db = sqlite3.connect(path)
-    with db:
-        db.execute(
-            "UPDATE turns SET observations = replace(observations, 'right', 'left') WHERE turn = 2"
-        )
-    db.close()
+
+    def forged(text: str) -> str:  # what turn 2 stores of the observation, a text changed
+        observations = json.loads(text)
+        observations.setdefault("player", {})["text"] = "You see a secret door to the left."
+        return json.dumps(observations)
+
+    edit_turn(path, game, 2, "observations", forged)
     with Journal.open_readonly(path) as journal:
         data = agimaze_game_data(journal, game)
         page = game_html(journal, game)

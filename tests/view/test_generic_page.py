@@ -219,11 +219,10 @@ def test_a_thousand_step_game_makes_a_small_page(tmp_path: Path) -> None:
 
 
 def test_an_edited_row_is_drawn_only_up_to_it(tmp_path: Path) -> None:
-    import sqlite3
+    from tests.journal.tamper import edit_turn
 
     played = play_toy(tmp_path / "games.sqlite")
-    with sqlite3.connect(played.path) as db:
-        db.execute('UPDATE turns SET actions = \'{"a":9,"b":9}\' WHERE turn = 2')
+    edit_turn(played.path, 1, 2, "actions", lambda _: '{"a":9,"b":9}')
     with Journal.open_readonly(played.path) as journal:
         data = game_data(journal, 1)
     assert data["n"] == 2 and data["problem"].startswith("turn 2")

@@ -325,3 +325,25 @@ def test_the_shipped_commands_run_in_a_subprocess(tmp_path: Path) -> None:
     )  # fmt: skip
     assert client.returncode == 0, client.stderr[-2000:]
     assert client.stdout.count("steps=") == 3
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--width", "2"], "--width 2: input should be greater than or equal to 5"),
+        (["--height", "99"], "--height 99: input should be less than or equal to 41"),
+        (["--set", "radio_max_bytes=-3"], "--set radio_max_bytes=-3: input should be greater"),
+        (["--set", "bogus=1"], "--set bogus=1: not a Maze Escape config field"),
+    ],
+)
+def test_a_bad_maze_escape_option_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    """Issue 23: not pydantic's raw 7-line error, but the option, its value and the rule."""
+    workspace = str(tmp_path / "ws")
+    assert start_main(["--workspace", workspace, "--env", "escape", *options]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("maze-envs contract start: error: cannot build the Maze Escape game: ")
+    assert message in error and error.count("\n") == 1
+    assert "pydantic" not in error and "validation error" not in error
+    assert not (tmp_path / "ws" / "observations").exists()

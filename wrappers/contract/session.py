@@ -74,6 +74,35 @@ class SessionSpec(BaseModel):
     teammates: str = "explorer"  # escape: the teammates' policy spec
 
 
+#: The ``start`` options that set a Maze Escape ``Config`` field directly (the others are
+#: ``--set FIELD=VALUE``).
+_OPTIONS = {"width": "--width", "height": "--height", "max_turns": "--max-turns"}
+
+
+def describe_config_error(exc: ValidationError) -> str:
+    """A pydantic error of a Maze Escape config in one line, each problem naming the option
+    that set the field and the value given.
+
+    >>> from maze_envs.escape.config import Config
+    >>> try:
+    ...     Config(width=2, bogus=1)
+    ... except ValidationError as exc:
+    ...     print(describe_config_error(exc).replace("; ", "\\n"))
+    --width 2: input should be greater than or equal to 5
+    --set bogus=1: not a Maze Escape config field
+    """
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "config"
+        given = error.get("input")
+        shown = f"{_OPTIONS[field]} {given}" if field in _OPTIONS else f"--set {field}={given}"
+        message = str(error["msg"])
+        if error["type"] == "extra_forbidden":
+            message = "not a Maze Escape config field"
+        problems.append(f"{shown}: {message[:1].lower()}{message[1:]}")
+    return "; ".join(problems)
+
+
 @dataclass
 class Response:
     """The files and status of the environment's latest response."""
@@ -238,6 +267,10 @@ class _EscapeGame:
                 preset=spec.preset, width=spec.width, height=spec.height,
                 max_turns=spec.max_turns, **spec.overrides,
             )  # fmt: skip
+        except ValidationError as exc:
+            raise ContractError(
+                f"cannot build the Maze Escape game: {describe_config_error(exc)}"
+            ) from None
         except (ValueError, TypeError) as exc:
             raise ContractError(f"cannot build the Maze Escape game: {exc}") from exc
         self.config = self.env.config

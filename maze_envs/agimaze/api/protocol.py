@@ -15,7 +15,8 @@ Errors are JSON objects with an ``error`` code (see :data:`ERROR_STATUS`). An ac
 labyrinth's list is HTTP 400 ``{"error": "bad_action", "action": ..., "allowed": [...]}``, exactly
 as the public service answers; every other error is ``{"error": CODE, "detail": "..."}``
 (``server_full`` adds ``retry_after``, in seconds, also sent as the ``Retry-After`` header, and
-``unfinished``, the number of sessions still in play).
+``unfinished``, the number of sessions still in play; ``unknown_session`` adds ``reason``:
+``evicted_idle``, ``expired``, ``evicted_finished`` or ``unknown``).
 
 Request bodies are JSON of at most :data:`MAX_BODY_BYTES` bytes, received within
 :data:`BODY_TIMEOUT_SECONDS` seconds.
@@ -36,7 +37,8 @@ ERROR_STATUS: Final[dict[str, HTTPStatus]] = {
     "bad_action": HTTPStatus.BAD_REQUEST,
     # no such pack path, or a path that would leave the pack root
     "bad_path": HTTPStatus.BAD_REQUEST,
-    # no session with this id (never created, or expired)
+    # no session with this id: evicted unfinished after going idle, expired, finished and
+    # evicted long ago, or never started here (the body's ``reason`` says which)
     "unknown_session": HTTPStatus.NOT_FOUND,
     # no such endpoint
     "not_found": HTTPStatus.NOT_FOUND,
@@ -53,7 +55,7 @@ ERROR_STATUS: Final[dict[str, HTTPStatus]] = {
     "body_too_large": HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
     # a bug of the server (details only in the server's log)
     "internal_error": HTTPStatus.INTERNAL_SERVER_ERROR,
-    # every session slot holds an unfinished session (none is evictable)
+    # every session slot holds an unfinished session in play (none is evictable)
     "server_full": HTTPStatus.SERVICE_UNAVAILABLE,
 }
 
@@ -193,4 +195,9 @@ class ErrorResponse(BaseModel):
     unfinished: int | None = Field(
         default=None,
         description="server_full only: sessions still in play (neither won nor out of steps)",
+    )
+    reason: Literal["evicted_idle", "expired", "evicted_finished", "unknown"] | None = Field(
+        default=None,
+        description="unknown_session only: evicted unfinished after going idle while the "
+        "server was full, expired (--ttl), finished and evicted long ago, or never started here",
     )

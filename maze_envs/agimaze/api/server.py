@@ -13,10 +13,10 @@ Behaviour where the public service is silent (our choices):
   unknown or escaping pack path ``bad_path``, unknown or expired id ``unknown_session`` (404),
   a step after the win (or a new step of an evicted finished session) ``game_over`` (409), a
   seq too old to replay ``stale_seq`` (409), a stored seq resent with another action
-  ``seq_conflict`` (409), every session slot held by an unfinished session ``server_full``
-  (503 with ``Retry-After`` and the unfinished count). No reply ever names a file of the
-  server: pack errors name only the requested path, and an internal error says only that it
-  happened (the traceback goes to the server's log).
+  ``seq_conflict`` (409), every session slot held by an unfinished session in play
+  ``server_full`` (503 with ``Retry-After`` and the unfinished count). No reply ever names a
+  file of the server: pack errors name only the requested path, and an internal error says only
+  that it happened (the traceback goes to the server's log).
 * Bodies: a ``Content-Length`` over :data:`~maze_envs.agimaze.api.protocol.MAX_BODY_BYTES` is
   refused with 413 ``body_too_large`` before anything is read; a body without one is read in
   chunks and refused as soon as it passes the limit, so a 50 MB upload costs the server no
@@ -37,9 +37,18 @@ Behaviour where the public service is silent (our choices):
   a request. A *finished* session (won, or its ``max_steps`` spent) is evictable: a start that
   finds the server full evicts the least recently used finished session, which keeps its last
   replies (so a resend of its final step with the same ``seq`` is still answered) and its
-  snapshot. Unfinished sessions are never evicted: only when all ``--max-sessions`` are
-  unfinished is a start refused (``server_full``) until one expires. A public client, which
-  never ends a session but plays each to its end, runs any number of episodes.
+  snapshot. With no finished one left, it evicts the least recently used *unfinished* session
+  that has gone ``--idle-evict`` seconds (default 1) without a request: a client that stops
+  an episode early (a run capped below the budget, a cost cap) leaves sessions nobody will
+  finish. Only when all ``--max-sessions`` are unfinished and each had a request within the
+  last ``--idle-evict`` seconds is a start refused (``server_full``, ``Retry-After`` at most
+  that). A public client, which never ends a session, runs any number of episodes, played to
+  their end or not. The price: on a server full of sessions in play, a client that waits
+  longer than ``--idle-evict`` between two steps may lose its session to a new start.
+* A request for a session that is gone gets 404 ``unknown_session`` saying what happened, and
+  ``reason``: ``evicted_idle`` (evicted unfinished, idle, while the server was full),
+  ``expired`` (``--ttl``), ``evicted_finished`` (finished, evicted, its last replies dropped
+  since), or ``unknown`` (never started on this server).
 * Pack files are read in a worker thread, never on the event loop, and only regular files are
   read (a FIFO named ``x.json`` is skipped), so one request cannot stall the others.
 
@@ -66,7 +75,7 @@ from maze_envs.agimaze.api import protocol
 from maze_envs.agimaze.api.body import BodyError, BodyReader, ClientGone
 from maze_envs.agimaze.api.openapi import openapi_schema
 from maze_envs.agimaze.api.service import AgiMazeService, Resolver, error, root_resolver
-from maze_envs.agimaze.api.sessions import Reply
+from maze_envs.agimaze.api.sessions import IDLE_SECONDS, Reply
 from maze_envs.agimaze.packs import PACK_VERSIONS, resolve_pack_path, version_root
 
 logger = logging.getLogger(__name__)
@@ -190,10 +199,22 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=1000,
         help="live sessions kept at most; finished ones (won, or max_steps spent) are evicted "
-        "to make room, unfinished ones never (default 1000)",
+        "to make room, then unfinished ones idle past --idle-evict (default 1000)",
     )
     parser.add_argument(
-        "--ttl", type=float, default=3600.0, help="idle seconds before a session expires"
+        "--ttl",
+        type=float,
+        default=3600.0,
+        help="idle seconds before a session expires (default %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-evict",
+        type=float,
+        default=IDLE_SECONDS,
+        metavar="SECONDS",
+        help="a full server evicts an unfinished session idle this long to make room for a new "
+        "one (the least recently used first); sessions with a request within it are never "
+        "evicted (default %(default)s)",
     )
     parser.add_argument(
         "--body-timeout",
@@ -219,11 +240,15 @@ def pack_resolver(pack_root: str | None = None, pack_version: str | None = None)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``maze-envs agimaze serve [--host H] [--port P] [--pack-root DIR | --pack-version NAME]
-    [--max-sessions N]``."""
+    [--max-sessions N] [--ttl S] [--idle-evict S]``."""
     parser = _parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.max_sessions < 1 or args.ttl <= 0 or args.body_timeout <= 0:
         parser.error("--max-sessions must be >= 1, and --ttl and --body-timeout > 0")
+    if not 0 < args.idle_evict <= args.ttl:
+        parser.error(
+            f"--idle-evict must be > 0 and at most --ttl ({args.ttl:g}), got {args.idle_evict:g}"
+        )
     try:
         import uvicorn
     except ImportError:
@@ -233,7 +258,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         resolver = pack_resolver(args.pack_root, args.pack_version)
     except ValueError as exc:
         parser.error(str(exc))
-    service = AgiMazeService(resolver, max_sessions=args.max_sessions, ttl_seconds=args.ttl)
+    service = AgiMazeService(
+        resolver,
+        max_sessions=args.max_sessions,
+        ttl_seconds=args.ttl,
+        idle_seconds=args.idle_evict,
+    )
     app = create_app(service, body_timeout=args.body_timeout)
     print(f"AGI Maze API on http://{args.host}:{args.port} (OpenAPI at /openapi.json)")
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)

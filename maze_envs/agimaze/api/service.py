@@ -10,8 +10,11 @@ without one finishes only when won). The server still answers steps of a finishe
 does not enforce ``max_steps``), but when a start finds ``max_sessions`` live sessions the
 least recently used finished one is evicted. It leaves a :class:`RetiredGame` (its last
 :data:`RETIRED_REPLIES` replies and a snapshot), so a resend of its final step with the same
-``seq`` still gets the stored reply. Unfinished sessions are never evicted
-(:mod:`~maze_envs.agimaze.api.sessions`).
+``seq`` still gets the stored reply. With no finished session left, the least recently used
+unfinished one is evicted once it has gone ``idle_seconds`` (1 s by default) without a request:
+sessions a client stopped playing never fill the server (:mod:`~maze_envs.agimaze.api.sessions`).
+A request for a session that is gone gets 404 ``unknown_session`` saying what happened, with
+``reason`` ``evicted_idle``, ``expired``, ``evicted_finished`` or ``unknown``.
 
 Memory: a labyrinth played by many sessions is loaded and compiled once (:class:`Board`, kept in
 a bounded cache of :data:`BOARD_CACHE_SIZE`), and each session keeps only its engine state, a
@@ -50,6 +53,7 @@ from pydantic import BaseModel, ValidationError
 
 from maze_envs.agimaze.api import protocol
 from maze_envs.agimaze.api.sessions import (
+    IDLE_SECONDS,
     Reply,
     SeqConflictError,
     SeqReplay,
@@ -195,6 +199,14 @@ def error(code: str, detail: str) -> Reply:
     return int(protocol.ERROR_STATUS[code]), {"error": code, "detail": detail}
 
 
+def _unknown(exc: UnknownSessionError) -> Reply:
+    """The 404 of a session that is gone or never was: what happened, in ``detail`` and as a
+    code in ``reason`` (``evicted_idle``, ``expired``, ``evicted_finished``, ``unknown``)."""
+    status, body = error("unknown_session", str(exc))
+    body["reason"] = exc.reason
+    return status, body
+
+
 def _validation_detail(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors()
@@ -214,10 +226,15 @@ class AgiMazeService:
         max_sessions: int = 1000,
         ttl_seconds: float = 3600.0,
         clock: Callable[[], float] = time.monotonic,
+        idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         self.resolver = resolver
         self.sessions: SessionStore[GameSession | RetiredGame] = SessionStore(
-            max_sessions=max_sessions, ttl_seconds=ttl_seconds, clock=clock, retire=_retire
+            max_sessions=max_sessions,
+            ttl_seconds=ttl_seconds,
+            clock=clock,
+            retire=_retire,
+            idle_seconds=idle_seconds,
         )
         self._boards: OrderedDict[str, Board] = OrderedDict()
         self._boards_lock = threading.Lock()
@@ -243,7 +260,7 @@ class AgiMazeService:
             session_id = self.sessions.add(session)
         except SessionLimitError as exc:
             status, body = error("server_full", str(exc))
-            body["retry_after"] = max(1, math.ceil(exc.retry_after))
+            body["retry_after"] = max(1, math.ceil(exc.retry_after))  # whole seconds (header)
             body["unfinished"] = exc.unfinished
             return status, body
         body = {
@@ -276,7 +293,7 @@ class AgiMazeService:
         try:
             session = self.sessions.get(request.id)
         except UnknownSessionError as exc:
-            return error("unknown_session", str(exc))
+            return _unknown(exc)
         with session.lock:
             current: GameSession | RetiredGame = session
             if isinstance(session, GameSession) and session.retired is not None:
@@ -307,7 +324,7 @@ class AgiMazeService:
         try:
             session = self.sessions.get(session_id)
         except UnknownSessionError as exc:
-            return error("unknown_session", str(exc))
+            return _unknown(exc)
         if isinstance(session, RetiredGame):
             return _OK, orjson.loads(session.snapshot) | {"id": session_id}
         with session.lock:

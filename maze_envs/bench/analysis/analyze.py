@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from maze_envs.bench.analysis.agimaze_metrics import AgiMazeMetrics, agimaze_metrics
 from maze_envs.bench.analysis.escape_metrics import (
+    EVENT_KEYS,
     OBSERVATION_KEYS,
     AgentMetrics,
     game_metrics,
@@ -74,7 +75,14 @@ def _analyze_games(journal: Journal, game_ids: Sequence[int]) -> Analysis:
         try:
             info = journal.game(game_id)
             if is_escape_game(info):
-                track = escape_track(journal, game_id, info, observations=OBSERVATION_KEYS)
+                track = escape_track(
+                    journal,
+                    game_id,
+                    info,
+                    observations=OBSERVATION_KEYS,
+                    events=EVENT_KEYS,
+                    shared=True,
+                )
                 out.escape += game_metrics(track)
             elif info.env_id.startswith("maze_envs/AgiMaze"):
                 turns, problem = read_turns(journal, game_id)

@@ -69,6 +69,8 @@ _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"
 #: The observation keys the metrics read (the analysis reads only these from the journal).
 OBSERVATION_KEYS: Final = ("distances", "notebook", "teammate_notebooks")
+#: The event keys the metrics and the track read (the analysis reads only these).
+EVENT_KEYS: Final = ("move", "radio", "first_exit_visit", "team_success")
 
 
 @dataclass(frozen=True)

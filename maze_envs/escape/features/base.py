@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -195,6 +195,10 @@ class Feature(ABC):
     fields: ClassVar[tuple[str, ...]]
     #: Config overrides that switch it on (what tests and examples use).
     example: ClassVar[Mapping[str, Any]]
+    #: When its keys' values change from one turn to the next (the change hint the journal is
+    #: handed, :meth:`~maze_envs.escape.observe.Observer.changes`): ``"own_move"`` only when
+    #: the agent moves, ``"any_move"`` when any agent moves, ``"turn"`` every turn.
+    changes: ClassVar[Literal["own_move", "any_move", "turn"]]
 
     def enabled(self, config: Config) -> bool:
         """Whether the feature is on in ``config``."""

@@ -34,6 +34,7 @@ class Coordinates(Feature):
     name = "coordinates"
     switch = "coordinates"
     keys = ("position",)
+    changes = "own_move"
     fields = ("position",)
     example: ClassVar[Mapping[str, Any]] = {"coordinates": "own"}
 

@@ -46,6 +46,7 @@ class DistanceSensor(Feature):
     name = "distances"
     switch = "distance_sensor"
     keys = ("distances",)
+    changes = "any_move"
     fields = ("distance_to_exit", "distance_to_teammates")
     example: ClassVar[Mapping[str, Any]] = {"distance_sensor": True}
 

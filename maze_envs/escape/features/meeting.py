@@ -30,6 +30,7 @@ class MeetingAlert(Feature):
     name = "meeting_alert"
     switch = "meeting_alert"
     keys = ("colocated_with",)
+    changes = "any_move"
     fields = ("colocated_with",)
     example: ClassVar[Mapping[str, Any]] = {"meeting_alert": True}
 

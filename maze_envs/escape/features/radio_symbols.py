@@ -34,6 +34,7 @@ class RadioSymbols(Feature):
     keys = ("radio_symbols",)
     fields = ("radio_symbols",)
     example: ClassVar[Mapping[str, Any]] = {"radio_symbols": 4}
+    changes = "turn"  # what was sent last turn: any turn may change it
 
     def spaces(self, config: Config, slots: int) -> dict[str, spaces.Space[Any]]:
         return {"radio_symbols": spaces.MultiDiscrete([config.radio_symbols + 1] * slots)}

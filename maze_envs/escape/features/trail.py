@@ -34,6 +34,7 @@ class Trail(Feature):
     name = "trail"
     switch = "trail_length"
     keys = ("trail", "trail_length")
+    changes = "turn"
     fields = ("trail",)
     example: ClassVar[Mapping[str, Any]] = {"coordinates": "own", "trail_length": 4}
 

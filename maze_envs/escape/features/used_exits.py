@@ -44,6 +44,7 @@ class UsedExits(Feature):
     name = "used_exits"
     switch = "used_exits"
     keys = ("used_exits",)
+    changes = "own_move"
     fields = ("used_exits",)
     example: ClassVar[Mapping[str, Any]] = {"used_exits": True}
 

@@ -145,11 +145,16 @@ def escape_track(
     info: GameInfo | None = None,
     *,
     observations: bool | Collection[str] = True,
+    events: Collection[str] | None = None,
+    shared: bool = False,
 ) -> EscapeTrack:
     """Read one Maze Escape game and walk every agent through it (see the module docstring).
 
     ``observations``: which of each agent's observations the turns hold (every key; none;
-    only the keys listed), as :meth:`~maze_envs.journal.Journal.turns` reads them.
+    only the keys listed), ``events``: which keys of their events (None: every key; the track
+    needs ``move``, :meth:`EscapeTrack.rewards` ``first_exit_visit`` and ``team_success``), and
+    ``shared``: whether what did not change is shared from turn to turn (read-only), as
+    :meth:`~maze_envs.journal.Journal.turns` reads them.
     """
     info = journal.game(game_id) if info is None else info
     if not is_escape_game(info):
@@ -157,7 +162,9 @@ def escape_track(
     config, layout = game_layout(info)
     board = Board.from_layout(layout)
     agents = config.agents
-    turns, problem = read_turns(journal, game_id, observations=observations)
+    turns, problem = read_turns(
+        journal, game_id, observations=observations, events=events, shared=shared
+    )
     cells = {a: [board.starts[i]] for i, a in enumerate(agents)}
     moves: dict[str, list[str | None]] = {a: [None] for a in agents}
     results: dict[str, list[str | None]] = {a: [None] for a in agents}

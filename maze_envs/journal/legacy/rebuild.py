@@ -1,5 +1,5 @@
-"""Rebuilding a column of a schema version 4 journal: each turn's full JSON text from what was
-stored (the format is :mod:`maze_envs.journal.changes`'s), or its values directly.
+"""Rebuilding a column of a schema version 4 journal (read, no longer written): each turn's full
+JSON text from what was stored (the format is :mod:`.changes`'s), or its values directly.
 
 The reader keeps the previous turn's tree and builds each turn's tree copy-on-write: a patch
 copies its container's children (one dict copy in C) and touches only the keys it lists and
@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.journal.changes import (
+from maze_envs.journal.legacy.changes import (
     EDIT,
     HISTORY,
     HISTORY_CHARS,
@@ -32,7 +32,7 @@ from maze_envs.journal.changes import (
     json_fragment,
     key_json,
 )
-from maze_envs.journal.edits import apply_bytes_edit, apply_text_edit
+from maze_envs.journal.legacy.edits import apply_bytes_edit, apply_text_edit
 
 _PENDING: Final = object()
 # (the children holding a reference, its path, the path it names)
