@@ -147,6 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=8)
     parser.add_argument("--turns", type=int, default=2)
+    parser.add_argument("--keep", help="a folder for the runs and the server's log (kept)")
     parser.add_argument("--only", choices=("defaults", "v13", "cap"))
     args = parser.parse_args()
     print(f"load average at the start: {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs")
@@ -157,7 +158,10 @@ def main() -> None:
     head = "| run | exit | decisions | outages | ok | lost to a number | salvaged | requests"
     print(head + " | prompt tokens reused | tokens spent | wall | load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp, llama_server(Path(tmp) / "server.log") as url:
+    with contextlib.ExitStack() as stack:
+        tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory())
+        Path(tmp).mkdir(parents=True, exist_ok=True)
+        url = stack.enter_context(llama_server(Path(tmp) / "server.log"))
         log = Path(tmp) / "server.log"
         if args.only in (None, "defaults"):
             describe("defaults, v14", play(url, log, Path(tmp) / "v14", args.games, args.turns))
