@@ -22,8 +22,8 @@ the system prompt already).
     >>> from llm_policies.settings import ModelSettings
     >>> request = ModelRequest("x" * 3000, (ChatMessage("user", "y" * 300),), "prompted", {},
     ...                        "a", ModelSettings())
-    >>> prompt_bytes(request), conservative_tokens(request)
-    (3300, 1116)
+    >>> prompt_bytes(request)
+    3300
     >>> rate = TokenRate()
     >>> rate.learn(3300, 800)
     >>> rate.estimate(3300)
@@ -96,11 +96,6 @@ def counted_text(request: ModelRequest) -> str:
 def overhead(request: ModelRequest) -> int:
     """The chat template's tokens around the messages (system included)."""
     return MESSAGE_OVERHEAD_TOKENS * (len(request.messages) + 1)
-
-
-def conservative_tokens(request: ModelRequest) -> int:
-    """An overestimate of the prompt's tokens (no tokenizer, no calibration)."""
-    return int(prompt_bytes(request) / CONSERVATIVE_BYTES_PER_TOKEN) + overhead(request)
 
 
 @dataclass

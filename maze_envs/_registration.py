@@ -22,14 +22,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 import gymnasium
 import pettingzoo
 
 #: The environment kinds: which policies, wording and benchmark setups serve an environment.
 EnvKind = Literal["escape", "agimaze"]
-ENV_KINDS: Final[tuple[EnvKind, ...]] = ("escape", "agimaze")
+#: The kinds, in the order of ``EnvKind`` (written once, there).
+ENV_KINDS: Final[tuple[EnvKind, ...]] = get_args(EnvKind)
 #: The namespace of every id.
 NAMESPACE: Final = "maze_envs"
 
@@ -54,6 +55,10 @@ class EnvEntry:
     ``maze-envs verify`` replays its games with; ``budget`` is the function ``(budget_factor,
     max_steps) -> steps`` an episode is truncated at (None: the config's ``max_turns`` is the
     budget). ``labyrinth_set`` marks the AGI Maze env that plays an ordered set of labyrinths.
+    ``setup`` is the benchmark runner's setup class of the environment
+    (:class:`maze_envs.bench.specbase.SetupBase`): it supplies the environment's row in the
+    runner, its word (``--env``, the experiment file's table, the results' ``env`` column), its
+    cases, the adapter that plays them, the summary of their result rows and the report's tables.
     """
 
     id: str
@@ -61,6 +66,7 @@ class EnvEntry:
     version: int
     entry_point: str
     replayer: str
+    setup: str
     aec_entry_point: str | None = None
     budget: str | None = None
     labyrinth_set: bool = False
@@ -102,6 +108,7 @@ ENVIRONMENTS: Final[tuple[EnvEntry, ...]] = (
         entry_point="maze_envs.maze_escape_v0:parallel_env",
         aec_entry_point="maze_envs.maze_escape_v0:env",
         replayer="maze_envs.escape.replay:EscapeReplayer",
+        setup="maze_envs.bench.escape_spec:EscapeSetup",
     ),
     EnvEntry(
         id=f"{NAMESPACE}/MazeEscape-v1",
@@ -110,6 +117,7 @@ ENVIRONMENTS: Final[tuple[EnvEntry, ...]] = (
         entry_point="maze_envs.maze_escape_v1:parallel_env",
         aec_entry_point="maze_envs.maze_escape_v1:env",
         replayer="maze_envs.escape.replay:EscapeReplayer",
+        setup="maze_envs.bench.escape_spec:EscapeSetup",
     ),
     EnvEntry(
         id=f"{NAMESPACE}/AgiMaze-v0",
@@ -117,6 +125,7 @@ ENVIRONMENTS: Final[tuple[EnvEntry, ...]] = (
         version=0,
         entry_point="maze_envs.agimaze.env:AgiMazeEnv",
         replayer="maze_envs.agimaze.replay:AgiMazeReplayer",
+        setup="maze_envs.bench.agimaze_spec:AgiMazeSetup",
         budget="maze_envs.agimaze.scoring:step_budget",
     ),
     EnvEntry(
@@ -125,6 +134,7 @@ ENVIRONMENTS: Final[tuple[EnvEntry, ...]] = (
         version=0,
         entry_point="maze_envs.agimaze.set_env:AgiMazeSetEnv",
         replayer="maze_envs.agimaze.replay:AgiMazeReplayer",
+        setup="maze_envs.bench.agimaze_spec:AgiMazeSetSetup",
         budget="maze_envs.agimaze.scoring:step_budget",
         labyrinth_set=True,
     ),

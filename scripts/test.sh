@@ -24,26 +24,55 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" =
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy
-# The Inspect tasks as the inspect_evals register's lint service checks them (its layout for a
-# repository with one evaluation, from the task file; docs/inspect.md)
-.venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py > /dev/null \
-    || .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py
-.venv/bin/python -m pytest "$@"
-if [ "$#" -eq 0 ]; then
-    python3 -m venv .venv-lowest
-    .venv-lowest/bin/python -m pip install -q -c scripts/lowest-versions.txt \
-        -e '.[render,server]' pytest hypothesis httpx
-    .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/escape tests/agimaze \
-        tests/test_grid.py tests/test_cli.py
-    # The verifiers extra in an environment of its own: verifiers needs openai<3, the llm extra
-    # (pydantic-ai) openai>=3.50, so the two never share one (docs/hubs.md). Its tests (vf-eval
-    # end to end against the loopback server) skip, saying so, in the main environment.
-    python3 -m venv .venv-verifiers
-    .venv-verifiers/bin/python -m pip install -q -e '.[verifiers]' pytest starlette uvicorn
-    .venv-verifiers/bin/python -m pip install -q --no-deps \
-        -e llm_policies/apps/verifiers/hub/maze-envs-escape \
-        -e llm_policies/apps/verifiers/hub/maze-envs-agimaze
-    .venv-verifiers/bin/python -m pytest -q -p no:cacheprovider tests/verifiers \
-        llm_policies/apps/verifiers
+# The checks that need nothing of each other run side by side, since the test run leaves the
+# second core idle most of the time: mypy, the Inspect lint, the lowest-versions pass and the
+# verifiers pass run one after another in the background while pytest runs in the foreground;
+# their output is printed when they end, and the command fails if any check failed.
+logs=$(mktemp -d)
+background=""
+trap '[ -z "$background" ] || kill "$background" 2>/dev/null || true; rm -rf "$logs"' EXIT
+besides() {
+    # each check's name and status goes to its own line of the summary; every check runs
+    status=0
+    .venv/bin/mypy || status=1
+    # The Inspect tasks as the inspect_evals register's lint service checks them (its layout for
+    # a repository with one evaluation, from the task file; docs/inspect.md)
+    .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py \
+        >/dev/null \
+        || .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py \
+        || status=1
+    if [ "$#" -eq 0 ]; then
+        python3 -m venv .venv-lowest
+        .venv-lowest/bin/python -m pip install -q -c scripts/lowest-versions.txt \
+            -e '.[render,server]' pytest hypothesis httpx
+        .venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/escape tests/agimaze \
+            tests/test_grid.py tests/test_cli.py || status=1
+        # The verifiers extra in an environment of its own: verifiers needs openai<3, the llm
+        # extra (pydantic-ai) openai>=3.50, so the two never share one (docs/hubs.md). Its tests
+        # (vf-eval end to end against the loopback server) skip, saying so, in the main one.
+        python3 -m venv .venv-verifiers
+        .venv-verifiers/bin/python -m pip install -q -e '.[verifiers]' pytest starlette uvicorn
+        .venv-verifiers/bin/python -m pip install -q --no-deps \
+            -e llm_policies/apps/verifiers/hub/maze-envs-escape \
+            -e llm_policies/apps/verifiers/hub/maze-envs-agimaze
+        .venv-verifiers/bin/python -m pytest -q -p no:cacheprovider tests/verifiers \
+            llm_policies/apps/verifiers || status=1
+    fi
+    return "$status"
+}
+besides "$@" >"$logs/besides" 2>&1 &
+background=$!
+
+failed=()
+.venv/bin/python -m pytest "$@" || failed+=(pytest)
+status=0
+wait "$background" || status=$?
+background=""
+echo
+echo "== mypy, Inspect lint, lowest versions, verifiers (ran beside pytest): exit status $status"
+cat "$logs/besides"
+[ "$status" -eq 0 ] || failed+=("mypy, Inspect lint, lowest versions or verifiers")
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "scripts/test.sh: failed: ${failed[*]}" >&2
+    exit 1
 fi

@@ -17,6 +17,7 @@ SHORT_RUN = {
     "custom_policy.py": ["--seeds", "0-2"],
     "custom_wrapper.py": ["--steps", "60"],
     "train_agimaze_ppo.py": ["--quick"],
+    "train_escape_ppo.py": ["--quick", "--no-levels"],
 }
 
 

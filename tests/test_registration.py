@@ -97,6 +97,7 @@ FAKE = EnvEntry(
     entry_point="maze_envs.maze_escape_v1:parallel_env",
     aec_entry_point="maze_envs.maze_escape_v1:env",
     replayer="maze_envs.escape.replay:EscapeReplayer",
+    setup="maze_envs.bench.escape_spec:EscapeSetup",
 )
 
 
@@ -141,3 +142,10 @@ def test_an_entry_names_its_parts() -> None:
     ]
     with pytest.raises(ValueError, match="unknown environment kind 'chess'"):
         _registration.entries("chess")  # type: ignore[arg-type]
+
+
+def test_every_kind_has_rows_and_every_row_a_kind() -> None:
+    """The kinds are written once (``EnvKind``); the table and the kinds agree (issue 26)."""
+    from maze_envs._registration import ENV_KINDS, ENVIRONMENTS
+
+    assert sorted({e.kind for e in ENVIRONMENTS}) == sorted(ENV_KINDS)

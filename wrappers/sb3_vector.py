@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import VectorEnv
 
 from maze_envs.escape.batch.vector import AutoresetMode, MazeEscapeVectorEnv
 
@@ -42,14 +43,17 @@ __all__ = ["EscapeSB3VecEnv"]
 
 
 class EscapeSB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` over a :class:`~maze_envs.escape.batch.vector.MazeEscapeVectorEnv`."""
+    """SB3's ``VecEnv`` over a :class:`~maze_envs.escape.batch.vector.MazeEscapeVectorEnv`, or
+    over a Gymnasium vector wrapper of one (training shaping, the previous move...)."""
 
-    def __init__(self, vec: MazeEscapeVectorEnv) -> None:
-        if not isinstance(vec, MazeEscapeVectorEnv):
+    def __init__(self, vec: VectorEnv[Any, Any, Any]) -> None:
+        base = vec.unwrapped
+        if not isinstance(base, MazeEscapeVectorEnv):
             raise ValueError(
-                f"EscapeSB3VecEnv takes maze_escape_v1.vector_env(...), got {type(vec).__name__}"
+                "EscapeSB3VecEnv takes maze_escape_v1.vector_env(...) (or a Gymnasium vector "
+                f"wrapper of it), got {type(vec).__name__}"
             )
-        if vec.autoreset_mode is not AutoresetMode.SAME_STEP:
+        if base.autoreset_mode is not AutoresetMode.SAME_STEP:
             raise ValueError(
                 "EscapeSB3VecEnv needs a vector env that resets in the same step "
                 "(autoreset_mode='SameStep', the default): SB3 expects the next game's first "

@@ -28,24 +28,27 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
 from inspect_ai.model import Model, get_model
-from pydantic import ValidationError
 
-from llm_policies.accounting import Budget
+from llm_policies.apps.front import (
+    FrontOptions,
+    FrontPolicy,
+    check_built,
+    front_run_budget,
+    policy_class,
+    settings_of,
+)
 from llm_policies.backends.base import ModelBackend
-from llm_policies.backends.scripted import ScriptedBackend
 from llm_policies.harness import HarnessSettings
 from llm_policies.inspect.backend import GameControl, InspectBackend
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
-from llm_policies.registry import ALIASES, run_budget
 from llm_policies.settings import ModelSettings
-from maze_envs.policies.interface import AsyncPolicyBase, Decision, as_decision
+from maze_envs.policies.interface import Decision, as_decision
 
 #: Import paths of the factories, as policy specs of the runner (``maze_envs.bench``).
 ESCAPE_POLICY: Final = "llm_policies.inspect.policy:escape_policy"
@@ -64,7 +67,12 @@ INSPECT_OWNED: Final[dict[str, str]] = {
     "client": "nothing: Inspect makes the provider's client",
     "provider": "nothing: Inspect makes the provider's client",
 }
-_OTHER: Final = frozenset({"cache", "cache_mode", "max_tokens_per_run", "max_cost_per_run", "run"})
+#: Where the Inspect policies' options go.
+OPTIONS: Final = FrontOptions(
+    "Inspect's",
+    INSPECT_OWNED,
+    frozenset({"cache", "cache_mode", "max_tokens_per_run", "max_cost_per_run", "run"}),
+)
 
 #: The game's control (shared by its backends, policies and the solver); set by the solver.
 _CONTROL: ContextVar[GameControl | None] = ContextVar("maze_envs_inspect_control", default=None)
@@ -81,14 +89,9 @@ def game_control() -> Iterator[GameControl]:
         _CONTROL.reset(token)
 
 
-def _model_fields() -> frozenset[str]:
-    return frozenset(ModelSettings.model_fields) - frozenset(INSPECT_OWNED)
-
-
 def policy_option_names() -> list[str]:
     """Every option the Inspect policies take (aliases included), sorted."""
-    names = _model_fields() | frozenset(HarnessSettings.model_fields) | _OTHER
-    return sorted(names | {a for a, name in ALIASES.items() if name in names})
+    return OPTIONS.names()
 
 
 def split_policy_options(
@@ -98,52 +101,14 @@ def split_policy_options(
 
     Raises ValueError for an option Inspect owns (naming the Inspect option) or an unknown one.
     """
-    model: dict[str, Any] = {}
-    harness: dict[str, Any] = {}
-    other: dict[str, Any] = {}
-    model_fields, harness_fields = _model_fields(), frozenset(HarnessSettings.model_fields)
-    for raw, value in options.items():
-        name = ALIASES.get(raw, raw)
-        if raw in INSPECT_OWNED or name in INSPECT_OWNED:
-            raise ValueError(f"option {raw!r} is Inspect's here: use {INSPECT_OWNED[name]}")
-        if name in model_fields:
-            model[name] = value
-        elif name in harness_fields:
-            harness[name] = value
-        elif name in _OTHER:
-            other[name] = value
-        else:
-            known = policy_option_names()
-            close = difflib.get_close_matches(raw, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {raw!r}{hint} (options: {', '.join(known)})")
-    if isinstance(harness.get("order"), str) and "," in harness["order"]:
-        harness["order"] = tuple(part.strip() for part in harness["order"].split(","))
-    return model, harness, other
+    return OPTIONS.split(options)
 
 
 def _validated(
     options: Mapping[str, Any],
 ) -> tuple[ModelSettings, HarnessSettings, dict[str, Any]]:
-    model, harness, other = split_policy_options(options)
-    try:
-        settings = ModelSettings(**model)
-        harness_settings = HarnessSettings(**harness)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
-            for e in exc.errors()
-        )
-        raise ValueError(f"invalid policy options: {problems}") from None
-    return settings, harness_settings, other
-
-
-def _policy_class(env_kind: str) -> type[EscapeLLMPolicy] | type[AgiMazeLLMPolicy]:
-    if env_kind == "escape":
-        return EscapeLLMPolicy
-    if env_kind == "agimaze":
-        return AgiMazeLLMPolicy
-    raise ValueError(f"unknown environment kind {env_kind!r}; use 'escape' or 'agimaze'")
+    model, harness, other = OPTIONS.split(options)
+    return (*settings_of(model, harness), other)
 
 
 def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
@@ -153,33 +118,28 @@ def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
     version, output mode, history...) before any model is called.
     """
     settings, harness, _ = _validated(options)
-    try:
-        _policy_class(env_kind)(ScriptedBackend([]), settings=settings, harness=harness)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"invalid policy options: {exc}") from None
+    check_built(env_kind, settings, harness)
 
 
-class InspectPolicy(AsyncPolicyBase[Any, Any, Any]):
+class InspectPolicy(FrontPolicy):
     """An LLM policy whose backend is Inspect's model; it ends the game at an Inspect limit.
 
     Everything is the wrapped policy's (reset, decisions, records); this adds the stop request
     when the sample ran into an Inspect limit, and the Inspect model and its config to the
-    harness report.
+    harness report (the transport settings Inspect owns, deadline and retries, are left out of
+    ``settings``: Inspect's values, when set, are in ``inspect.generate_config``).
     """
 
-    privileged: ClassVar[bool] = False
+    owned: ClassVar[Mapping[str, str]] = INSPECT_OWNED
+    report_key: ClassVar[str] = "inspect"
 
     def __init__(
         self,
         policy: EscapeLLMPolicy | AgiMazeLLMPolicy,
         backend: InspectBackend,
     ) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.backend = backend
-
-    def reset(self, agent: str, seed: int | None, episode: Any) -> None:
-        super().reset(agent, seed, episode)
-        self.policy.reset(agent, seed, episode)
 
     async def aact(self, observation: Any) -> Decision[Any]:
         result: Any = await self.policy.aact(observation)
@@ -189,33 +149,13 @@ class InspectPolicy(AsyncPolicyBase[Any, Any, Any]):
             decision = replace(decision, stop=reason)
         return decision
 
-    def harness(self) -> dict[str, Any]:
-        """The wrapped policy's harness report, with the Inspect model and its config.
-
-        The transport settings Inspect owns (deadline, retries...) are left out of
-        ``settings``: Inspect's values, when set, are in ``inspect.generate_config``.
-        """
-        report = dict(self.policy.harness())
-        settings = report.get("settings")
-        if isinstance(settings, Mapping):  # deadline and retries are Inspect's, not these
-            report["settings"] = {k: v for k, v in settings.items() if k not in INSPECT_OWNED}
+    def framework(self) -> dict[str, Any]:
+        """The Inspect model and its config."""
         model = self.backend.model
-        report["inspect"] = {
+        return {
             "model": str(model),
             "generate_config": model.config.model_dump(mode="json", exclude_none=True),
         }
-        return report
-
-    def close(self) -> None:
-        self.policy.close()
-
-    async def aclose(self) -> None:
-        await self.policy.aclose()
-
-    def __getattr__(self, name: str) -> Any:  # options, schema, settings... of the policy
-        if name == "policy":  # not set yet (a half-built object): no recursion
-            raise AttributeError(name)
-        return getattr(self.policy, name)
 
 
 def make_inspect_policy(
@@ -237,17 +177,11 @@ def make_inspect_policy(
         from llm_policies.cache import CachedBackend
 
         backend = CachedBackend(backend, other["cache"], mode=other.get("cache_mode", "read_write"))
-    budget: Budget | None = None
-    caps = (other.get("max_tokens_per_run"), other.get("max_cost_per_run"))
-    if any(cap is not None for cap in caps):
-        tokens = None if caps[0] is None else int(caps[0])
-        cost = None if caps[1] is None else float(caps[1])
-        budget = run_budget(str(other.get("run", "inspect")), tokens, cost)
-    policy = _policy_class(env_kind)(
+    policy = policy_class(env_kind)(
         backend,
         settings=inspect_backend.effective_settings(settings),
         harness=harness,
-        run_budget=budget,
+        run_budget=front_run_budget(other, "inspect"),
     )
     return InspectPolicy(policy, inspect_backend)
 

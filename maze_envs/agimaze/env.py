@@ -26,7 +26,7 @@ from gymnasium import spaces
 from maze_envs.agimaze import recording
 from maze_envs.agimaze.backends import Backend, LocalBackend
 from maze_envs.agimaze.packs import version_root
-from maze_envs.agimaze.scoring import DEFAULT_FACTOR, rhae, step_budget
+from maze_envs.agimaze.scoring import DEFAULT_BUDGET_FACTOR, DEFAULT_FACTOR, rhae, step_budget
 from maze_envs.agimaze.spaces import (
     MAP_MAX_LENGTH,
     encode_formal,
@@ -41,8 +41,6 @@ from maze_envs.journal.recorder import Recorder
 #: Reference budget used when neither the labyrinth nor the caller gives one (the public agents'
 #: fallback when ``max_steps`` is missing).
 FALLBACK_MAX_STEPS: Final = 200
-#: Evaluation budget as a multiple of the reference ``max_steps`` (EnvTraverse uses 5).
-DEFAULT_BUDGET_FACTOR: Final = 5.0
 #: Gymnasium metadata of both AGI Maze environments.
 RENDER_METADATA: Final[dict[str, Any]] = {
     "render_modes": ["ansi", "human", "rgb_array"],
@@ -76,7 +74,7 @@ def action_index(names: Sequence[str], name: str) -> int:
         raise ValueError(f"unknown action {name!r}; the actions are {', '.join(names)}") from None
 
 
-class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
+class AgiMazeEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
     """AGI Maze: leave a labyrinth with the treasure in as few steps as possible.
 
     ## Description
@@ -334,15 +332,7 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         info = self._info(formal, outcome.error)
         if self.recorder is not None:
             event = recording.step_event(action_name(self._action_names, action), obs["text"], info)
-            self.recorder.turn(
-                self.recorder.next_turn,
-                {"player": obs},
-                {"player": action},
-                {"player": event},
-                self.state_digest(),
-            )
-            if self._over:
-                self.recorder.finish(self._journal_outcome())
+            self._record_turn(action, obs, event, self._over)
         if self.render_mode == "human":
             self.render()
         return obs, reward, won, truncated, info
@@ -380,16 +370,8 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
         name = title or self._name
         return backend_picture(self._backend, name, self._steps, budget, outcome, canvas=canvas)
 
-    def close(self) -> None:
-        try:
-            if self.recorder is not None:
-                try:
-                    self._abort_unfinished_episode()
-                finally:
-                    self.recorder.close()
-                    self.recorder = None
-        finally:
-            self._backend.close()
+    def _close_game(self) -> None:
+        self._backend.close()
 
     def state_digest(self) -> bytes:
         """SHA-256 of everything that affects later steps (:mod:`~maze_envs.agimaze.recording`)."""
@@ -413,10 +395,6 @@ class AgiMazeEnv(gym.Env[dict[str, Any], np.int64]):
             solved=self._solved,
             rhae=score,
         )
-
-    def _abort_unfinished_episode(self) -> None:
-        if self.recorder is not None and self.recorder.game_id is not None:
-            self.recorder.abort(self._journal_outcome())
 
     # -- internals ------------------------------------------------------------------------------
 

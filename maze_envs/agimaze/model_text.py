@@ -33,8 +33,6 @@ _FILL: Final = {"start_prompt": _SET["start_prompt"], "five_times": _SET["five_t
 API_DESCRIPTION: Final[str] = _TEXT["api_description"]
 #: Set description shown to the agent before the first labyrinth.
 SET_DESCRIPTION: Final[str] = _TEXT["set_description"]
-#: How the set asks for the ``start`` action.
-START_PROMPT: Final = _SET["start_prompt"]
 #: Before the first labyrinth.
 INITIAL_MESSAGE: Final = _SET["initial"].format(**_FILL)
 #: A labyrinth solved and another remains.

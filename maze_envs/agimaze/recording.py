@@ -38,6 +38,7 @@ from maze_envs.agimaze.observation import decode_inventory
 from maze_envs.agimaze.packs import DEFAULT_PACK_VERSION
 from maze_envs.agimaze.types import Bundle, Labyrinth
 from maze_envs.journal.format import encode_json_bytes
+from maze_envs.journal.recorder import Recorder
 
 #: The pack version of journal games recorded before configs named their pack version.
 LEGACY_PACK_VERSION: Final = "agimaze-packs-2"
@@ -260,3 +261,54 @@ def set_outcome(results: Sequence[Mapping[str, Any]], count: int) -> dict[str, A
         "labyrinths": count,
         "results": [dict(r) for r in results],
     }
+
+
+class RecordedEpisodes:
+    """The journal side both AGI Maze envs share: an episode left unfinished is recorded as
+    aborted (at the next reset, or when the env closes), and closing closes the recorder before
+    the env's own resources (``_close_game``)."""
+
+    #: Writes every episode to the journal (None without ``journal=``).
+    recorder: Recorder | None
+
+    def _journal_outcome(self) -> dict[str, Any]:
+        """The outcome the journal records for the current episode."""
+        raise NotImplementedError
+
+    def _close_game(self) -> None:
+        """Release what the env holds besides the recorder (backends, inner envs)."""
+        raise NotImplementedError
+
+    def state_digest(self) -> bytes:
+        """The digest of the game's state the journal chains (the env's own)."""
+        raise NotImplementedError
+
+    def _abort_unfinished_episode(self) -> None:
+        if self.recorder is not None and self.recorder.game_id is not None:
+            self.recorder.abort(self._journal_outcome())
+
+    def _record_turn(self, action: Any, obs: dict[str, Any], event: Any, over: bool) -> None:
+        """Journal one step of ``"player"`` (its action, observation, event) and, when the
+        episode is ``over``, its outcome; nothing without a recorder."""
+        if self.recorder is None:
+            return
+        self.recorder.turn(
+            self.recorder.next_turn,
+            {"player": obs},
+            {"player": action},
+            {"player": event},
+            self.state_digest(),
+        )
+        if over:
+            self.recorder.finish(self._journal_outcome())
+
+    def close(self) -> None:
+        try:
+            if self.recorder is not None:
+                try:
+                    self._abort_unfinished_episode()
+                finally:
+                    self.recorder.close()
+                    self.recorder = None
+        finally:
+            self._close_game()

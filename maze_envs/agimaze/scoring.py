@@ -85,6 +85,11 @@ def step_fraction(steps: int, max_steps: int) -> float:
     return steps / max_steps
 
 
+#: Evaluation budget as a multiple of the reference ``max_steps`` (EnvTraverse uses 5): the
+#: default of both AGI Maze envs and of the runner's AGI Maze setups.
+DEFAULT_BUDGET_FACTOR: Final = 5.0
+
+
 def step_budget(budget_factor: float, max_steps: int) -> int:
     """The evaluation budget: ``floor(budget_factor × max_steps)`` steps, at least one; an env
     truncates its episode there.

@@ -76,7 +76,7 @@ def _budget_phrase(message: str, factor: float) -> str:
     return message.replace("five times", f"{factor:g} times")
 
 
-class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
+class AgiMazeSetEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
     """An ordered set of AGI Maze labyrinths played in one episode.
 
     ## Description
@@ -298,15 +298,7 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
         if self.recorder is not None:
             obs, _, terminated, truncated, info = result
             event = recording.set_event(action_name(self._action_names, action), obs, info)
-            self.recorder.turn(
-                self.recorder.next_turn,
-                {"player": obs},
-                {"player": action},
-                {"player": event},
-                self.state_digest(),
-            )
-            if terminated or truncated:
-                self.recorder.finish(self._journal_outcome())
+            self._record_turn(action, obs, event, terminated or truncated)
         return result
 
     def _play(
@@ -364,17 +356,9 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
             return None
         return text
 
-    def close(self) -> None:
-        try:
-            if self.recorder is not None:
-                try:
-                    self._abort_unfinished_episode()
-                finally:
-                    self.recorder.close()
-                    self.recorder = None
-        finally:
-            for env in self._envs:
-                env.close()
+    def _close_game(self) -> None:
+        for env in self._envs:
+            env.close()
 
     def state_digest(self) -> bytes:
         """SHA-256 of everything that affects later steps (:mod:`~maze_envs.agimaze.recording`)."""
@@ -391,10 +375,6 @@ class AgiMazeSetEnv(gym.Env[dict[str, Any], np.int64]):
 
     def _journal_outcome(self) -> dict[str, Any]:
         return recording.set_outcome(self._results, len(self._envs))
-
-    def _abort_unfinished_episode(self) -> None:
-        if self.recorder is not None and self.recorder.game_id is not None:
-            self.recorder.abort(self._journal_outcome())
 
     # -- internals ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maze_envs.bench.folder import RunError
-from maze_envs.bench.spec import EscapeCase, GameTask
+from maze_envs.bench.spec import EscapeCase, GameTask, PolicyKind
 from maze_envs.policies.run import prepare_run
 
 __all__ = ["Checked", "check_tasks"]
@@ -30,39 +30,55 @@ class Checked:
 
 def check_tasks(tasks: Sequence[GameTask], prepare: bool = True) -> Checked:
     """Build each distinct policy once and load each env version, so that an unknown name, a
-    bad option or a missing environment fails before any game; with ``prepare``, let each
-    policy ask what the run needs of its model server, once for all its games and workers
-    (``prepare_run``: :mod:`maze_envs.policies.run`). Raises :class:`RunError`.
+    bad option or a missing environment fails before any game. A policy with a
+    ``check_config(config)`` method (a learned policy, which reads only the observations it was
+    trained on) is asked about each Maze Escape setup it plays; a ``ValueError`` fails the run.
+    With ``prepare``, each policy asks what the run needs of its model server, once for all its
+    games and workers (``prepare_run``: :mod:`maze_envs.policies.run`). Raises
+    :class:`RunError`.
     """
     import importlib
 
+    from maze_envs._registration import find_entry
     from maze_envs.bench.envs import make_adapter, make_policy
     from maze_envs.policies.interface import is_async
 
-    for version in sorted({t.case.version for t in tasks if isinstance(t.case, EscapeCase)}):
+    for env_id in sorted({t.case.env_id for t in tasks}):
+        entry = find_entry(env_id)
         try:
-            importlib.import_module(f"maze_envs.maze_escape_v{version}")
+            importlib.import_module(entry.module)
         except ImportError as exc:
-            raise RunError(f"Maze Escape version {version} is not available: {exc}") from None
-    seen: set[tuple[str, str]] = set()
-    checked = Checked(any_async=False)
+            raise RunError(f"{entry.name} is not available: {exc}") from None
+    # each distinct policy once, and each of its Maze Escape setups once
+    setups_of: dict[tuple[PolicyKind, str], tuple[Any, dict[str, Any]]] = {}
     for task in tasks:
         for spec in task.policy.specs:
             key = (task.case.policy_kind, spec.model_dump_json())
-            if key in seen:
-                continue
-            seen.add(key)
-            try:
-                policy = make_policy(spec.spec, task.case.policy_kind, spec.options)
-            except Exception as exc:
-                raise RunError(f"policy {spec.text!r} ({task.case.policy_kind}): {exc}") from None
+            _, configs = setups_of.setdefault(key, (spec, {}))
+            if isinstance(task.case, EscapeCase):
+                configs.setdefault(f"{task.case.setup}, {task.case.size}", task.case.game_config)
+    checked = Checked(any_async=False)
+    for (kind, _), (spec, configs) in setups_of.items():
+        try:
+            policy = make_policy(spec.spec, kind, spec.options)
+        except Exception as exc:
+            raise RunError(f"policy {spec.text!r} ({kind}): {exc}") from None
+        try:
             checked.any_async = checked.any_async or is_async(policy)
-            try:
-                shared = prepare_run(policy) if prepare else None
-            finally:
-                policy.close()
-            if shared is not None:
-                checked.shared.append(shared)
+            check = getattr(policy, "check_config", None)
+            if callable(check):  # a policy that cannot play a setup says so now
+                for setup, config in configs.items():
+                    try:
+                        check(config)
+                    except ValueError as exc:
+                        raise RunError(
+                            f"policy {spec.text!r} cannot play {setup!r}: {exc}"
+                        ) from None
+            shared = prepare_run(policy) if prepare else None
+        finally:
+            policy.close()
+        if shared is not None:
+            checked.shared.append(shared)
     setups: dict[str, GameTask] = {}
     for task in tasks:
         setups.setdefault(task.case.setup, task)

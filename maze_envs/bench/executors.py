@@ -75,7 +75,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from maze_envs.bench.dispatch import (
     BATCH_SECONDS,
@@ -125,7 +125,6 @@ __all__ = [
     "run_batch",
 ]
 
-ExecutorName = Literal["inline", "process", "ray"]
 #: Modules the process pool's fork server imports once, so that workers start warm (append
 #: more, such as model clients, before the first pool of the process starts). A script run as
 #: ``python my_study.py`` is imported again by every worker when it starts (multiprocessing's

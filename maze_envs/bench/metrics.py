@@ -23,7 +23,9 @@ AGI Maze (:func:`agimaze_scores`, :class:`AgiMazeTally`):
     ``x1_solved``, ``step_fraction`` = steps / max_steps, and the AGI Maze benchmark's own
     convention: ``success`` = solved within ``max_steps`` (its ``hard_max_steps``), ``good`` =
     solved within ``soft_good_steps`` (half of it), ``late`` = success but not good; and
-    ``wall_moves``, ``wall_move_rate`` as for Maze Escape.
+    ``wall_moves``, ``wall_move_rate`` as for Maze Escape. A labyrinth set
+    (:func:`agimaze_set_scores`) scores its target, the set's last labyrinth, and adds
+    ``labyrinths`` (each one's result), ``set_steps``, ``set_solved`` and ``set_labyrinths``.
 
 Both (:class:`UsageTally`): decisions, fallbacks and outages (``Decision.status``), model tokens,
 requests, latency and cost summed over the game, ``cost_status`` (``unknown`` as soon as one
@@ -265,6 +267,60 @@ def agimaze_scores(
     for column, factor in RHAE_FACTORS.items():
         row[column] = rhae(steps, max_steps, solved, factor)
     return row
+
+
+def agimaze_set_scores(
+    results: Sequence[Mapping[str, Any]], count: int, soft_good_steps: int | None
+) -> dict[str, Any]:
+    """A labyrinth-set game's scores from its per-labyrinth results (``info["results"]``).
+
+    The set's score is its target's: ``solved``, ``steps``, ``rhae70`` / ``rhae60`` /
+    ``rhae80``, ``x1_solved``, ``success`` / ``good`` / ``late`` and ``step_fraction`` are those
+    of :func:`agimaze_scores` for the last labyrinth (all zero / false
+    when the set ended before it finished). ``labyrinths`` lists every finished labyrinth in set
+    order (``name``, ``steps``, ``max_steps``, ``budget``, ``solved``, ``rhae70``);
+    ``set_steps`` is the steps of the whole set (the resource use, tutorials included),
+    ``set_solved`` the labyrinths solved, ``set_labyrinths`` how many the set has.
+    """
+    finished = [dict(r) for r in results]
+    target = finished[-1] if len(finished) == count else None
+    if target is None:  # the set stopped before its target ended: nothing of it to score
+        scores: dict[str, Any] = {
+            "solved": False,
+            "steps": 0,
+            "max_steps": None,
+            "soft_good_steps": None,
+            "budget": None,
+            "step_fraction": None,
+            "x1_solved": False,
+            "success": False,
+            "good": False,
+            "late": False,
+            **dict.fromkeys(RHAE_FACTORS, 0.0),
+        }
+    else:
+        scores = agimaze_scores(
+            steps=int(target["steps"]),
+            solved=bool(target["solved"]),
+            max_steps=int(target["max_steps"]),
+            soft_good_steps=soft_good_steps,
+            budget=int(target["budget"]),
+        )
+    scores["labyrinths"] = [
+        {
+            "name": r["name"],
+            "steps": int(r["steps"]),
+            "max_steps": int(r["max_steps"]),
+            "budget": int(r["budget"]),
+            "solved": bool(r["solved"]),
+            "rhae70": float(r["rhae"]),  # the set env reports each labyrinth's RHAE70
+        }
+        for r in finished
+    ]
+    scores["set_steps"] = sum(int(r["steps"]) for r in finished)
+    scores["set_solved"] = sum(bool(r["solved"]) for r in finished)
+    scores["set_labyrinths"] = count
+    return scores
 
 
 def journal_record(decision: Decision[Any]) -> Mapping[str, Any] | None:

@@ -4,8 +4,8 @@ A rich progress bar on a terminal (``pip install 'maze-envs[bench]'``); plain li
 (no rich, or output that is not a TTY, such as CI logs): one line at most every few seconds and
 one at the end. ``quiet`` shows nothing.
 
-A game counts as a success when the team escaped (Maze Escape) or the labyrinth was solved
-within the evaluation budget (AGI Maze).
+A game counts as a success when the team escaped (Maze Escape) or the labyrinth (a set's target)
+was solved within the evaluation budget (AGI Maze): :func:`row_success`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,17 @@ PLAIN_INTERVAL = 5.0
 
 
 def row_success(row: dict[str, Any]) -> bool:
-    """Whether a results row is a success (team success, or solved labyrinth)."""
-    key = "solved" if row.get("env") == "agimaze" else "success"
-    return bool(row.get(key))
+    """Whether a results row is a success: its labyrinth solved within the budget when the row
+    has a ``solved`` column (AGI Maze: a labyrinth, or a set's target), its ``success`` column
+    otherwise (Maze Escape: the team escaped). Read from the row's columns, not its
+    environment's name, so a labyrinth set counts as a labyrinth does.
+
+    >>> row_success({"env": "agimaze-set", "solved": True, "success": False})
+    True
+    >>> row_success({"env": "escape", "success": True}), row_success({"status": "error"})
+    (True, False)
+    """
+    return bool(row["solved"] if "solved" in row else row.get("success"))
 
 
 class Progress(Protocol):

@@ -16,7 +16,7 @@ Worker deaths. Ray runs each task in one worker process, so a worker (or node) t
 exactly the batch it was playing: the executor, not Ray, plays it again (tasks have
 ``max_retries=0``), with the process pool's rules: one attempt for each game of a batch that had
 started (its start mark, kept by the driver's node, says whether it had), games played again
-go alone, a game out of ``max_retries`` attempts becomes an error row, each game is stored in
+go alone, a game out of ``max_attempts`` attempts becomes an error row, each game is stored in
 the run's journal at most once. An exception raised by the batch itself (its journal could not
 be written, say) ends the run, as it would in this process.
 
@@ -35,6 +35,7 @@ import json
 import os
 import signal
 import threading
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,25 +153,37 @@ class RayExecutor:
 
     ``address``: the cluster to join (``host:port`` of its head; default: start a local one);
     ``runtime_env``: Ray's runtime environment of the run's workers (``pip``, ``env_vars``,
-    ``working_dir``...), given to ``ray.init`` when the executor starts Ray.
+    ``working_dir``...), given to ``ray.init`` when the executor starts Ray;
+    ``max_attempts``: how many times a game may be in a worker that dies (the process pool's
+    name; ``max_retries``, its former name here, still works with a deprecation warning).
     """
 
     def __init__(
         self,
         workers: int = 2,
         address: str | None = None,
-        max_retries: int = 3,
+        max_attempts: int = 3,
         concurrency: int = 1,
         fault: Fault | None = None,
         max_batch: int = MAX_BATCH,
         runtime_env: Mapping[str, Any] | None = None,
+        *,
+        max_retries: int | None = None,
     ) -> None:
+        if max_retries is not None:
+            warnings.warn(
+                "RayExecutor(max_retries=...) is deprecated: use max_attempts (the same count, "
+                "the process pool's name)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            max_attempts = max_retries
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        if max_retries < 1:
-            raise ValueError(f"max_retries must be >= 1, got {max_retries}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
         if address is not None and address.startswith("ray://"):
             raise ValueError(
                 f"--ray-address {address}: Ray Client addresses are not supported; run the "
@@ -180,7 +193,7 @@ class RayExecutor:
         import_ray()  # fail now, with the hint, rather than once the run has started
         self.workers = workers
         self.address = address
-        self.max_retries = max_retries
+        self.max_attempts = max_attempts
         self.concurrency = concurrency
         self.fault = fault
         self.max_batch = max_batch
@@ -234,7 +247,7 @@ class RayExecutor:
                 tasks,
                 self.workers,
                 self.concurrency,
-                self.max_retries,
+                self.max_attempts,
                 caps,
                 ledger,
                 self.max_batch,

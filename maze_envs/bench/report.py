@@ -10,7 +10,8 @@
     The tables: Maze Escape per setup, size and policy; AGI Maze per stage laid out like the
     AGI Maze benchmark's calibration table (Family, Stage, Size, soft/hard, success, good, late
     in %), then per pack family and per pack group; labyrinth sets per arm (the target's
-    score) and per labyrinth of the set (:mod:`maze_envs.bench.setresults`).
+    score) and per labyrinth of the set (:mod:`maze_envs.bench.setresults`), each section
+    the one of its setup class (``SetupBase.report``).
 """
 
 from __future__ import annotations
@@ -433,55 +434,57 @@ def games_of(rows: Iterable[Row], key: dict[str, Any]) -> list[Row]:
     return [row for row in rows if all(row.get(k) == v for k, v in key.items())]
 
 
-def _keys(groups: Sequence[dict[str, Any]], columns: Sequence[str]) -> tuple[dict[str, Any], ...]:
+def line_keys(
+    groups: Sequence[dict[str, Any]], columns: Sequence[str]
+) -> tuple[dict[str, Any], ...]:
+    """Per summary group (a table line), the row fields that pick its games out."""
     return tuple({"env": g["env"], **{c: g[c] for c in columns}} for g in groups)
 
 
+def escape_section(escape: Sequence[Row]) -> list[Part]:
+    """The report's Maze Escape section."""
+    return [
+        Part("Maze Escape", 2),
+        Part(escape_table(escape), games=line_keys(escape, ("setup", "size", "policy"))),
+        Part(NOTES["escape"]),
+    ]
+
+
+def agimaze_tables(agimaze: dict[str, Any]) -> list[Part]:
+    """The report's AGI Maze section: per stage, then per family, group and overall."""
+    if not agimaze.get("stage"):
+        return []
+    parts = [Part("AGI Maze", 2)]
+    for setup, stages in _by_setup(agimaze["stage"]).items():
+        stage_columns = ("setup", "policy", *AGIMAZE_LEVELS["stage"])
+        parts += [
+            Part(f"{setup}: per stage", 3),
+            Part(agimaze_stage_table(stages), games=line_keys(stages, stage_columns)),
+        ]
+    for level in ("family", "group", "overall"):
+        groups = agimaze.get(level) or []
+        columns = ("setup", "policy", *AGIMAZE_LEVELS[level])
+        for setup, part in _by_setup(groups).items():
+            heading = "overall" if level == "overall" else f"per {level}"
+            parts += [
+                Part(f"{setup}: {heading}", 3),
+                Part(agimaze_level_table(part, level), games=line_keys(part, columns)),
+            ]
+    parts.append(Part(NOTES["agimaze"]))
+    return parts
+
+
 def sections(experiment: dict[str, Any], summary: dict[str, Any]) -> list[Part]:
-    """The parts of a run's summary, in order: what ``summary.md`` and ``index.html`` show."""
+    """The parts of a run's summary, in order: what ``summary.md`` and ``index.html`` show:
+    each environment setup's section (its setup class's report), in the order of the table of
+    environments."""
+    from maze_envs.bench.spec import setup_classes
+
     parts = [Part(str(experiment.get("name", "experiment")), 1)]
     if experiment.get("description"):
         parts.append(Part(str(experiment["description"])))
-    escape = summary.get("escape") or []
-    if escape:
-        parts += [
-            Part("Maze Escape", 2),
-            Part(escape_table(escape), games=_keys(escape, ("setup", "size", "policy"))),
-            Part(NOTES["escape"]),
-        ]
-    agimaze = summary.get("agimaze") or {}
-    if agimaze.get("stage"):
-        parts.append(Part("AGI Maze", 2))
-        for setup, stages in _by_setup(agimaze["stage"]).items():
-            stage_columns = ("setup", "policy", *AGIMAZE_LEVELS["stage"])
-            parts += [
-                Part(f"{setup}: per stage", 3),
-                Part(agimaze_stage_table(stages), games=_keys(stages, stage_columns)),
-            ]
-        for level in ("family", "group", "overall"):
-            groups = agimaze.get(level) or []
-            columns = ("setup", "policy", *AGIMAZE_LEVELS[level])
-            for setup, part in _by_setup(groups).items():
-                heading = "overall" if level == "overall" else f"per {level}"
-                parts += [
-                    Part(f"{setup}: {heading}", 3),
-                    Part(agimaze_level_table(part, level), games=_keys(part, columns)),
-                ]
-        parts.append(Part(NOTES["agimaze"]))
-    sets = summary.get("agimaze_set") or []
-    if sets:
-        from maze_envs.bench.setresults import SET_NOTE, agimaze_set_tables
-
-        scores, between, labyrinths = agimaze_set_tables(sets)
-        arms = _keys(sets, ("setup", "policy"))
-        per_labyrinth = tuple(k for s, k in zip(sets, arms, strict=True) for _ in s["labyrinths"])
-        parts += [
-            Part("AGI Maze labyrinth sets", 2),
-            Part(scores, games=arms),
-            Part(between),
-            Part(labyrinths, games=per_labyrinth),
-            Part(SET_NOTE),
-        ]
+    for cls in setup_classes().values():
+        parts += cls.sections(summary.get(cls.table))
     return parts
 
 

@@ -330,12 +330,16 @@ def _pairs(
     return pairs
 
 
-def summarize(rows: Sequence[Row]) -> dict[str, Any]:
-    """Every aggregate of a run: Maze Escape groups, AGI Maze at each level, labyrinth sets."""
-    from maze_envs.bench.setresults import agimaze_set_summary
+def agimaze_levels(rows: Iterable[Row]) -> dict[str, list[Summary]]:
+    """The AGI Maze summaries at every level of :data:`AGIMAZE_LEVELS`."""
+    rows = list(rows)
+    return {level: agimaze_summary(rows, level) for level in AGIMAZE_LEVELS}
 
-    return {
-        "escape": escape_summary(rows),
-        "agimaze": {level: agimaze_summary(rows, level) for level in AGIMAZE_LEVELS},
-        "agimaze_set": agimaze_set_summary(rows),
-    }
+
+def summarize(rows: Sequence[Row]) -> dict[str, Any]:
+    """Every aggregate of a run, one entry per environment setup of the table of environments
+    (``escape``: Maze Escape groups, ``agimaze``: AGI Maze at each level, ``agimaze_set``:
+    labyrinth sets), each by its setup class's summary."""
+    from maze_envs.bench.spec import setup_classes
+
+    return {cls.table: cls.summarize(rows) for cls in setup_classes().values()}

@@ -2,8 +2,8 @@
 
 :func:`play` runs a game synchronously; :func:`aplay` awaits the agents of each turn together
 (``asyncio.gather`` over ``aact``), so I/O-bound policies (model calls) overlap; many games can
-run at once in one event loop (:func:`aplay_many`, with a concurrency limit). A team of sync
-policies takes the plain loop, which adds almost nothing to the bare environment loop.
+run at once in one event loop (:func:`~maze_envs.bench.workers.play_concurrently`). A team of
+sync policies takes the plain loop, which adds almost nothing to the bare environment loop.
 
 Into the journal. When a journal is given, the game is recorded through the environment's
 recorder (``env.recorder``): before ``reset`` the runner sets the game meta (run key, experiment,
@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from maze_envs.bench.envs import EnvAdapter, make_adapter
 from maze_envs.bench.ledger import RUN_CAP_PREFIX, GameBudget
 from maze_envs.bench.metrics import Status, UsageTally, game_status, journal_record
-from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
+from maze_envs.bench.spec import GameTask
 from maze_envs.journal import JournalError
 from maze_envs.policies.interface import Decision, as_async, is_async
 from maze_envs.policies.run import bind_run_budget
@@ -65,21 +65,13 @@ def task_columns(task: GameTask) -> Row:
         "env": case.kind,
         "env_id": case.env_id,
         "setup": case.setup,
-        "case": (
-            case.size
-            if isinstance(case, EscapeCase)
-            else case.pack
-            if isinstance(case, AgiMazeCase)
-            else case.target
-        ),
+        "case": case.name,
         "size": case.size,
         "policy": task.policy.name,
         "policy_specs": [spec.text for spec in task.policy.members(task.agents)],
         "seed": task.seed,
     }
-    if not isinstance(case, EscapeCase):  # an AGI Maze bundle or a set: its target's pack meta
-        row.update(group=case.group, family=case.family, stage=case.stage)
-        row["optimal_steps"] = case.optimal_steps
+    row.update(case.columns())  # e.g. an AGI Maze bundle's (a set's target's) pack meta
     return row
 
 
@@ -316,24 +308,3 @@ async def aplay(task: GameTask, journal: Any = None, budget: GameBudget | None =
     if not isinstance(game, _Game):
         return game
     return await _aloop(game)
-
-
-async def aplay_many(
-    tasks: Iterable[GameTask], journal: Any = None, concurrency: int = 8
-) -> list[Row]:
-    """Play many games concurrently in this event loop, at most ``concurrency`` at a time.
-
-    The games may share one journal (each has its own game id). Rows come back in completion
-    order.
-    """
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-    limit = asyncio.Semaphore(concurrency)
-    rows: list[Row] = []
-
-    async def one(task: GameTask) -> None:
-        async with limit:
-            rows.append(await aplay(task, journal))
-
-    await asyncio.gather(*(one(task) for task in tasks))
-    return rows

@@ -23,19 +23,16 @@ from typing import Any
 
 import orjson
 
+from maze_envs.bench.envs import JournaledGame
 from maze_envs.bench.metrics import (
-    AgiMazeTally,
-    EscapeTally,
     Status,
     UsageTally,
-    agimaze_scores,
     decision_status,
     harness_endpoint,
     status_from_outcome,
 )
 from maze_envs.bench.rollout import Row, task_columns
-from maze_envs.bench.setspec import AgiMazeSetCase
-from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
+from maze_envs.bench.spec import GameTask
 from maze_envs.policies.interface import Decision, Usage
 
 
@@ -115,44 +112,8 @@ def row_from_journal(journal: Any, game: Any) -> Row | None:
                 agent,
                 Decision(None, record=record, usage=_usage_from_record(record), status=status),
             )
-    case = task.case
-    if isinstance(case, EscapeCase):
-        tally = EscapeTally(case.game_config.agents)
-        for index, turn in enumerate(turns[1:], start=1):
-            tally.add_turn(turn.events, statuses[index])
-        notebooks = {a: str(o.get("notebook", "")) for a, o in turns[-1].observations.items()}
-        metrics = tally.finish(outcome, notebooks, case.game_config.max_turns)
-    elif isinstance(case, AgiMazeSetCase):
-        from maze_envs.bench.setgames import agimaze_set_scores
-
-        results = outcome.get("results") or []
-        metrics = agimaze_set_scores(results, len(case.paths), case.soft_good_steps)
-        moves = AgiMazeTally()
-        for index, turn in enumerate(turns[1:], start=1):
-            event = turn.events.get("player", {})
-            played = "steps" in event  # the set ignored actions without a labyrinth step
-            status = statuses[index].get("player", "ok")
-            moves.add_step(str(event.get("action")), event.get("events") or [], played, status)
-        metrics.update(moves.metrics())
-    else:
-        assert isinstance(case, AgiMazeCase)
-        moves = AgiMazeTally()
-        for index, turn in enumerate(turns[1:], start=1):
-            event = turn.events.get("player", {})
-            formal = event.get("formal") if isinstance(event.get("formal"), dict) else {}
-            played = event.get("error") is None
-            status = statuses[index].get("player", "ok")
-            moves.add_step(str(event.get("action")), formal.get("events") or [], played, status)
-        last = turns[-1].events.get("player", {}) if len(turns) > 1 else {}
-        max_steps = case.max_steps or case.hard_max_steps or 200
-        metrics = agimaze_scores(
-            steps=int(last.get("steps", 0)),
-            solved=bool(last.get("solved", False)),
-            max_steps=max_steps,
-            soft_good_steps=case.soft_good_steps if case.max_steps is None else None,
-            budget=case.budget(max_steps),
-        )
-        metrics.update(moves.metrics())
+    # the adapter that played the game scores it again (its environment's own rules)
+    metrics = task.case.adapter_class().rescore(JournaledGame(task.case, turns, outcome, statuses))
     row.update(
         privileged=bool(meta.get("privileged")),
         status=status_from_outcome(outcome, usage.outages),

@@ -28,13 +28,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from maze_envs._registration import latest
+from maze_envs.bench.agimaze_spec import AgiMazeSetCase
 from maze_envs.bench.results import excluded_counts, played, rate_with_excluded
 from maze_envs.bench.stats import bootstrap_mean, describe_estimate, wilson_interval
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
-#: The ``env`` column of set rows.
-SET_ENV = "agimaze-set"
+#: The ``env`` column of set rows (the set case's kind).
+SET_ENV: str = AgiMazeSetCase.model_fields["kind"].default
 
 
 def _labyrinths(group: Sequence[Row]) -> list[dict[str, Any]]:
@@ -200,4 +201,28 @@ SET_NOTE = (
     "apart."
 )
 
-__all__ = ["SET_ENV", "SET_NOTE", "agimaze_set_summary", "agimaze_set_tables"]
+
+def agimaze_set_section(summaries: Sequence[Summary]) -> list[Any]:
+    """The report's section of labyrinth sets (:class:`maze_envs.bench.report.Part`): its
+    heading, tables (each line linked to its games) and note."""
+    from maze_envs.bench.report import Part, line_keys
+
+    scores, between, labyrinths = agimaze_set_tables(summaries)
+    arms = line_keys(summaries, ("setup", "policy"))
+    per_labyrinth = tuple(k for s, k in zip(summaries, arms, strict=True) for _ in s["labyrinths"])
+    return [
+        Part("AGI Maze labyrinth sets", 2),
+        Part(scores, games=arms),
+        Part(between),
+        Part(labyrinths, games=per_labyrinth),
+        Part(SET_NOTE),
+    ]
+
+
+__all__ = [
+    "SET_ENV",
+    "SET_NOTE",
+    "agimaze_set_section",
+    "agimaze_set_summary",
+    "agimaze_set_tables",
+]

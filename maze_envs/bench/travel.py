@@ -143,7 +143,7 @@ def ship_packs(tasks: Sequence[GameTask], put: Callable[[Any], Any]) -> tuple[Pa
     tree. Raises :class:`~maze_envs.agimaze.packs.PackPathError` for a path that cannot be
     read."""
     from maze_envs.agimaze.packs import bundle_files
-    from maze_envs.bench.setspec import AgiMazeSetCase
+    from maze_envs.bench.agimaze_spec import AgiMazeSetCase
     from maze_envs.bench.spec import AgiMazeCase
 
     wanted: dict[str, dict[str, None]] = {}

@@ -21,6 +21,13 @@ Sync or async:
     :class:`AsyncPolicyBase` gives ``act`` by running ``aact`` to completion (outside a running
     event loop). :func:`as_async` adapts any object that has only ``act``.
 
+Setups a policy cannot play:
+    A policy that reads only some games (a trained network reads the observations it was trained
+    on) may have ``check_config(config)``, raising ``ValueError`` that says what it needs for a
+    Maze Escape :class:`~maze_envs.escape.types.Config` it cannot play; the runner asks it about
+    every setup before the first game, so a wrong setup is one clear error, not a run of failed
+    games.
+
 Privileged policies:
     A policy plays only from its observations unless its class sets ``privileged = True``
     (oracles). Only then does the runner fill ``episode.ground_truth`` (the full maze or

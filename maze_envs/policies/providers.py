@@ -1,5 +1,5 @@
-"""The language-model providers a policy spec can name (``anthropic:claude-sonnet-5-5``),
-defined once.
+"""The policy-spec prefixes (``anthropic:claude-sonnet-5-5``, ``learned:escape-ppo``), defined once:
+the language-model providers and the trained policies.
 
 :data:`MODEL_PROVIDERS` is the one table: the prefixes registered in the ``maze_envs.policies``
 entry-point group (``pyproject.toml``; a test keeps the two equal), the local-cost rule
@@ -8,15 +8,21 @@ prefixes :mod:`llm_policies.registry` serves, and the error a spec with an unkno
 (:func:`unknown_prefix`) all derive from it. It lives below the LLM policies so the registry can
 name the prefixes even when the ``llm`` extra is not installed.
 
+:data:`TRAINED_PREFIXES` are the prefixes of trained policies (:mod:`maze_envs.policies.learned`:
+``learned:`` shipped or saved weights, ``sb3:`` a Stable-Baselines3 model file), registered in
+the same entry-point group; :data:`ENTRY_POINTS` is the whole group, prefix -> factory.
+
 Example:
     >>> LLM_PREFIXES
     ('anthropic', 'openai', 'openai-chat', 'openrouter', 'ollama', 'scripted', 'stand-in')
     >>> sorted(LOCAL_PREFIXES)
     ['ollama', 'scripted', 'stand-in']
+    >>> [p.prefix for p in TRAINED_PREFIXES]
+    ['learned', 'sb3']
     >>> print(unknown_prefix("antropic:claude-sonnet-5-5"))  # doctest: +NORMALIZE_WHITESPACE
     unknown model provider prefix 'antropic' in 'antropic:claude-sonnet-5-5'; did you mean
     'anthropic'? Language-model prefixes: anthropic:, openai:, openai-chat:, openrouter:, ollama:,
-    scripted:, stand-in:
+    scripted:, stand-in: (trained policies: learned:, sb3:)
 """
 
 from __future__ import annotations
@@ -52,6 +58,29 @@ LLM_PREFIXES: Final = tuple(p.prefix for p in MODEL_PROVIDERS if p.entry_point)
 LOCAL_PREFIXES: Final = frozenset(p.prefix for p in MODEL_PROVIDERS if p.local)
 
 
+class TrainedPrefix(NamedTuple):
+    """One prefix of a trained policy's spec."""
+
+    prefix: str
+    about: str
+
+
+#: The prefixes of trained policies, in the order messages list them.
+TRAINED_PREFIXES: Final = (
+    TrainedPrefix("learned", "weights shipped or saved as .npz (learned:escape-ppo)"),
+    TrainedPrefix("sb3", "a Stable-Baselines3 model file (sb3:path/to/model.zip)"),
+)
+#: The factory of each prefix's policies (LLM prefixes: the ``llm`` extra's registry).
+LLM_FACTORY: Final = "llm_policies.registry:make_llm_policy"
+TRAINED_FACTORY: Final = "maze_envs.policies.learned:make_learned_policy"
+#: The entry points of the group ``maze_envs.policies`` (``pyproject.toml``; a test keeps the
+#: two equal), prefix -> factory.
+ENTRY_POINTS: Final = {
+    **dict.fromkeys(LLM_PREFIXES, LLM_FACTORY),
+    **dict.fromkeys((p.prefix for p in TRAINED_PREFIXES), TRAINED_FACTORY),
+}
+
+
 def listed() -> str:
     """The registered prefixes as a spec writes them: ``anthropic:, openai:, ...``."""
     return ", ".join(f"{prefix}:" for prefix in LLM_PREFIXES)
@@ -79,9 +108,12 @@ def unknown_prefix(spec: str) -> str:
     """The error of a spec (or a bare prefix) that names no provider: the prefixes allowed, and
     the closest one when the prefix looks misspelt."""
     prefix, _, model = spec.partition(":")
-    close = difflib.get_close_matches(prefix, LLM_PREFIXES, n=1)
+    known = (*LLM_PREFIXES, *(p.prefix for p in TRAINED_PREFIXES))
+    close = difflib.get_close_matches(prefix, known, n=1)
     where = f" in {spec!r}" if model else ""
     hint = f"; did you mean {close[0]!r}?" if close else "."
+    trained = ", ".join(f"{p.prefix}:" for p in TRAINED_PREFIXES)
     return (
         f"unknown model provider prefix {prefix!r}{where}{hint} Language-model prefixes: {listed()}"
+        f" (trained policies: {trained})"
     )

@@ -54,7 +54,12 @@ from maze_envs.policies.escape import (
     TremauxExplorer,
     WallFollower,
 )
-from maze_envs.policies.providers import LLM_PREFIXES, bare_prefix, unknown_prefix
+from maze_envs.policies.providers import (
+    LLM_PREFIXES,
+    TRAINED_PREFIXES,
+    bare_prefix,
+    unknown_prefix,
+)
 
 #: The entry-point group of policy plug-ins: name = spec prefix, value = factory.
 ENTRY_POINT_GROUP: Final = "maze_envs.policies"
@@ -268,6 +273,11 @@ def make_policy(spec: str, env_kind: EnvKind = "escape", **options: Any) -> Any:
             raise PolicySpecError(
                 f"no policy plug-in provides {prefix!r}: language-model policies need the llm "
                 "extra: pip install 'maze-envs[llm]'"
+            )
+        if prefix in {p.prefix for p in TRAINED_PREFIXES}:
+            raise PolicySpecError(
+                f"no policy plug-in provides {prefix!r}: the package's entry points are out of "
+                "date; reinstall it (pip install -e . in a checkout)"
             )
         return _check_policy(_from_import_path(spec, options), spec)
     prefix_only = bare_prefix(spec)

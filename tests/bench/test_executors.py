@@ -470,3 +470,17 @@ def test_ray_client_addresses_are_refused_with_the_way_to_go() -> None:
 
     with pytest.raises(ValueError, match=r"Ray Client addresses are not supported.*HOST:PORT"):
         RayExecutor(address="ray://head:10001")
+
+
+def test_ray_executor_counts_attempts_under_the_process_pools_name() -> None:
+    """Both executors call the count ``max_attempts``; the Ray executor's former name
+    ``max_retries`` still works, with a deprecation warning (issue 26)."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    from maze_envs.bench.ray_executor import RayExecutor
+
+    assert RayExecutor(max_attempts=5).max_attempts == 5
+    assert RayExecutor().max_attempts == ProcessExecutor().max_attempts
+    with pytest.warns(DeprecationWarning, match="use max_attempts"):
+        assert RayExecutor(max_retries=2).max_attempts == 2
+    with pytest.raises(ValueError, match="max_attempts must be >= 1, got 0"):
+        RayExecutor(max_attempts=0)

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from maze_envs.agimaze.packs import list_bundles, resolve_pack_path, version_root
 from maze_envs.agimaze.set_env import TUTORIAL_PATHS
 from maze_envs.bench.command import main
+from maze_envs.bench.metrics import agimaze_set_scores
 from maze_envs.bench.rollout import play
 from maze_envs.bench.runner import RunOptions, run_experiment
-from maze_envs.bench.setgames import agimaze_set_scores
 from maze_envs.bench.setresults import agimaze_set_summary, agimaze_set_tables
 from maze_envs.bench.spec import Experiment
 from maze_envs.journal import Journal

@@ -59,6 +59,12 @@ MAX_OUTPUT = 48
 #: to a minute per request of this model).
 REQUEST_TIMEOUT_S = 900
 START_TIMEOUT_S = 300
+#: Threads of the server's prompt evaluation and generation. One: on a busy machine (the test
+#: run and the checks scripts/test.sh runs beside it share two cores) llama.cpp's threads wait
+#: for each other by spinning: the ``prompted`` case took 572 s wall / 157 s CPU with the
+#: default two prompt threads and 231 s / 80 s with one, the same games played, at load 8-12
+#: (issue 26). ``MAZE_ENVS_LLAMA_THREADS`` sets another count.
+THREADS = int(os.environ.get("MAZE_ENVS_LLAMA_THREADS", "1"))
 MODES = ("auto", "grammar", "json_object", "prompted", "tool", "native")
 
 
@@ -132,6 +138,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
                 str(port),
                 "--n_ctx",
                 str(N_CTX),
+                "--n_threads",
+                str(THREADS),
+                "--n_threads_batch",
+                str(THREADS),
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from maze_envs.policies.providers import LLM_PREFIXES, LOCAL_PREFIXES, MODEL_PROVIDERS
+from maze_envs.policies.providers import (
+    ENTRY_POINTS,
+    LLM_PREFIXES,
+    LOCAL_PREFIXES,
+    MODEL_PROVIDERS,
+    TRAINED_PREFIXES,
+)
 from maze_envs.policies.registry import PolicySpecError, make_policy
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
@@ -17,8 +23,9 @@ PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 def test_the_entry_points_are_the_registered_prefixes_of_the_table() -> None:
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     group = project["entry-points"]["maze_envs.policies"]
-    assert tuple(group) == LLM_PREFIXES
-    assert set(group.values()) == {"llm_policies.registry:make_llm_policy"}
+    assert group == ENTRY_POINTS
+    assert tuple(group) == (*LLM_PREFIXES, *(p.prefix for p in TRAINED_PREFIXES))
+    assert {group[p] for p in LLM_PREFIXES} == {"llm_policies.registry:make_llm_policy"}
     assert tuple(p.prefix for p in MODEL_PROVIDERS if p.entry_point) == LLM_PREFIXES
 
 

@@ -27,8 +27,7 @@ pytest.importorskip(
 
 from llm_policies.apps.verifiers.rubric import AGIMAZE_REWARDS, ESCAPE_REWARDS, finish_speed
 from maze_envs.agimaze.set_env import TUTORIAL_PATHS
-from maze_envs.bench.metrics import agimaze_scores
-from maze_envs.bench.setgames import agimaze_set_scores
+from maze_envs.bench.metrics import agimaze_scores, agimaze_set_scores
 from maze_envs.journal import GameInfo, Journal
 from maze_envs.metrics import finish_ratio
 from tests.llm.servers import LoopbackServer

@@ -37,6 +37,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from maze_envs.bench.spec import ENV_KINDS
 from wrappers.contract.files import move, read_status, start_session
 from wrappers.contract.session import ContractError, SessionSpec
 
@@ -70,7 +71,7 @@ def start_main(argv: Sequence[str] | None = None) -> int:
         "workspace already holds a session (see --force) or an option is wrong.",
     )
     parser.add_argument("--workspace", required=True, help="the workspace directory")
-    parser.add_argument("--env", required=True, choices=["agimaze", "agimaze-set", "escape"])
+    parser.add_argument("--env", required=True, choices=ENV_KINDS)
     parser.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
     parser.add_argument("--path", help="agimaze: pack path, e.g. TUTORIAL/STAGE-01/0000.json")
     parser.add_argument("--paths", nargs="+", help="agimaze-set: the labyrinths, in order")

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from maze_envs.agimaze.observation import AgiMazeObservation
-from maze_envs.agimaze.scoring import step_budget
+from maze_envs.agimaze.scoring import DEFAULT_BUDGET_FACTOR, step_budget
 from maze_envs.agimaze.set_env import SET_DESCRIPTION, START_ACTION
+from maze_envs.bench.spec import ENV_KINDS
 from maze_envs.escape.types import Action
 from maze_envs.policies.episodes import AGIMAZE_ENV_ID, AGIMAZE_SET_ENV_ID
 from maze_envs.text import render_agimaze, render_escape
@@ -45,7 +46,9 @@ from wrappers.contract.description import (
     single_labyrinth_description,
 )
 
-EnvKind = Literal["agimaze", "agimaze-set", "escape"]
+#: What a session can play: the runner's environment setups (``agimaze``, ``agimaze-set``,
+#: ``escape``), by the words of the table of environments.
+EnvKind = str
 #: Every observation file a response may hold.
 OBSERVATION_FILES = ("state.txt", "map.txt", "message.md", "labyrinth_description.md")
 
@@ -59,12 +62,12 @@ class SessionSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    env: EnvKind
+    env: EnvKind = Field(description=f"one of {', '.join(ENV_KINDS)}")
     seed: int = 0
     path: str | None = None  # agimaze: the pack path
     paths: list[str] | None = None  # agimaze-set: the labyrinths (default: tutorials + target)
     target: str | None = None  # agimaze-set: the final labyrinth of the default set
-    budget_factor: float = Field(5.0, gt=0)
+    budget_factor: float = Field(DEFAULT_BUDGET_FACTOR, gt=0)
     preset: str = "full"  # escape
     width: int = 9
     height: int = 9
@@ -72,6 +75,13 @@ class SessionSpec(BaseModel):
     overrides: dict[str, Any] = Field(default_factory=dict)  # escape: further Config fields
     agent: str | None = "A"  # escape: the agent played; None: every agent
     teammates: str = "explorer"  # escape: the teammates' policy spec
+
+    @field_validator("env")
+    @classmethod
+    def _known_env(cls, env: str) -> str:
+        if env not in ENV_KINDS:
+            raise ValueError(f"unknown env {env!r}; a session plays one of {', '.join(ENV_KINDS)}")
+        return env
 
 
 #: The ``start`` options that set a Maze Escape ``Config`` field directly (the others are

@@ -37,8 +37,8 @@ from llm_policies.apps.verifiers.games import (
     game_name,
 )
 from llm_policies.apps.verifiers.rubric import AGIMAZE_REWARDS, Kind
+from maze_envs.agimaze.scoring import DEFAULT_BUDGET_FACTOR
 from maze_envs.bench.spec import GameTask
-from maze_envs.bench.specbase import DEFAULT_BUDGET_FACTOR
 
 #: The name of the package that exports this environment (verifiers' taskset id).
 AGIMAZE_ID = "maze_envs_agimaze"

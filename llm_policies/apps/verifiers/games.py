@@ -42,8 +42,8 @@ from llm_policies.apps.verifiers.policy import (
     ESCAPE_POLICY,
     check_policy_options,
 )
+from maze_envs.bench.agimaze_spec import AgiMazeSetCase
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec
-from maze_envs.bench.setspec import AgiMazeSetCase
 from maze_envs.bench.spec import AgiMazeCase, EscapeCase, Experiment, GameTask, describe_errors
 
 #: The experiment name the games' journal meta carries (``verifiers:<kind>``).
@@ -124,7 +124,7 @@ def agimaze_set_games(
 ) -> list[GameTask]:
     """One game per labyrinth set of a set setup, and seed.
 
-    ``setup``: the fields of :class:`~maze_envs.bench.setspec.AgiMazeSetSetup` (``targets``
+    ``setup``: the fields of :class:`~maze_envs.bench.agimaze_spec.AgiMazeSetSetup` (``targets``
     with ``tutorials``, or ``paths``; ``budget_factor``, ``pack_root``, ``pack_version``).
     """
     policy = _entry(AGIMAZE_POLICY, "agimaze", options)

@@ -29,23 +29,25 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import difflib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final
 
-from pydantic import ValidationError
-
-from llm_policies.accounting import Budget
+from llm_policies.apps.front import (
+    FrontOptions,
+    FrontPolicy,
+    check_built,
+    front_run_budget,
+    policy_class,
+    settings_of,
+)
 from llm_policies.apps.verifiers.backend import InteractionBackend, Seat
-from llm_policies.backends.scripted import ScriptedBackend
 from llm_policies.harness import HarnessSettings
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
-from llm_policies.registry import ALIASES, run_budget
 from llm_policies.settings import ModelSettings
 from maze_envs.bench.policyspec import parse_value
-from maze_envs.policies.interface import AsyncPolicyBase, Decision, as_decision
+from maze_envs.policies.interface import Decision, as_decision
 
 #: Import paths of the factories, as policy specs of the runner (``maze_envs.bench``).
 ESCAPE_POLICY: Final = "llm_policies.apps.verifiers.policy:escape_policy"
@@ -70,17 +72,17 @@ VERIFIERS_OWNED: Final[dict[str, str]] = {
     "cache": "nothing: a cached reply would never reach verifiers' trace",
     "cache_mode": "nothing: a cached reply would never reach verifiers' trace",
 }
-_OTHER: Final = frozenset({"local", "max_tokens_per_run", "max_cost_per_run", "run"})
-
-
-def _model_fields() -> frozenset[str]:
-    return frozenset(ModelSettings.model_fields) - frozenset(VERIFIERS_OWNED)
+#: Where the verifiers policies' options go.
+OPTIONS: Final = FrontOptions(
+    "verifiers'",
+    VERIFIERS_OWNED,
+    frozenset({"local", "max_tokens_per_run", "max_cost_per_run", "run"}),
+)
 
 
 def policy_option_names() -> list[str]:
     """Every option the verifiers policies take (aliases included), sorted."""
-    names = _model_fields() | frozenset(HarnessSettings.model_fields) | _OTHER
-    return sorted(names | {a for a, name in ALIASES.items() if name in names})
+    return OPTIONS.names()
 
 
 def split_policy_options(
@@ -90,29 +92,7 @@ def split_policy_options(
 
     Raises ValueError for an option verifiers owns (naming its option) or an unknown one.
     """
-    model: dict[str, Any] = {}
-    harness: dict[str, Any] = {}
-    other: dict[str, Any] = {}
-    model_fields, harness_fields = _model_fields(), frozenset(HarnessSettings.model_fields)
-    for raw, value in options.items():
-        name = ALIASES.get(raw, raw)
-        if raw in VERIFIERS_OWNED or name in VERIFIERS_OWNED:
-            owner = VERIFIERS_OWNED.get(raw) or VERIFIERS_OWNED[name]
-            raise ValueError(f"option {raw!r} is verifiers' here: use {owner}")
-        if name in model_fields:
-            model[name] = value
-        elif name in harness_fields:
-            harness[name] = value
-        elif name in _OTHER:
-            other[name] = value
-        else:
-            known = policy_option_names()
-            close = difflib.get_close_matches(raw, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown option {raw!r}{hint} (options: {', '.join(known)})")
-    if isinstance(harness.get("order"), str) and "," in harness["order"]:
-        harness["order"] = tuple(part.strip() for part in harness["order"].split(","))
-    return model, harness, other
+    return OPTIONS.split(options)
 
 
 def validated(
@@ -127,16 +107,7 @@ def validated(
             "output_mode 'auto' probes the server with extra calls, which verifiers would record "
             "as turns; name a mode: tool, native, grammar, json_object or prompted"
         )
-    try:
-        settings = ModelSettings(**model, **sampling_settings(sampling or {}))
-        harness_settings = HarnessSettings(**harness)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r})"
-            for e in exc.errors()
-        )
-        raise ValueError(f"invalid policy options: {problems}") from None
-    return settings, harness_settings, other
+    return (*settings_of({**model, **sampling_settings(sampling or {})}, harness), other)
 
 
 def sampling_settings(sampling: Mapping[str, Any]) -> dict[str, Any]:
@@ -154,22 +125,11 @@ def sampling_settings(sampling: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _policy_class(env_kind: str) -> type[EscapeLLMPolicy] | type[AgiMazeLLMPolicy]:
-    if env_kind == "escape":
-        return EscapeLLMPolicy
-    if env_kind == "agimaze":
-        return AgiMazeLLMPolicy
-    raise ValueError(f"unknown environment kind {env_kind!r}; use 'escape' or 'agimaze'")
-
-
 def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
     """Raise ValueError now for options the policy would refuse when the game starts (the
     policy is built over a stand-in backend, so its own checks run before any model call)."""
     settings, harness, _ = validated(options)
-    try:
-        _policy_class(env_kind)(ScriptedBackend([]), settings=settings, harness=harness)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"invalid policy options: {exc}") from None
+    check_built(env_kind, settings, harness)
 
 
 @dataclass
@@ -202,11 +162,13 @@ def playing(episode: Episode) -> Iterator[Episode]:
         _EPISODE.reset(token)
 
 
-class VerifiersPolicy(AsyncPolicyBase[Any, Any, Any]):
+class VerifiersPolicy(FrontPolicy):
     """An LLM policy whose model is a verifiers seat; it stops the game when a seat's rollout
-    ends, and reports how verifiers plays the seat in its harness report."""
+    ends, and reports how verifiers plays the seat in its harness report (the settings
+    verifiers owns are left out of ``settings``: its own values are under ``verifiers``)."""
 
-    privileged: ClassVar[bool] = False
+    owned: ClassVar[Mapping[str, str]] = VERIFIERS_OWNED
+    report_key: ClassVar[str] = "verifiers"
 
     def __init__(
         self,
@@ -214,7 +176,7 @@ class VerifiersPolicy(AsyncPolicyBase[Any, Any, Any]):
         backend: InteractionBackend,
         episode: Episode,
     ) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.backend = backend
         self.control = episode
 
@@ -238,32 +200,15 @@ class VerifiersPolicy(AsyncPolicyBase[Any, Any, Any]):
             decision = replace(decision, stop=reason)
         return decision
 
-    def harness(self) -> dict[str, Any]:
-        """The wrapped policy's harness report, with how verifiers plays the seat (the settings
-        verifiers owns are left out of ``settings``: its own values are under ``verifiers``)."""
-        report = dict(self.policy.harness())
-        settings = report.get("settings")
-        if isinstance(settings, Mapping):
-            report["settings"] = {k: v for k, v in settings.items() if k not in VERIFIERS_OWNED}
+    def framework(self) -> dict[str, Any]:
+        """How verifiers plays the seat: its model, sampling, harness and seat field."""
         episode = self.control
-        report["verifiers"] = {
+        return {
             "model": episode.model,
             "sampling": dict(episode.sampling),
             "harness": episode.harness,
             "seat": episode.seat,
         }
-        return report
-
-    def close(self) -> None:
-        self.policy.close()
-
-    async def aclose(self) -> None:
-        await self.policy.aclose()
-
-    def __getattr__(self, name: str) -> Any:  # options, schema, settings... of the policy
-        if name == "policy":  # not set yet (a half-built object): no recursion
-            raise AttributeError(name)
-        return getattr(self.policy, name)
 
 
 def at_limit(decision: Decision[Any], reason: str) -> Decision[Any]:
@@ -290,13 +235,8 @@ def make_verifiers_policy(env_kind: str, **options: Any) -> VerifiersPolicy:
     backend = InteractionBackend(
         episode.model, local=bool(parse_value(local) if isinstance(local, str) else local)
     )
-    budget: Budget | None = None
-    caps = (other.get("max_tokens_per_run"), other.get("max_cost_per_run"))
-    if any(cap is not None for cap in caps):
-        tokens = None if caps[0] is None else int(caps[0])
-        cost = None if caps[1] is None else float(caps[1])
-        budget = run_budget(str(other.get("run", "verifiers")), tokens, cost)
-    policy = _policy_class(env_kind)(backend, settings=settings, harness=harness, run_budget=budget)
+    budget = front_run_budget(other, "verifiers")
+    policy = policy_class(env_kind)(backend, settings=settings, harness=harness, run_budget=budget)
     return VerifiersPolicy(policy, backend, episode)
 
 

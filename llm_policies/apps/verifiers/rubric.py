@@ -2,9 +2,9 @@
 
 A game's row is the benchmark runner's (:func:`maze_envs.bench.rollout.aplay`): its scores are
 computed by the same functions as every ``maze-envs bench`` row (:mod:`maze_envs.metrics`,
-:mod:`maze_envs.bench.metrics`, :mod:`maze_envs.agimaze.scoring`,
-:mod:`maze_envs.bench.setgames`). The rubric reads them; it computes nothing of its own but the
-one transform :func:`finish_speed` (a higher-is-better form of the finish ratio).
+:mod:`maze_envs.bench.metrics`, :mod:`maze_envs.agimaze.scoring`). The rubric reads them; it
+computes nothing of its own but the one transform :func:`finish_speed` (a higher-is-better
+form of the finish ratio).
 
 Each reward is one named, weighted part of a trace's reward (verifiers sums weight x score and
 logs every part in the trace; ``[env.taskset.task.rewards] <name> = {weight = w}`` changes a
@@ -24,7 +24,7 @@ reward             weight  definition
 =================  ======  ===================================================================
 
 A labyrinth set is scored by its target, its last labyrinth, as the EnvTraverse evaluation does
-(:func:`maze_envs.bench.setgames.agimaze_set_scores`). The metrics (logged, not summed) are the
+(:func:`maze_envs.bench.metrics.agimaze_set_scores`). The metrics (logged, not summed) are the
 row's numeric columns of :data:`ESCAPE_METRICS` / :data:`AGIMAZE_METRICS` that the game has.
 
 A game with an outage (a model call that failed after its retries) is not the model's play: it
