@@ -31,7 +31,18 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from maze_envs.policies.interface import Usage
 from maze_envs.policies.providers import LOCAL_PREFIXES  # the table of providers
 
-__all__ = ["LOCAL_PREFIXES", "Budget", "BudgetLimits", "BudgetNode", "Reservation", "price"]
+#: Tokens reserved for a reply when no output cap is set and no reply was seen yet.
+DEFAULT_REPLY_RESERVE = 256
+
+__all__ = [
+    "DEFAULT_REPLY_RESERVE",
+    "LOCAL_PREFIXES",
+    "Budget",
+    "BudgetLimits",
+    "BudgetNode",
+    "Reservation",
+    "price",
+]
 
 
 # pydantic-ai provider prefixes whose genai-prices provider id differs from the prefix
@@ -215,6 +226,8 @@ class Budget:
         self._known_cost = 0.0  # priced calls only (Usage sums drop to None once one is unknown)
         self._reserved_tokens = 0
         self._reserved_cost = 0.0
+        #: the most output tokens one call charged here wrote (reservations are sized from it)
+        self.longest_reply: int | None = None
         self._lock = threading.Lock()
 
     def child(
@@ -245,12 +258,31 @@ class Budget:
             return
         with self._lock:
             self._used = self._used + usage
+            if usage.requests == 1 and (
+                self.longest_reply is None or usage.output_tokens > self.longest_reply
+            ):
+                self.longest_reply = usage.output_tokens
             if usage.cost_status == "unknown":
                 self._unknown_calls += 1
             else:
                 self._known_cost += usage.cost_usd or 0.0
         if self.parent is not None:
             self.parent.charge(usage)
+
+    def typical_reply(self, max_output_tokens: int | None) -> int:
+        """Output tokens to reserve for the next call: the longest reply charged here so far,
+        else the output cap, else :data:`DEFAULT_REPLY_RESERVE`; never
+        more than the output cap.
+
+        >>> game = Budget(max_tokens=1_000, name="game")
+        >>> game.typical_reply(48), game.typical_reply(None)
+        (48, 256)
+        >>> game.charge(Usage(input_tokens=300, output_tokens=21, requests=1))
+        >>> game.typical_reply(48)
+        21
+        """
+        cap = DEFAULT_REPLY_RESERVE if max_output_tokens is None else max_output_tokens
+        return cap if self.longest_reply is None else min(cap, self.longest_reply)
 
     def reserve(self, tokens: int, cost_usd: float | None) -> Reservation | str:
         """Set aside ``tokens`` and ``cost_usd`` (``None``: unknown) for one request.

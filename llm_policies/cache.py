@@ -1,11 +1,21 @@
 """A response cache: replies stored in SQLite under the exact request that produced them.
 
 ``CachedBackend(backend, path)`` wraps any backend. The key is the SHA-256 of the request as
-canonical JSON: the model spec, the settings that can change a reply (all but the transport-only
-``timeout_s``, ``retries``, ``keep_alive``, and ``base_url`` and ``context_window``: the same
-model and request behind another port or proxy is the same request), the system prompt, the
-messages, the output mode, the schema *with its key order* (a reordered schema is a different
-request), the schema name and ``cache_key_extra``. Modes:
+canonical JSON: the model, the settings that can change a reply (all but the transport-only
+``timeout_s``, ``retries``, ``keep_alive``, ``slots``, and ``base_url`` and ``context_window``),
+the system prompt, the messages, the output mode, the schema *with its key order* (a reordered
+schema is a different request), the schema name and ``cache_key_extra``.
+
+The model is the one that answers. For a hosted model it is the spec (the same model and
+request behind another port or proxy is the same request). A local server may serve anything
+under any name (``openai-chat:local``), so for a server declared local the key names the model
+the server says it serves (:attr:`llm_policies.capabilities.Endpoint.identity`: llama.cpp's
+model file, Ollama's digest, vLLM's model; :meth:`CachedBackend.identify`): a rerun on another
+port still hits, and a different model served under the same name never does. A local server
+that says nothing about its model is keyed by its base URL too (another port misses: the
+cache cannot tell it serves the same model). The identity seen at each base URL is stored in
+the cache file, so a ``read_only`` replay with the server gone uses the one recorded there.
+Modes:
 
 * ``"read_write"``: a hit returns the stored reply and sends nothing; a miss calls the model and
   stores its reply. Rerunning a benchmark reuses every recorded reply at no cost.
@@ -60,6 +70,12 @@ CREATE TABLE IF NOT EXISTS replies (
     request TEXT NOT NULL,
     reply TEXT NOT NULL,
     created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS served (
+    spec TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    PRIMARY KEY (spec, base_url)
 )
 """
 
@@ -68,12 +84,19 @@ class CacheMiss(ModelUnavailable):
     """A read-only cache has no reply for a request."""
 
 
-def request_json(spec: str, request: ModelRequest) -> str:
-    """The canonical JSON of what makes a reply (the schema's key order kept as given)."""
+def request_json(spec: str, request: ModelRequest, served: str | None = None) -> str:
+    """The canonical JSON of what makes a reply (the schema's key order kept as given).
+
+    ``served``: the model a local server serves (its identity, or ``spec@base_url`` when it
+    says nothing), which replaces the spec's model name in the key.
+    """
+    model: dict[str, str] = {"spec": spec}
+    if served is not None:
+        model = {"spec": spec.partition(":")[0], "served": served}
     return json.dumps(
         {
             "v": KEY_VERSION,
-            "spec": spec,
+            **model,
             "settings": request.settings.cache_fields(),
             "system": request.system,
             "messages": [[m.role, m.content] for m in request.messages],
@@ -87,7 +110,7 @@ def request_json(spec: str, request: ModelRequest) -> str:
     )
 
 
-def request_key(spec: str, request: ModelRequest) -> str:
+def request_key(spec: str, request: ModelRequest, served: str | None = None) -> str:
     """SHA-256 hex of :func:`request_json`.
 
     >>> from llm_policies.backends.base import ChatMessage
@@ -100,7 +123,7 @@ def request_key(spec: str, request: ModelRequest) -> str:
     >>> request_key("openai:x", req(a)) == request_key("openai:x", req(b))
     False
     """
-    return hashlib.sha256(request_json(spec, request).encode()).hexdigest()
+    return hashlib.sha256(request_json(spec, request, served).encode()).hexdigest()
 
 
 def _reply_json(reply: ModelReply) -> str:
@@ -112,6 +135,7 @@ def _reply_json(reply: ModelReply) -> str:
             "model": reply.model,
             "latency_s": reply.latency_s,
             "raw": reply.raw,
+            "finish_reason": reply.finish_reason,
         },
         ensure_ascii=False,
     )
@@ -128,6 +152,7 @@ def _reply_from_json(text: str) -> ModelReply:
         latency_s=data["latency_s"],
         raw=data["raw"],
         cached=True,
+        finish_reason=data.get("finish_reason"),
     )
 
 
@@ -149,7 +174,7 @@ class ReplyFile:
         )
         if mode == "read_write":
             self._db.execute("PRAGMA journal_mode=WAL")  # several workers may share it
-            self._db.execute(_SCHEMA)
+            self._db.executescript(_SCHEMA)
             self._db.commit()
 
     def lookup(self, key: str) -> str | None:
@@ -172,6 +197,31 @@ class ReplyFile:
                 "INSERT OR REPLACE INTO replies (key, spec, request, reply, created) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (key, spec, request, reply, time.time()),
+            )
+            self._db.commit()
+
+    def served(self, spec: str, base_url: str) -> str | None:
+        """The model the server at ``base_url`` said it served for ``spec``, when recorded."""
+        with self._lock:
+            if self._db is None:
+                return None
+            try:
+                row = self._db.execute(
+                    "SELECT identity FROM served WHERE spec = ? AND base_url = ?",
+                    (spec, base_url),
+                ).fetchone()
+            except sqlite3.OperationalError:  # a file written before identities were kept
+                row = None
+        return None if row is None else str(row[0])
+
+    def remember_served(self, spec: str, base_url: str, identity: str) -> None:
+        """Record the model the server at ``base_url`` serves for ``spec``."""
+        with self._lock:
+            if self._db is None:
+                return
+            self._db.execute(
+                "INSERT OR REPLACE INTO served (spec, base_url, identity) VALUES (?, ?, ?)",
+                (spec, base_url, identity),
             )
             self._db.commit()
 
@@ -210,6 +260,17 @@ class DriverReplies:
 
         found: str | None = await adriver_call(ReplyFile, self._key, "lookup", key)
         return found
+
+    def served(self, spec: str, base_url: str) -> str | None:
+        from maze_envs.bench.travel import driver_call
+
+        found: str | None = driver_call(ReplyFile, self._key, "served", spec, base_url)
+        return found
+
+    def remember_served(self, spec: str, base_url: str, identity: str) -> None:
+        from maze_envs.bench.travel import driver_call
+
+        driver_call(ReplyFile, self._key, "remember_served", spec, base_url, identity)
 
     async def astore(self, key: str, spec: str, request: str, reply: str) -> None:
         from maze_envs.bench.travel import adriver_call
@@ -254,6 +315,9 @@ class CachedBackend:
         self._repeats: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._replies = None if mode == "off" else _open_replies(self.path, mode)
+        #: the model the server says it serves (:meth:`identify`)
+        self.identity: str | None = None
+        self._recorded: tuple[str | None] | None = None  # the file's record of it
 
     @property
     def spec(self) -> str:
@@ -272,6 +336,42 @@ class CachedBackend:
         return dropped_settings(self.backend, settings)
 
     @property
+    def owns_transport(self) -> bool:
+        """The wrapped backend's (see :mod:`llm_policies.capabilities`)."""
+        return bool(getattr(self.backend, "owns_transport", True))
+
+    def identify(self, identity: str | None) -> None:
+        """The model the server serves, as it says (``None``: it does not say); see the module
+        docstring. Recorded in the cache file against the spec and base URL."""
+        if identity == self.identity:
+            return
+        self.identity = identity
+        base_url = self._base_url
+        if identity is None or base_url is None or self._replies is None:
+            return
+        if self.mode == "read_write":
+            self._replies.remember_served(self.spec, base_url, identity)
+
+    @property
+    def _base_url(self) -> str | None:
+        settings = getattr(self.backend, "settings", None)
+        return getattr(settings, "base_url", None)
+
+    def served(self) -> str | None:
+        """What names the model in the keys (module docstring): ``None`` for a hosted model."""
+        base_url = self._base_url
+        if not self.local or base_url is None:
+            return None
+        if self.identity is not None:
+            return self.identity
+        if self.mode == "read_only" and self._replies is not None:
+            if self._recorded is None:  # asked once: a replay's file does not change
+                self._recorded = (self._replies.served(self.spec, base_url),)
+            if self._recorded[0] is not None:
+                return self._recorded[0]
+        return f"{self.spec}@{base_url}"
+
+    @property
     def context_window(self) -> int | None:
         """The wrapped backend's known context window, if it knows one."""
         window = getattr(self.backend, "context_window", None)
@@ -279,7 +379,7 @@ class CachedBackend:
 
     def key(self, request: ModelRequest) -> str:
         """The cache key of ``request`` (with its repeat number when ``distinct_repeats``)."""
-        key = request_key(self.spec, request)
+        key = request_key(self.spec, request, self.served())
         if self.distinct_repeats:
             with self._lock:
                 n = self._repeats[key]
@@ -311,7 +411,7 @@ class CachedBackend:
             )
         reply = await self.backend.complete(request)
         await self._replies.astore(
-            key, self.spec, request_json(self.spec, request), _reply_json(reply)
+            key, self.spec, request_json(self.spec, request, self.served()), _reply_json(reply)
         )
         self.stored += 1
         return reply

@@ -1,34 +1,39 @@
-"""What a model server really does: output modes it honours, its context window, its tokenizer.
+"""What a model server really does: output modes it honours, its context window, its tokenizer,
+the model it serves and how many requests it serves at once.
 
 Servers that speak the same protocol differ. llama.cpp's server ignores ``tool_choice`` (the model
 never sees the tools and writes prose), rejects ``response_format`` ``json_schema`` with HTTP 500
 ("Input should be 'text' or 'json_object'") and reads ``max_tokens`` but not
-``max_completion_tokens``; Ollama cuts prompts longer than ``num_ctx`` silently. So the harness
-asks each endpoint (model spec and base URL) once per process, and keeps the answers here:
+``max_completion_tokens``; Ollama cuts prompts longer than ``num_ctx`` silently;
+llama-cpp-python serves one request at a time. So the harness asks each endpoint (model spec and
+base URL) once per run, and keeps the answers here:
 
-* :meth:`Endpoint.pick_mode` (``output_mode="auto"``): one cheap request per candidate mode, best
-  first (:data:`~llm_policies.settings.AUTO_MODES`: native JSON schema, then the schema as a
-  grammar (llama.cpp), then ``json_object`` with the schema in the prompt, then prompted, which
-  needs no probe). A mode *honoured* got a JSON object back (``grammar``: the one value its
-  schema allows, which a server that ignores the schema would not write); *rejected* got an
-  error that names the mode's feature (a configuration error, remembered: never sent again);
-  *ignored* got an answer that is not JSON, or for ``grammar`` not the one allowed (the server
-  dropped the feature); *inconclusive* got another lasting error (the mode is tried in play, where a
-  rejection moves ``auto`` on to the next mode); *uncached* is a probe a read-only response cache
-  does not hold (passed over). The first honoured or inconclusive mode is chosen, and the probes
-  are recorded with every game that uses them.
+* :meth:`Endpoint.discover`: whether the server answers at all (a local server, or one behind a
+  ``base_url``: no connection stops the run before its first game), the context window (the
+  ``context_window`` setting, Ollama's ``num_ctx``, llama.cpp's ``GET /props``, an
+  OpenAI-compatible ``GET /v1/models`` that tells it, genai-prices for hosted models; else it
+  stays unknown until a context-length error names it, :meth:`Endpoint.learn_window`), the
+  model the server serves (:attr:`Endpoint.identity`: a file, a digest, an id; the response
+  cache's key), the requests it serves at once (:attr:`Endpoint.slots`) and its tokenizer.
+  The HTTP questions, and where each server answers them, are
+  :mod:`llm_policies.server_info`'s.
+* :meth:`Endpoint.slot`: at most ``slots`` requests in flight to a local server (the run's
+  share of it in this process), so that no request spends its deadline in the server's queue;
+  a request whose deadline passes is cancelled, which closes its connection (a server that
+  checks, like llama-cpp-python before it starts a queued request, then drops it).
+* :meth:`Endpoint.pick_mode` (``output_mode="auto"``): the probes of :mod:`llm_policies.probes`,
+  best first (:data:`~llm_policies.settings.AUTO_MODES`); the first honoured or inconclusive
+  mode is chosen, and the probes are recorded with every game that uses them.
 * :meth:`Endpoint.first_request` / :meth:`Endpoint.answered`: the first request in an output
   mode to an endpoint goes alone (the agents of a turn ask at once); until it is answered the
   others wait, so a mode the server rejects costs one request and one configuration error, not
   one per agent;
-* :meth:`Endpoint.discover`: the context window, from the ``context_window`` setting, Ollama's
-  ``num_ctx``, llama.cpp's ``GET /props`` (``n_ctx``), an OpenAI-compatible ``GET /v1/models``
-  that tells it (vLLM ``max_model_len``, LM Studio ``max_context_length``), genai-prices for
-  hosted models; else it stays unknown until a context-length error names it
-  (:meth:`Endpoint.learn_window`). Also the server's tokenizer, when it has one on HTTP
-  (llama-cpp-python ``/extras/tokenize/count``, llama.cpp ``/tokenize``); the HTTP questions are
-  :mod:`llm_policies.server_info`'s.
 * :class:`~llm_policies.tokens.TokenRate`: prompt tokens per byte as this endpoint reports them.
+
+Once per run: ``maze-envs bench`` asks every endpoint of the run before its first game (the
+policies' ``prepare_run``), and hands what it learnt (:meth:`Endpoints.snapshot`) to every
+worker process (:meth:`Endpoints.adopt`), so agents, games and workers share one discovery; a
+worker that learns more later (a window from a refusal) shares it with its own games.
 
 Only local servers (``local=True``, Ollama) are asked over HTTP beyond the chat endpoint; hosted
 APIs are probed for modes only when ``auto`` is asked for.
@@ -45,157 +50,36 @@ APIs are probed for modes only when ``auto`` is asked for.
 from __future__ import annotations
 
 import asyncio
-import json
-import re
+import contextlib
 import threading
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from http import HTTPStatus
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, TypeVar
 
-from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelRequest
-from llm_policies.cache import CacheMiss
-from llm_policies.server_info import Tokenizer, context_window, count_tokens_with, find_tokenizer
+from llm_policies.backends.base import ModelBackend
+from llm_policies.probes import ModeChoice, ModeProbe, is_mode_rejection, probe_mode
+from llm_policies.server_info import (
+    ServerInfo,
+    Tokenizer,
+    ask,
+    count_tokens_with,
+    describe_compatible,
+    describe_ollama,
+)
 from llm_policies.settings import AUTO_MODES, ModelSettings, OutputMode
 from llm_policies.tokens import TokenRate
 
+__all__ = [
+    "ENDPOINTS",
+    "Endpoint",
+    "Endpoints",
+    "ModeChoice",
+    "ModeProbe",
+    "endpoint_of",
+    "is_mode_rejection",
+]
+
 T = TypeVar("T")
-
-ProbeStatus = Literal["honoured", "ignored", "rejected", "inconclusive", "uncached"]
-#: The reply schema of a mode probe: tiny, so the probe costs a few tokens.
-PROBE_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {"ok": {"type": "boolean"}},
-    "required": ["ok"],
-    "additionalProperties": False,
-}
-#: The grammar probe's schema: one value, which only a server that constrains decoding to the
-#: schema makes a model write unasked.
-GRAMMAR_PROBE_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {"answer": {"type": "string", "enum": ["grammar-ok"]}},
-    "required": ["answer"],
-    "additionalProperties": False,
-}
-GRAMMAR_PROBE_ANSWER: Final = {"answer": "grammar-ok"}
-PROBE_OUTPUT_TOKENS: Final = 48
-# what an HTTP error body says when the server rejects a request feature of an output mode
-_MODE_FEATURES: Final = re.compile(
-    r"json_schema|json_object|response_format|tool_choice|\btools?\b|grammar|"
-    r"Input should be 'text'|structured output|invalid format",
-    re.IGNORECASE,
-)
-_THINK: Final = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ModeProbe:
-    """What one probe request of an output mode found."""
-
-    mode: OutputMode
-    status: ProbeStatus
-    detail: str
-    latency_s: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "status": self.status,
-            "detail": self.detail,
-            "latency_s": round(self.latency_s, 6),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
-
-
-@dataclass(frozen=True)
-class ModeChoice:
-    """The output mode ``auto`` chose for an endpoint, and the probes behind the choice."""
-
-    mode: OutputMode
-    probes: tuple[ModeProbe, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "probes": [p.to_json() for p in self.probes]}
-
-
-def is_mode_rejection(error: ModelError, mode: OutputMode) -> bool:
-    """Whether ``error`` is the server refusing the request feature of output ``mode``.
-
-    A permanent rejection (an HTTP 4xx, or the same 5xx body twice) whose body names the
-    feature (``json_schema``, ``response_format``, ``tools``...) of a mode that sends one.
-
-    >>> error = ModelError("status_code: 500, body: Input should be 'text' or 'json_object'",
-    ...                    kind="refused", status=500, permanent=True)
-    >>> is_mode_rejection(error, "native"), is_mode_rejection(error, "prompted")
-    (True, False)
-    """
-    if mode == "prompted" or error.kind not in ("refused", "config"):
-        return False
-    if error.kind == "config":
-        return True
-    return bool(
-        error.permanent
-        or (
-            error.status is not None
-            and HTTPStatus.BAD_REQUEST <= error.status < HTTPStatus.INTERNAL_SERVER_ERROR
-        )
-    ) and (bool(_MODE_FEATURES.search(error.message)))
-
-
-def json_object_in(text: str | None) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` (after any ``<think>`` block), or ``None``.
-
-    >>> json_object_in('<think>{"no": 1}</think> sure: {"ok": true}')
-    {'ok': True}
-    >>> json_object_in("Hello there!") is None
-    True
-    """
-    if not text:
-        return None
-    text = _THINK.sub("", text)
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        return value if isinstance(value, dict) else None
-    return None
-
-
-def _probe_system(mode: OutputMode) -> str:
-    if mode in ("json_object", "prompted"):
-        return (
-            "Answer with exactly one JSON object and nothing else. It must follow this JSON "
-            f"schema:\n{json.dumps(PROBE_SCHEMA)}"
-        )
-    return "You are a helpful assistant."
-
-
-def probe_request(mode: OutputMode, settings: ModelSettings) -> ModelRequest:
-    """The cheap request that probes output ``mode`` (it asks for nothing JSON-shaped itself:
-    a server that ignores the mode's feature answers in prose)."""
-    return ModelRequest(
-        system=_probe_system(mode),
-        messages=(ChatMessage("user", "Say hello."),),
-        output_mode=mode,
-        schema=GRAMMAR_PROBE_SCHEMA if mode == "grammar" else PROBE_SCHEMA,
-        schema_name="probe",
-        settings=settings.model_copy(
-            update={
-                "max_output_tokens": PROBE_OUTPUT_TOKENS,
-                "temperature": 0.0,
-                "retries": min(settings.retries, 2),
-            }
-        ),
-        cache_key_extra="capability-probe",
-    )
 
 
 @dataclass
@@ -212,12 +96,28 @@ class Endpoint:
     confirmed: set[str] = field(default_factory=set)
     rate: TokenRate = field(default_factory=TokenRate)
     discovered: bool = False
+    #: the kind of server (``llama.cpp``, ``llama-cpp-python``, ``vllm``, ``ollama``)
+    server: str | None = None
+    #: the model the server says it serves (a file path, a digest, an id)
+    identity: str | None = None
+    #: requests the server serves at once (``None``: no limit), and where that came from
+    slots: int | None = None
+    slots_source: str | None = None
+    #: processes of the run sharing the slots (each gets its share, at least one)
+    share: int = 1
+    #: why the server could not be reached when the run began (``None``: it answered)
+    unreachable: str | None = None
+    #: a request of this run got an answer from the server (any answer, errors included)
+    answered_once: bool = False
     _rejected: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _pending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = field(
         default_factory=dict, repr=False
     )
     _gates: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(
+        default_factory=dict, repr=False
+    )
+    _limits: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = field(
         default_factory=dict, repr=False
     )
 
@@ -230,7 +130,7 @@ class Endpoint:
                 self.context_window, self.context_source = window, source
 
     def reject(self, mode: OutputMode, reason: str) -> None:
-        """The server rejects output ``mode``: never send it again in this process."""
+        """The server rejects output ``mode``: never send it again in this run."""
         with self._lock:
             self._rejected.setdefault(mode, reason[:400])
 
@@ -243,12 +143,82 @@ class Endpoint:
         return {
             "model": self.key[0],
             "base_url": self.key[1],
+            "server": self.server,
+            "served_model": self.identity,
             "context_window": self.context_window,
             "context_source": self.context_source,
+            "slots": self.slots,
+            "slots_source": self.slots_source,
             "tokenizer": self.tokenizer[0] if self.tokenizer else None,
             "rejected_modes": dict(self._rejected),
             "auto": self.choice.to_json() if self.choice else None,
         }
+
+    # --- one run's knowledge, handed to its workers ------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything learnt, as plain data (:meth:`Endpoints.adopt` installs it elsewhere)."""
+        with self._lock:
+            return {
+                **self.to_json(),
+                "tokenizer": list(self.tokenizer) if self.tokenizer else None,
+                "confirmed": sorted(self.confirmed),
+                "tokens_per_byte": self.rate.tokens_per_byte,
+                "discovered": self.discovered,
+                "unreachable": self.unreachable,
+            }
+
+    def adopt(self, data: dict[str, Any], share: int) -> None:
+        """Take what another process learnt (:meth:`snapshot`); ``share``: processes sharing
+        the server's slots."""
+        with self._lock:
+            if data.get("context_window") is not None:
+                window, source = int(data["context_window"]), str(data["context_source"])
+                if self.context_window is None or window < self.context_window:
+                    self.context_window, self.context_source = window, source
+            tokenizer = data.get("tokenizer")
+            self.tokenizer = (tokenizer[0], tokenizer[1]) if tokenizer else self.tokenizer
+            if data.get("auto") and self.choice is None:
+                self.choice = ModeChoice.from_json(data["auto"])
+            self.confirmed.update(data.get("confirmed") or ())
+            for mode, reason in (data.get("rejected_modes") or {}).items():
+                self._rejected.setdefault(mode, reason)
+            self.server = data.get("server") or self.server
+            self.identity = data.get("served_model") or self.identity
+            self.slots, self.slots_source = data.get("slots"), data.get("slots_source")
+            self.discovered = self.discovered or bool(data.get("discovered"))
+            self.unreachable = data.get("unreachable")
+            self.share = max(1, share)
+            self._limits.clear()
+        if data.get("tokens_per_byte"):
+            self.rate.learn_ratio(float(data["tokens_per_byte"]))
+
+    # --- capacity ------------------------------------------------------------------------------
+
+    @property
+    def limit(self) -> int | None:
+        """Requests this process may have in flight to the server (``None``: no limit)."""
+        if self.slots is None:
+            return None
+        return max(1, self.slots // self.share)
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one of the server's slots (this process's share) while a request is in
+        flight; with no known limit, hold nothing."""
+        limit = self.limit
+        if limit is None:
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            semaphore = self._limits.get(loop)
+            if semaphore is None:
+                if len(self._limits) > 8:  # loops of finished synchronous act() calls
+                    self._limits = {k: v for k, v in self._limits.items() if not k.is_closed()}
+                semaphore = self._limits[loop] = asyncio.Semaphore(limit)
+        async with semaphore:
+            yield
 
     # --- asking once -----------------------------------------------------------------------
 
@@ -318,7 +288,9 @@ class Endpoint:
             if self.rejected(mode):
                 probes.append(ModeProbe(mode, "rejected", self.rejected(mode) or ""))
                 continue
-            probe = await self._probe(backend, mode, settings)
+            async with self.slot():
+                probe = await probe_mode(backend, mode, settings)
+            self.answered_once = True
             probes.append(probe)
             if probe.status == "rejected":
                 self.reject(mode, probe.detail)
@@ -329,74 +301,52 @@ class Endpoint:
         self.choice = choice
         return choice
 
-    async def _probe(
-        self, backend: ModelBackend, mode: OutputMode, settings: ModelSettings
-    ) -> ModeProbe:
-        started = time.perf_counter()
-        try:
-            reply = await backend.complete(probe_request(mode, settings))
-        except CacheMiss:
-            # a read-only cache without this probe (a rejected probe is not cached): the server
-            # is not asked, and the mode is passed over
-            return ModeProbe(mode, "uncached", "not in the read-only response cache")
-        except ModelError as error:
-            if is_mode_rejection(error, mode):
-                return ModeProbe(mode, "rejected", error.message[:400])
-            if error.kind in ("refused", "config", "context") or error.permanent:
-                return ModeProbe(mode, "inconclusive", error.message[:400])
-            raise
-        latency = time.perf_counter() - started
-        tokens = (reply.usage.input_tokens, reply.usage.output_tokens)
-        said = reply.text if reply.text else reply.tool_arguments
-        if mode == "tool" and reply.tool_arguments is None:
-            excerpt = (reply.text or "")[:120]
-            return ModeProbe(
-                mode,
-                "ignored",
-                f"no tool call came back (the server ignores tool_choice): {excerpt!r}",
-                latency,
-                *tokens,
-            )
-        found = json_object_in(said)
-        if mode == "grammar" and found is not None and found != GRAMMAR_PROBE_ANSWER:
-            excerpt = (said or "")[:120]
-            return ModeProbe(
-                mode,
-                "ignored",
-                f"the schema did not constrain the reply: {excerpt!r}",
-                latency,
-                *tokens,
-            )
-        if found is not None:
-            return ModeProbe(mode, "honoured", "a JSON object came back", latency, *tokens)
-        excerpt = (said or "")[:120]
-        return ModeProbe(
-            mode, "ignored", f"the reply was not a JSON object: {excerpt!r}", latency, *tokens
-        )
-
-    async def discover(self, backend: ModelBackend, settings: ModelSettings, local: bool) -> None:
-        """Learn the context window and tokenizer once (see the module docstring)."""
+    async def discover(
+        self, backend: ModelBackend, settings: ModelSettings, local: bool, reach: bool = False
+    ) -> None:
+        """Learn once what the server tells (see the module docstring); ``reach``: also ask a
+        server that is not local whether it answers at all (a run's start)."""
         if self.discovered:
             return
-        await self._once("discover", lambda: self._discover(backend, settings, local))
+        await self._once("discover", lambda: self._discover(backend, settings, local, reach))
 
-    async def _discover(self, backend: ModelBackend, settings: ModelSettings, local: bool) -> None:
+    async def _discover(
+        self, backend: ModelBackend, settings: ModelSettings, local: bool, reach: bool
+    ) -> None:
         spec, base_url = self.key
-        prefix = spec.partition(":")[0]
+        prefix, _, name = spec.partition(":")
+        info: ServerInfo | None = None  # None: the server was not asked
+        if not getattr(backend, "owns_transport", True):
+            pass  # a client of the caller's sends the requests: its address is not ours to ask
+        elif local and prefix == "ollama":
+            info = await describe_ollama(base_url, name)
+        elif local and base_url:
+            info = await describe_compatible(base_url, name)
+        elif reach and base_url and prefix not in ("scripted", "stand-in"):
+            # a server of someone else's behind a base URL (a proxy): only whether it answers
+            answer = await ask("GET", f"{base_url.rstrip('/')}/models")
+            info = ServerInfo(reachable=answer.error is None, error=answer.error)
+        if info is not None and not info.reachable:
+            self.unreachable = info.error or "no connection"
+            return  # asked again at the next discovery: the server may come up
+        if info is not None:
+            self.unreachable = None
+        info = info or ServerInfo()
         if settings.context_window is not None:
             self.learn_window(settings.context_window, "option")
         elif prefix == "ollama":
             self.learn_window(settings.num_ctx, "num_ctx")
-        elif local and base_url:
-            told = await context_window(base_url, spec.partition(":")[2])
-            if told is not None:
-                self.learn_window(*told)
+        elif info.window is not None:
+            self.learn_window(*info.window)
         if self.context_window is None:
             known = getattr(backend, "context_window", None)
             if isinstance(known, int) and known > 0:
                 self.learn_window(known, "genai-prices")
-        if local and base_url and prefix != "ollama" and self.tokenizer is None:
-            self.tokenizer = await find_tokenizer(base_url)
+        self.server, self.identity, self.tokenizer = info.kind, info.identity, info.tokenizer
+        if settings.slots is not None:
+            self.slots, self.slots_source = settings.slots, "option"
+        elif info.slots is not None:
+            self.slots, self.slots_source = info.slots
         self.discovered = True
 
     async def count_exact(self, text: str) -> int | None:
@@ -430,6 +380,18 @@ class Endpoints:
         """Forget every endpoint (tests; a server restarted with another configuration)."""
         with self._lock:
             self._known.clear()
+
+    def snapshot(self, keys: list[tuple[str, str | None]] | None = None) -> list[dict[str, Any]]:
+        """What is known of the endpoints ``keys`` (all when ``None``), as plain data."""
+        with self._lock:
+            known = [e for k, e in self._known.items() if keys is None or k in keys]
+        return [endpoint.snapshot() for endpoint in known]
+
+    def adopt(self, snapshots: list[dict[str, Any]], share: int = 1) -> None:
+        """Install what another process learnt (a run's discovery, in a worker); ``share``:
+        the processes of the run that share each server's slots."""
+        for data in snapshots:
+            self.get(data["model"], data["base_url"]).adopt(data, share)
 
 
 #: The endpoints of this process (see :class:`Endpoints`).

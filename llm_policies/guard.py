@@ -5,13 +5,19 @@ tokens (:mod:`llm_policies.tokens`: the server's tokenizer when it has one and t
 else a calibrated or byte-based estimate) and
 
 * refuses a request that cannot fit the context window with room for the reply (the output cap,
-  else :data:`~llm_policies.tokens.DEFAULT_REPLY_RESERVE`): :class:`NoRoom` says so, and the
+  else :data:`~llm_policies.accounting.DEFAULT_REPLY_RESERVE`): :class:`NoRoom` says so, and the
   policy trims (AGI Maze) or stops the game (Maze Escape). Only a prompt whose *optimistic*
   count is over is refused unsent; a prompt that may fit is sent, and a context-length error
   from the server then has the same effect;
-* reserves its tokens (best guess of the prompt plus the reply's share) and estimated cost in
-  the game's budget (and the run's), so a cap holds when several agents ask at once: a request
-  that would take a budget over its cap is not sent (:class:`Capped`).
+* reserves its tokens and estimated cost in the game's budget (and the run's, across every
+  worker of a ``maze-envs bench`` run), so a cap holds when several agents and games ask at
+  once: a request that would take a budget over its cap is not sent (:class:`Capped`). The
+  reservation is sized from what this game's calls cost so far: the prompt's count (calibrated
+  on the endpoint's reported usage once a reply came back) plus the longest reply of the game so
+  far (before the first reply: the output cap, else
+  :data:`~llm_policies.accounting.DEFAULT_REPLY_RESERVE`). A reservation of the output cap every
+  time stopped games at 45-83 % of their cap; this one can fall short by what a reply writes
+  beyond the game's longest so far, which is all a cap can be overshot by.
 
 After the reply, :meth:`Guard.settle` charges the real usage, releases the reservation, learns
 the endpoint's tokens per byte and checks the reply against the output cap (a longer reply is a
@@ -127,7 +133,7 @@ class Guard:
                 )
         reservation = None
         if self.budget is not None:
-            out = self.reserve_for_reply(request)
+            out = self.budget.typical_reply(request.settings.max_output_tokens)
             held = self.budget.reserve(count.tokens + out, self._cost(count.tokens, out))
             if isinstance(held, str):
                 return Capped(held)

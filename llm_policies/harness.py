@@ -20,10 +20,10 @@ the journal. :func:`decide` is the loop both policies share:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -41,6 +41,14 @@ from llm_policies.backends.base import (
 from llm_policies.capabilities import is_mode_rejection
 from llm_policies.guard import Capped, Cleared, Guard, NoRoom
 from llm_policies.history import HistoryKind
+from llm_policies.outcome import (
+    DecisionRecord,
+    FallbackReason,
+    Outcome,
+    Status,
+    mode_rejected_message,
+    truncation_message,
+)
 from llm_policies.parsing import ParseResult, parse_reply
 from llm_policies.prompts import load
 from llm_policies.schema import Check, ReplySchema
@@ -49,11 +57,21 @@ from maze_envs.policies.interface import Usage
 
 log = logging.getLogger(__name__)
 
-Status = Literal["ok", "fallback", "outage"]
-#: Why a decision fell back: no usable reply after the re-asks; a prompt over the context
-#: window; a configuration the server rejects (an output mode); a cap that the next request
-#: would break (the request was not sent).
-FallbackReason = Literal["unusable", "context", "config", "cap"]
+__all__ = [
+    "ECHO_LIMIT",
+    "FallbackReason",
+    "HarnessSettings",
+    "Outcome",
+    "Status",
+    "decide",
+    "decode_messages",
+    "echo_excerpt",
+    "encode_messages",
+    "mode_rejected_message",
+    "prefix_share",
+    "prompt_text",
+]
+
 #: Characters of an unusable reply echoed back in a re-ask (enough to point at it; a whole
 #: runaway reply would fill the context window).
 ECHO_LIMIT = 300
@@ -124,30 +142,6 @@ def priced(backend: ModelBackend, reply: ModelReply) -> Usage:
         return price(backend.spec, usage, local=backend.local, reported_model=reply.model)
     except ImportError:  # genai-prices missing: the cost stays unknown, never 0
         return replace(usage, cost_usd=None, cost_status="unknown")
-
-
-@dataclass
-class Outcome:
-    """What one decision came to: the values (ok), or the status and error, and its record.
-
-    ``reason`` says why a ``fallback`` happened (:data:`FallbackReason`); ``quirks`` are the
-    successful attempt's (a failed attempt's quirks are in the record's ``failed_quirks``);
-    ``notices`` what the backend and the checks noticed (context warnings, cap breaches), for
-    the game's record.
-    """
-
-    status: Status
-    values: dict[str, Any] | None
-    usage: Usage
-    record: dict[str, Any]
-    error: str | None = None
-    quirks: Counter[str] = field(default_factory=Counter)
-    notices: list[dict[str, Any]] = field(default_factory=list)
-    reason: FallbackReason | None = None
-
-
-def _raw(reply: ModelReply) -> dict[str, Any]:
-    return {"text": reply.text, "tool_arguments": reply.tool_arguments}
 
 
 def echo_excerpt(reply: ModelReply, limit: int = ECHO_LIMIT) -> str:
@@ -224,7 +218,7 @@ async def decide(
         mode = harness.output_mode
     retry_text = load("escape/reply.toml")["retry"]["invalid"]
     conversation = list(messages)
-    decision = _Decision(
+    decision = DecisionRecord(
         {
             "model": backend.spec,
             "system": blob(system),
@@ -237,6 +231,7 @@ async def decide(
         }
     )
     error: str | None = None
+    cut = False  # the last unusable reply was cut at the output cap
     for attempt in range(harness.parse_retries + 1):
         request = ModelRequest(
             system=system,
@@ -248,74 +243,112 @@ async def decide(
             cache_key_extra=cache_key_extra,
             cache_history=cache_history,
         )
-        cleared = Cleared(None, None)
-        if guard is not None:
-            checked = await guard.check(request)
-            if isinstance(checked, NoRoom):
-                return decision.fail("context", checked.message, context=checked.to_json())
-            if isinstance(checked, Capped):
-                return decision.fail("cap", checked.reason)
-            cleared = checked
-        endpoint = guard.endpoint if guard is not None else None
-        first = await endpoint.first_request(mode) if endpoint is not None else False
-        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
-            _settle(guard, request, cleared, None, Usage())
-            reason = endpoint.rejected(mode) or ""
-            return decision.fail("config", mode_rejected_message(mode, reason))
-        served = False
-        try:
-            reply = await backend.complete(request)
-            served = True
-        except ContextLengthExceeded as exc:
-            served = True  # the server took the mode; the prompt was too long
-            _settle(guard, request, cleared, None, Usage())
-            if endpoint is not None and exc.window is not None:
-                endpoint.learn_window(exc.window, "error")
-            return decision.fail(
-                "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
-            )
-        except ModelError as exc:
-            _settle(guard, request, cleared, None, Usage())
-            if is_mode_rejection(exc, mode):
-                if endpoint is not None:
-                    endpoint.reject(mode, exc.message)
-                return decision.fail(
-                    "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
-                )
-            return decision.outage(exc.to_json(), str(exc))
-        except Exception as exc:  # a backend bug must not end the game either
-            _settle(guard, request, cleared, None, Usage())
-            log.exception("backend %s failed unexpectedly", backend.spec)
-            return decision.outage({"error": type(exc).__name__, "message": str(exc)}, repr(exc))
-        finally:
-            if first and endpoint is not None:
-                endpoint.answered(mode, served)
-        if mode == "tool" and reply.tool_arguments is None:
-            decision.notices.append(
-                {
-                    "kind": "mode_ignored",
-                    "mode": "tool",
-                    "detail": "no tool call came back (a server that ignores tool_choice, such "
-                    "as llama.cpp's, never shows the model the tool): output_mode=auto picks a "
-                    "mode the server honours",
-                }
-            )
-        call_usage = priced(backend, reply)
-        breach = _settle(guard, request, cleared, reply, call_usage)
+        sent = await _send(backend, request, mode, guard, decision)
+        if isinstance(sent, Outcome):
+            return sent
+        reply, cleared, call_usage, breach = sent
         result: ParseResult = parse_reply(reply.text, reply.tool_arguments, schema, mode)
         error = result.error
         if result.values is not None and check_values is not None:
             error = check_values(result.values)
-        decision.add_attempt(reply, call_usage, result, error, cleared, breach)
+        cap = request.settings.max_output_tokens
+        cut = error is not None and result.values is None and reply.truncated(cap)
+        told = error
+        if cut:  # not malformed: the model had not finished when the cap cut it off
+            written = call_usage.output_tokens
+            error = truncation_message(written, cap)
+            told = f"it was cut off after {written} tokens, before it was complete (write less)"
+        decision.add_attempt(reply, call_usage, result, error, cleared, breach, cut)
         if error is None and result.values is not None:
-            return decision.ok(result.values, attempt, result.quirks)
+            return decision.ok(result.values, attempt, result.quirks, result.rejected)
         decision.failed_quirks.update(result.quirks)
         if attempt < harness.parse_retries:
             conversation += [
                 ChatMessage("assistant", echo_excerpt(reply)),
-                ChatMessage("user", retry_text.format(error=error)),
+                ChatMessage("user", retry_text.format(error=told)),
             ]
-    return decision.fail("unusable", error or "no usable reply", retries=harness.parse_retries)
+    reason: FallbackReason = "truncated" if cut else "unusable"
+    return decision.fail(reason, error or "no usable reply", retries=harness.parse_retries)
+
+
+Sent = tuple[ModelReply, Cleared, Usage, dict[str, Any] | None]
+
+
+async def _send(
+    backend: ModelBackend,
+    request: ModelRequest,
+    mode: OutputMode,
+    guard: Guard | None,
+    decision: DecisionRecord,
+) -> Sent | Outcome:
+    """Send one request: the first in its mode alone, then within the server's slots, checked
+    against the context window and the caps (and reserved) once it may go; its reply, clearance,
+    usage and cap breach, or the outcome of a decision that ends here."""
+    endpoint = guard.endpoint if guard is not None else None
+    first = await endpoint.first_request(mode) if endpoint is not None else False
+    served = False
+    try:
+        if endpoint is not None and endpoint.rejected(mode):  # the first request found out
+            reason = endpoint.rejected(mode) or ""
+            return decision.fail("config", mode_rejected_message(mode, reason))
+        # the slot is held from the check on: a window another request of this run learnt
+        # while this one waited is known to the check, and nothing waits in the server's queue
+        async with endpoint.slot() if endpoint is not None else contextlib.nullcontext():
+            cleared = Cleared(None, None)
+            if guard is not None:
+                checked = await guard.check(request)
+                if isinstance(checked, NoRoom):
+                    return decision.fail("context", checked.message, context=checked.to_json())
+                if isinstance(checked, Capped):
+                    return decision.fail("cap", checked.reason)
+                cleared = checked
+            try:
+                reply = await backend.complete(request)
+                served = True
+            except ContextLengthExceeded as exc:
+                served = True  # the server took the mode; the prompt was too long
+                _settle(guard, request, cleared, None, Usage())
+                if endpoint is not None:
+                    endpoint.answered_once = True
+                    if exc.window is not None:
+                        endpoint.learn_window(exc.window, "error")
+                return decision.fail(
+                    "context", f"context: {exc.message}", context={"server_error": exc.to_json()}
+                )
+            except ModelError as exc:
+                _settle(guard, request, cleared, None, Usage())
+                if endpoint is not None and exc.status is not None:
+                    endpoint.answered_once = True  # an HTTP answer, if not a reply
+                if is_mode_rejection(exc, mode):
+                    if endpoint is not None:
+                        endpoint.reject(mode, exc.message)
+                    return decision.fail(
+                        "config", mode_rejected_message(mode, exc.message), config=exc.to_json()
+                    )
+                return decision.outage(exc.to_json(), str(exc))
+            except Exception as exc:  # a backend bug must not end the game either
+                _settle(guard, request, cleared, None, Usage())
+                log.exception("backend %s failed unexpectedly", backend.spec)
+                detail = {"error": type(exc).__name__, "message": str(exc)}
+                return decision.outage(detail, repr(exc))
+        if endpoint is not None and not reply.cached:
+            endpoint.answered_once = True
+    finally:
+        if first and endpoint is not None:
+            endpoint.answered(mode, served)
+    if mode == "tool" and reply.tool_arguments is None:
+        decision.notices.append(
+            {
+                "kind": "mode_ignored",
+                "mode": "tool",
+                "detail": "no tool call came back (a server that ignores tool_choice, such as "
+                "llama.cpp's, never shows the model the tool): output_mode=auto picks a mode "
+                "the server honours",
+            }
+        )
+    call_usage = priced(backend, reply)
+    breach = _settle(guard, request, cleared, reply, call_usage)
+    return reply, cleared, call_usage, breach
 
 
 def _settle(
@@ -326,94 +359,6 @@ def _settle(
     usage: Usage,
 ) -> dict[str, Any] | None:
     return None if guard is None else guard.settle(request, cleared, reply, usage)
-
-
-def mode_rejected_message(mode: OutputMode, detail: str) -> str:
-    """The configuration error of a server that rejects output ``mode``, with what to change.
-
-    >>> print(mode_rejected_message("native", "x: status_code: 500, body: Input should be "
-    ...                             "'text' or 'json_object'"))
-    config: the server rejects output_mode='native' (Input should be 'text' or 'json_object');
-    set output_mode=auto (probes the server and picks a mode it honours) or one of grammar,
-    json_object, prompted
-    """
-    others = ", ".join(m for m in ("grammar", "json_object", "prompted") if m != mode)
-    _, found, body = detail.partition("body: ")
-    short = " ".join((body if found else detail).split())
-    short = short if len(short) <= 200 else short[:200] + "..."
-    return (
-        f"config: the server rejects output_mode={mode!r} ({short}); set "
-        f"output_mode=auto (probes the server and picks a mode it honours) or one of {others}"
-    )
-
-
-@dataclass
-class _Decision:
-    """The record and totals of one decision as its attempts come in."""
-
-    record: dict[str, Any]
-    usage: Usage = field(default_factory=Usage)
-    failed_quirks: Counter[str] = field(default_factory=Counter)
-    notices: list[dict[str, Any]] = field(default_factory=list)
-    cap_breaches: int = 0
-
-    def add_attempt(
-        self,
-        reply: ModelReply,
-        usage: Usage,
-        result: ParseResult,
-        error: str | None,
-        cleared: Cleared,
-        breach: dict[str, Any] | None,
-    ) -> None:
-        self.usage = self.usage + usage
-        self.notices.extend(reply.notices)
-        entry: dict[str, Any] = {
-            "raw": _raw(reply),
-            "reply_model": reply.model,
-            "provider_reply": reply.raw,
-            "quirks": result.quirks,
-            "error": error,
-            "usage": usage.to_json(),
-            "latency_s": reply.latency_s,
-            "cached": reply.cached,
-            "transport_retries": [a.to_json() for a in reply.retries],
-        }
-        if cleared.count is not None:
-            entry["prompt_tokens_before"] = cleared.count.to_json()
-        if breach is not None:
-            entry["cap_breach"] = breach
-            self.cap_breaches += 1
-            self.notices.append({"kind": "cap_breach", **breach})
-        self.record["attempts"].append(entry)
-
-    def _outcome(
-        self, status: Status, values: dict[str, Any] | None, retries: int, error: str | None
-    ) -> Outcome:
-        self.record.update(values=values, status=status, retries=retries)
-        self.record.update(usage=self.usage.to_json(), failed_quirks=dict(self.failed_quirks))
-        if self.cap_breaches:
-            self.record["cap_breaches"] = self.cap_breaches
-        return Outcome(status, values, self.usage, self.record, error, notices=self.notices)
-
-    def ok(self, values: dict[str, Any], retries: int, quirks: Mapping[str, int]) -> Outcome:
-        self.record["quirks"] = dict(quirks)
-        outcome = self._outcome("ok", values, retries, None)
-        outcome.quirks = Counter(quirks)
-        return outcome
-
-    def fail(
-        self, reason: FallbackReason, error: str, *, retries: int | None = None, **detail: Any
-    ) -> Outcome:
-        self.record.update(error=error, fallback_reason=reason, quirks={}, **detail)
-        tries = len(self.record["attempts"]) if retries is None else retries
-        outcome = self._outcome("fallback", None, tries, error)
-        outcome.reason = reason
-        return outcome
-
-    def outage(self, detail: dict[str, Any], message: str) -> Outcome:
-        self.record.update(error=message, outage=detail, quirks={})
-        return self._outcome("outage", None, len(self.record["attempts"]), message)
 
 
 def prompt_text(request: ModelRequest) -> str:

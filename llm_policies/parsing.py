@@ -61,6 +61,10 @@ QUIRKS: Final[dict[str, str]] = {
     "move_spelled_out": "a move spelled out (north, east, south, west, stay)",
     "action_case": "an AGI Maze action id in the wrong letter case (UP)",
     "action_object": 'an AGI Maze action given as the API\'s object {"id": "up"}',
+    "rejected_edit": "a notebook edit or radio message the action space cannot hold (a splice "
+    "position of 107654328946, which llama.cpp's grammar lets through: it does not enforce "
+    "maximum): the move is kept and the edit rejected with its reason, as the environment "
+    "rejects a splice past the notebook's text",
 }
 QuirkName = Literal[
     "json_as_text",
@@ -83,6 +87,7 @@ QuirkName = Literal[
     "move_spelled_out",
     "action_case",
     "action_object",
+    "rejected_edit",
 ]
 
 SCHEMA_KEYS: Final = (
@@ -114,12 +119,14 @@ class ParseResult:
 
     ``quirks`` counts each kind once per reply (``{"extra_keys": 1}`` however many extra keys
     it had): the results sum replies that needed a rule, not occurrences inside one reply.
+    ``rejected``: edits beside the action that were left out, with why (``rejected_edit``).
     """
 
     values: dict[str, Any] | None
     quirks: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     source: Literal["tool", "text", "none"] = "none"
+    rejected: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -345,10 +352,12 @@ def parse_reply(
         obj = _strip_schema_keys(obj, schema, quirks)
         obj = _normalise_keys(obj, schema, quirks)
         _normalise_values(obj, schema, quirks)
-        values = schema.validate(obj)
+        values, rejected = schema.salvage(obj)
     except (_Unusable, ValueError) as exc:
         return ParseResult(None, _once_each(quirks), str(exc), source)
-    return ParseResult(values, _once_each(quirks), None, source)
+    if rejected:
+        quirks["rejected_edit"] += 1
+    return ParseResult(values, _once_each(quirks), None, source, rejected)
 
 
 def _once_each(quirks: Counter[str]) -> dict[str, int]:

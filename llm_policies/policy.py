@@ -82,6 +82,9 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
         super().__init__(backend, **options)
         self.version = resolve_version(self.options.prompt_version)
         self.config: Config | None = None
+        #: edits of the last played reply that were rejected (field -> reason), shown to the
+        #: model in the next observation as the environment shows a rejected splice
+        self.rejected: dict[str, str] = {}
 
     def harness(self) -> dict[str, Any]:
         info = super().harness()
@@ -96,6 +99,7 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
         self.config = config
         self.schema = escape_schema(config, check=self.options.check, order=self.options.order)
         self.system = self._build_system(self.mode) if self.mode is not None else ""
+        self.rejected = {}
         # the agents of one game share its caps: the game is the config object the env gave
         # every agent, reset together before the first turn (llm_policies.game)
         key = ("escape", id(config), episode.env_id, tuple(episode.agents))
@@ -117,7 +121,11 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
         """The messages of this turn's request (one user message)."""
         assert self.config is not None, "reset() comes before the first decision"
         text = escape_user(
-            observation, self.config, version=self.version, wording=self.options.wording
+            with_rejections(observation, self.rejected),
+            self.config,
+            self.agent or "",
+            version=self.version,
+            wording=self.options.wording,
         )
         return [ChatMessage("user", text)]
 
@@ -126,6 +134,7 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
             lambda: self.prompt(observation), action_error, extra=f"escape:{self.version}"
         )
         action = escape_action(outcome.values) if outcome.values is not None else ESCAPE_FALLBACK
+        self.rejected = dict(outcome.record.get("rejected_fields") or {})
         record = outcome.record
         record.update(
             agent=self.agent, turn=observation.turn, action=action.model_dump(mode="json")
@@ -139,6 +148,22 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
             stop=self._stop_reason(outcome),
             status=outcome.status,
         )
+
+
+def with_rejections(observation: Observation, rejected: Mapping[str, str]) -> Observation:
+    """``observation`` with the edits of the last reply that were rejected (salvaged replies:
+    the move was played, the edit left out) reported in ``last_action`` the way the environment
+    reports an edit its rules reject: ``notebook`` ``"rejected"``, ``radio`` ``"refused"``, each
+    with its reason."""
+    if not rejected:
+        return observation
+    update: dict[str, Any] = {}
+    if "notebook" in rejected:
+        update.update(notebook="rejected", notebook_reason=rejected["notebook"])
+    if "radio" in rejected:
+        update.update(radio="refused", radio_reason=rejected["radio"])
+    last = observation.last_action.model_copy(update=update)
+    return observation.model_copy(update={"last_action": last})
 
 
 def action_error(values: Mapping[str, Any]) -> str | None:
@@ -186,6 +211,8 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
         self.actions: tuple[str, ...] = ()
         #: steps before this one are left out to fit the context window (automatic trim)
         self.history_start = 0
+        #: the context window the last request's messages were fitted to
+        self._fitted_window: int | None = None
         self._trim: dict[str, Any] | None = None
 
     def harness(self) -> dict[str, Any]:
@@ -262,7 +289,15 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             )
             if self._trim is not None:
                 outcome.record["history_trim"] = self._trim
-            if outcome.reason != "context" or not self._trim_more():
+            if outcome.reason != "context":
+                break
+            context = outcome.record.get("context") or {}
+            unsent = "server_error" not in context
+            if unsent and self.endpoint.context_window != self._fitted_window:
+                # not sent: a window learnt meanwhile (another game's refusal) that the
+                # messages were not fitted to; fitting them to it is enough
+                continue
+            if not self._trim_more():
                 break
             refused.append(outcome.record)
         if refused:  # the requests the server refused as too long, and what they taught
@@ -302,7 +337,7 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
     def _fitted(self, current: str) -> list[ChatMessage]:
         """The messages, the oldest steps left out when they would not fit the context window."""
         messages = self._messages(current)
-        window = self.endpoint.context_window
+        window = self._fitted_window = self.endpoint.context_window
         if window is None or self.mode is None:
             return messages
         room = window - reply_reserve(self.settings.max_output_tokens)

@@ -19,13 +19,21 @@ counters behind the stop rules, and the harness report for the journal. Before e
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from llm_policies.accounting import Budget, BudgetNode
-from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, dropped_settings
-from llm_policies.capabilities import Endpoint, endpoint_of
+from llm_policies.backends.base import (
+    ChatMessage,
+    ModelBackend,
+    ModelError,
+    ModelUnavailable,
+    dropped_settings,
+)
+from llm_policies.capabilities import ENDPOINTS, Endpoint, endpoint_of
 from llm_policies.game import GAMES, GameShare
 from llm_policies.guard import Guard
 from llm_policies.harness import HarnessSettings, Outcome, decide, mode_rejected_message
@@ -43,6 +51,19 @@ ActT = TypeVar("ActT")
 _CLOSING: set[asyncio.Task[None]] = set()
 #: Pydantic-ai prefixes whose servers are OpenAI-compatible ones of the user's when local.
 _COMPATIBLE_PREFIXES: Final = frozenset({"openai-chat"})
+
+
+@dataclass(frozen=True)
+class RunEndpoints:
+    """What a run learnt about its model servers (:meth:`LLMPolicyBase.prepare_run`), as plain
+    data: installed in each worker process before its first game."""
+
+    snapshots: tuple[dict[str, Any], ...]
+
+    def install(self, processes: int) -> None:
+        """Put it in place in this process, which shares each server's slots with
+        ``processes - 1`` others."""
+        ENDPOINTS.adopt(list(self.snapshots), share=processes)
 
 
 def default_output_mode(backend: ModelBackend) -> str:
@@ -133,6 +154,51 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             "context_source": endpoint.context_source,
         }
 
+    # -- the run: its budget, and what is learnt once for all its games ----------------------
+
+    def bind_run_budget(self, budget: BudgetNode) -> bool:
+        """Reserve every request of the next games in the run's ``budget`` (shared by every
+        worker of a ``maze-envs bench`` run) before sending it, and settle it after
+        (:mod:`maze_envs.policies.run`); called before :meth:`reset`."""
+        self.run_budget = budget
+        return True
+
+    def prepare_run(self) -> RunEndpoints:
+        """Ask the endpoint, once for the run and before its first game, what every game needs:
+        whether the server answers, its context window, the requests it serves at once, the
+        model it serves, and the output mode ``auto`` chooses (:mod:`llm_policies.capabilities`).
+
+        Returns what was learnt, for the run's worker processes to install: a server that
+        could not be reached too, so that its decisions are outages at once, without a request
+        or a retry (:meth:`_prepare`).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self._prepare_run())
+        else:  # called from inside an event loop (a notebook): ask from a thread of its own
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, self._prepare_run()).result()
+        return RunEndpoints(tuple(ENDPOINTS.snapshot([self.endpoint.key])))
+
+    async def _prepare_run(self) -> None:
+        local = bool(self.backend.local)
+        await self.endpoint.discover(self.backend, self.settings, local, reach=True)
+        if self.endpoint.unreachable is not None:
+            return
+        self._identify()
+        if self.options.output_mode == "auto":
+            try:
+                await self.endpoint.pick_mode(self.backend, self.settings)
+            except ModelError:  # asked again at the first decision, where it is recorded
+                log.warning("%s: the output-mode probes failed", self.backend.spec, exc_info=True)
+
+    def _identify(self) -> None:
+        """Tell a response cache which model the server serves (its key's model part)."""
+        identify = getattr(self.backend, "identify", None)
+        if callable(identify):
+            identify(self.endpoint.identity)
+
     # -- the game and its caps ---------------------------------------------------------------
 
     def _game_budget(self) -> Budget:
@@ -167,12 +233,24 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             self.failures_in_a_row += 1
         if outcome.reason in ("context", "config", "cap"):
             return outcome.error
+        if outcome.status == "outage" and self._never_reached(outcome):
+            # no connection at all to a server that has not answered once in this run: the
+            # next decisions do not spend their retry budget on it (each is an outage at once)
+            self.endpoint.unreachable = outcome.error or "no connection"
         reason = self.caps.exceeded()
         limit = self.options.max_consecutive_fallbacks
         if reason is None and limit is not None and self.failures_in_a_row >= limit:
             what = "model unavailable" if outcome.status == "outage" else "no usable reply"
             reason = f"{what} in {self.failures_in_a_row} decisions in a row: {outcome.error}"
         return reason
+
+    def _never_reached(self, outcome: Outcome) -> bool:
+        """Whether an outage is a server that never answered in this run (no connection), and
+        that no earlier decision found so already."""
+        outage = outcome.record.get("outage")
+        kind = outage.get("kind") if isinstance(outage, dict) else None
+        fresh = self.endpoint.unreachable is None
+        return kind == "connection" and fresh and not self.endpoint.answered_once
 
     # -- one decision --------------------------------------------------------------------------
 
@@ -184,6 +262,9 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         """
         self.share.started = True
         await self.endpoint.discover(self.backend, self.settings, bool(self.backend.local))
+        if self._unreachable():
+            return self._unreachable_outage()
+        self._identify()
         if self.mode is not None:
             rejected = self.endpoint.rejected(self.mode)
             if rejected is None:
@@ -199,6 +280,24 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         self.mode = choice.mode
         self.system = self._build_system(choice.mode)
         return None
+
+    def _unreachable(self) -> bool:
+        """The server could not be reached when the run began and has not answered since
+        (replies from a read-only response cache need no server)."""
+        endpoint = self.endpoint
+        if endpoint.unreachable is None or endpoint.answered_once:
+            return False
+        return getattr(self.backend, "mode", None) != "read_only"
+
+    def _unreachable_outage(self) -> Outcome:
+        """The outage of a decision not sent: the server could not be reached at the start."""
+        error = ModelUnavailable(
+            f"{self.backend.spec}: the server at {self.endpoint.key[1] or 'its default URL'} "
+            f"could not be reached when the run began ({self.endpoint.unreachable})",
+            kind="connection",
+        )
+        record = self._unsent("outage", str(error), outage=error.to_json())
+        return Outcome("outage", None, Usage(), record, str(error))
 
     def _probe_outage(self, error: ModelError) -> Outcome:
         record = self._unsent(

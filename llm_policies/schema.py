@@ -54,6 +54,8 @@ _NOTHING_FIELDS: Final = frozenset({"notebook", "radio", "check", "plan", "state
 #: The fields that carry reasoning rather than the action itself.
 _REASONING_FIELDS: Final = ("check", "plan", "state")
 ESCAPE_SCHEMA_NAME: Final = "maze_action"
+#: Maze Escape fields that are edits beside the move: a bad one is rejected, the move kept.
+ESCAPE_EDITS: Final = frozenset({"notebook", "radio"})
 AGIMAZE_SCHEMA_NAME: Final = "labyrinth_action"
 
 
@@ -84,6 +86,9 @@ class ReplySchema:
     nullable: frozenset[str] = frozenset()
     #: the field that holds the action (``move`` or ``action``)
     action_field: str = "move"
+    #: fields whose bad value costs only themselves (:meth:`salvage`): the edits beside the
+    #: action (a Maze Escape notebook edit, a radio message)
+    salvageable: frozenset[str] = frozenset()
 
     @cached_property
     def schema_text(self) -> str:
@@ -98,6 +103,50 @@ class ReplySchema:
             raise ValueError(short_errors(exc)) from None
         dumped: dict[str, Any] = parsed.model_dump()
         return dumped
+
+    def salvage(self, values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """``values`` checked, keeping what is valid when only edits beside the action are not.
+
+        Returns the values and the fields left out with the reason each was rejected: a reply
+        whose move is valid keeps its move, and an edit the action space cannot hold (a splice
+        position of 107654328946, which a grammar that ignores ``maximum`` lets through)
+        becomes no edit, rejected with its reason, as the environment rejects a splice past
+        the notebook's text. Raises ``ValueError`` (a short reason) when the action itself, or
+        a field that is not an edit, is invalid.
+
+        >>> from maze_envs.escape.types import Config
+        >>> schema = escape_schema(Config(num_agents=1, notebook_mode="splice"))
+        >>> values, rejected = schema.salvage(
+        ...     {"move": "N", "notebook": {"start": 107654328946, "end": 0, "text": "x"}})
+        >>> values["move"], values["notebook"], rejected
+        ('N', None, {'notebook': 'notebook.start: Input should be less than or equal to 65536'})
+        """
+        try:
+            return self.validate_model(values), {}
+        except ValidationError as exc:
+            bad: dict[str, list[str]] = {}
+            for error in exc.errors():
+                field_name = str(error["loc"][0]) if error["loc"] else ""
+                if field_name not in self.salvageable:
+                    raise ValueError(short_errors(exc)) from None
+                where = ".".join(str(p) for p in error["loc"] if not _is_union_tag(p))
+                bad.setdefault(field_name, []).append(f"{where}: {error['msg']}")
+        kept = {**values, **dict.fromkeys(bad)}
+        try:
+            salvaged = self.validate_model(kept)
+        except ValidationError as exc:
+            raise ValueError(short_errors(exc)) from None
+        return salvaged, {name: "; ".join(reasons[:2]) for name, reasons in bad.items()}
+
+    def validate_model(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` checked by the model (pydantic's ``ValidationError`` otherwise)."""
+        dumped: dict[str, Any] = self.model.model_validate(dict(values)).model_dump()
+        return dumped
+
+
+def _is_union_tag(part: Any) -> bool:
+    """A location part pydantic adds for a union member (``SpliceReply``, ``str``, ...)."""
+    return isinstance(part, str) and (part[:1].isupper() or part in ("str", "none"))
 
 
 def short_errors(exc: ValidationError) -> str:
@@ -184,6 +233,7 @@ def _build(
     order: tuple[str, ...],
     enums: dict[str, tuple[str, ...]],
     action_field: str,
+    salvageable: frozenset[str] = frozenset(),
 ) -> ReplySchema:
     fields: dict[str, Any] = {f: specs[f] for f in order}  # built at run time
     model: type[BaseModel] = create_model(
@@ -198,6 +248,7 @@ def _build(
         enums=enums,
         nullable=nullable,
         action_field=action_field,
+        salvageable=salvageable & nullable,
     )
 
 
@@ -231,7 +282,14 @@ def escape_schema(
         specs["check"] = _check_spec(check, text["check"])
     fields = ["move", "notebook", *(["radio"] if talk else []), "check"]
     present = [f for f in fields if f in specs]
-    return _build(ESCAPE_SCHEMA_NAME, specs, _ordered(present, order), {"move": MOVES}, "move")
+    return _build(
+        ESCAPE_SCHEMA_NAME,
+        specs,
+        _ordered(present, order),
+        {"move": MOVES},
+        "move",
+        ESCAPE_EDITS,
+    )
 
 
 def agimaze_schema(

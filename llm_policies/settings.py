@@ -43,7 +43,7 @@ ReasoningEffort = Literal["none", "low", "medium", "high"]
 # left out of the response-cache key, so a rerun with a longer timeout, or the same model behind
 # another port or proxy, still reuses the recorded replies.
 TRANSPORT_ONLY_FIELDS: frozenset[str] = frozenset(
-    {"timeout_s", "retries", "keep_alive", "base_url", "context_window"}
+    {"timeout_s", "retries", "keep_alive", "base_url", "context_window", "slots"}
 )
 
 
@@ -70,6 +70,12 @@ class ModelSettings(BaseModel):
         think: Ollama thinking (off by default).
         base_url: where the backend sends its requests (an OpenAI-compatible server, a proxy, a
             remote Ollama host); ``None`` uses the provider's environment variable or default.
+        slots: requests a local server serves at once (a llama.cpp ``--parallel``, Ollama's
+            ``OLLAMA_NUM_PARALLEL``); ``None`` asks the server where it tells (llama.cpp
+            ``/props`` ``total_slots``; llama-cpp-python serves one; vLLM's ``/server_info``
+            ``max_num_seqs`` in its development mode, else no limit; Ollama does not say over
+            HTTP: 1, its default). The requests of a run to the server never exceed it, so
+            none waits out its deadline in the server's queue (see docs/llm.md, "Capacity").
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -85,6 +91,7 @@ class ModelSettings(BaseModel):
     keep_alive: str | None = None
     think: bool = False
     base_url: str | None = None
+    slots: int | None = Field(default=None, ge=1)
 
     @field_validator("base_url")
     @classmethod

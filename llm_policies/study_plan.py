@@ -5,7 +5,10 @@ games, the model calls to expect and at most, and the cost that many calls of th
 typical size would have (genai-prices, the same prices :mod:`llm_policies.accounting` charges
 real calls at). The typical size of a call (input and output tokens, the share of the input a
 provider's prompt cache reads) and the share of the turn limit a game typically lasts are the
-study file's ``[tokens]`` table, which says where its figures come from.
+study file's ``[tokens]`` table, which says where its figures come from: input and output are
+what the offline stand-in model spent per call at the study's settings, so the estimate is
+within 1.5x of a stand-in run's tokens (``benchmarks/dry_run_calibration.py``; it was 4-6x high
+on output while the tables assumed 150 output tokens a call).
 
 Calls: every agent makes one per turn of its game, so a game makes at most
 ``agents x max_turns`` calls; the expected number is that times ``turn_share``. Arms played by a
@@ -42,6 +45,8 @@ class PlanLine:
     expected_calls: int
     cost_usd: float | None
     cost_status: str
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 def study_plan(
@@ -93,6 +98,8 @@ def study_plan(
                         expected,
                         usage.cost_usd,
                         usage.cost_status,
+                        expected * tokens.input,
+                        expected * tokens.output,
                     )
                 )
     return lines
@@ -100,12 +107,16 @@ def study_plan(
 
 def plan_text(study: Study, lines: Sequence[PlanLine]) -> str:
     """The dry run's table and totals, as printed."""
-    header = "| arm | policy | size | games | model calls expected (at most) | cost estimate |"
-    out = [header, "|---|---|---|---|---|---|"]
+    header = (
+        "| arm | policy | size | games | model calls expected (at most) | tokens expected "
+        "(in / out) | cost estimate |"
+    )
+    out = [header, "|---|---|---|---|---|---|---|"]
     for line in lines:
         out.append(
             f"| {line.arm} | {line.policy} | {line.size} | {line.games} | "
             f"{line.expected_calls} ({line.max_calls}) | "
+            f"{line.input_tokens:,} / {line.output_tokens:,} | "
             f"{_money(line.cost_usd, line.cost_status)} |"
         )
     games = sum(line.games for line in lines)

@@ -19,8 +19,9 @@ Offline, the stand-in models (``--model stand-in:wall-follower``,
 
 Exit status: 0 done; 1 a game failed verification (``--verify``); 2 bad arguments, an unknown
 study, arms that would not play the same mazes, or an unusable output folder; 3 the run failed
-(see ``maze-envs bench``); 4 a model could not be reached (outages, reported apart; ``--resume``
-plays those games again); 130 / 143 stopped by SIGINT / SIGTERM (``--resume`` completes it).
+(see ``maze-envs bench``); 4 a model could not be reached (outages, reported apart;
+``--resume --retry-outages`` plays those games again); 130 / 143 stopped by SIGINT / SIGTERM
+(``--resume`` completes it).
 """
 
 from __future__ import annotations
@@ -35,16 +36,12 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.bench.command import (
-    EXIT_OUTAGE,
-    OneLineParser,
-    outage_report,
-    run_error_status,
-)
+from maze_envs.bench.command import EXIT_OUTAGE, OneLineParser, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
 from maze_envs.bench.ray_executor import parse_runtime_env
+from maze_envs.bench.report import outage_report
 from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, parse_size
@@ -84,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arms", nargs="+", metavar="ARM", help="run only these arms")
     parser.add_argument("--out", help="the run's folder (default: study-NAME)")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out")
+    parser.add_argument(
+        "--retry-outages",
+        action="store_true",
+        help="with --resume: play again the games an outage touched",
+    )
     parser.add_argument("--fresh", action="store_true", help="delete the run in --out first")
     parser.add_argument("--cache", help=f"response cache file (default: OUT/{CACHE_NAME})")
     parser.add_argument("--dry-run", action="store_true", help="print games, calls and cost only")
@@ -379,6 +381,7 @@ def _main(given: list[str]) -> int:
             workers=args.workers,
             concurrency=args.concurrency,
             resume=args.resume,
+            retry_outages=args.retry_outages and args.resume,
             fresh=args.fresh,
             verify=args.verify,
             quiet=args.quiet,

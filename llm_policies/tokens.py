@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
 
+from llm_policies.accounting import DEFAULT_REPLY_RESERVE
 from llm_policies.backends.base import ModelRequest
 
 #: Bytes per token of the best guess without a tokenizer or calibration.
@@ -52,8 +53,6 @@ MESSAGE_OVERHEAD_TOKENS: Final = 8
 CALIBRATION_MARGIN: Final = 1.1
 #: Prompts shorter than this do not calibrate (template overhead dominates them).
 CALIBRATION_MIN_BYTES: Final = 512
-#: Tokens kept for the reply when no output cap is set.
-DEFAULT_REPLY_RESERVE: Final = 256
 
 
 @lru_cache(maxsize=1024)
@@ -116,6 +115,13 @@ class TokenRate:
             self.samples += 1
             if self.tokens_per_byte is None or ratio > self.tokens_per_byte:
                 self.tokens_per_byte = ratio
+
+    def learn_ratio(self, tokens_per_byte: float) -> None:
+        """A ratio learnt elsewhere (another process of the run)."""
+        with self._lock:
+            self.samples += 1
+            if self.tokens_per_byte is None or tokens_per_byte > self.tokens_per_byte:
+                self.tokens_per_byte = tokens_per_byte
 
     def estimate(self, prompt_size: int) -> int | None:
         """The calibrated estimate for ``prompt_size`` bytes (with the margin), or ``None``."""

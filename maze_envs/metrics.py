@@ -409,6 +409,84 @@ def game_status(*, error: bool, outages: int, stopped: bool) -> GameStatus:
     return "stopped" if stopped else "ok"
 
 
+def success_rate_counting_excluded(successes: int, played: int, excluded: int) -> float | None:
+    """Success rate counting excluded games as failures = successes / (games played + games
+    excluded): the games an outage touched or a cap stopped count as failed. Shown beside the
+    rate over the games played, because the excluded games are not a random sample: long
+    (failing) games are the likeliest to meet an outage or a cap, so leaving them out biases
+    the rate up, and counting them as failures biases it down; the truth lies between.
+
+    >>> success_rate_counting_excluded(6, 10, 2), success_rate_counting_excluded(0, 0, 0)
+    (0.5, None)
+    """
+    games = played + excluded
+    return successes / games if games else None
+
+
+def history_trims(records: Iterable[Any]) -> int:
+    """History trims: decisions whose prompt left out earlier steps of the history to fit the
+    model's context window (the decision record's ``history_trim``): how often the model did
+    not see the whole episode it was asked to remember."""
+    return sum(1 for r in records if isinstance(r, Mapping) and r.get("history_trim"))
+
+
+def cap_breaches(records: Iterable[Any]) -> int:
+    """Cap breaches: replies longer than the output cap (``max_output_tokens``) that was sent
+    (the decision record's ``cap_breaches``: the server ignored the cap), over every attempt."""
+    return sum(
+        int(r.get("cap_breaches") or 0)
+        for r in records
+        if isinstance(r, Mapping) and isinstance(r.get("cap_breaches"), int)
+    )
+
+
+def truncations(records: Iterable[Any]) -> int:
+    """Truncations: replies cut off at the output cap before they were complete (attempts whose
+    ``error_kind`` is ``truncated``), over every attempt: a cap too low for what the model
+    writes."""
+    return sum(
+        1
+        for r in records
+        if isinstance(r, Mapping)
+        for attempt in r.get("attempts") or ()
+        if isinstance(attempt, Mapping) and attempt.get("error_kind") == "truncated"
+    )
+
+
+def stop_kind(stop_reason: Any) -> str | None:
+    """Why a stopped game stopped, in one word, from its ``stop_reason`` (``"<agent>: <reason>"``
+    or the runner's ``"run cap: ..."``): ``run cap`` (a cap of the whole run), ``cap`` (a token
+    or cost cap of the game), ``context`` (a prompt that cannot fit the context window),
+    ``config`` (the server rejects the output mode), ``unavailable`` (the model could not be
+    reached), ``unusable`` (no usable reply in many decisions in a row), else ``other``;
+    ``None`` for no reason.
+
+    >>> stop_kind("A: context: the prompt needs 900 tokens"), stop_kind("run cap: token cap")
+    ('context', 'run cap')
+    >>> stop_kind("B: token cap of the game reached: 5000 tokens used, cap 5000")
+    'cap'
+    """
+    if not stop_reason:
+        return None
+    text = str(stop_reason)
+    if text.startswith("run cap: "):
+        return "run cap"
+    _, found, reason = text.partition(": ")
+    reason = reason if found else text
+    for prefix, kind in (("context:", "context"), ("config:", "config")):
+        if reason.startswith(prefix):
+            return kind
+    if "cap of the run" in reason:
+        return "run cap"
+    if "cap of the" in reason:
+        return "cap"
+    if reason.startswith("model unavailable"):
+        return "unavailable"
+    if reason.startswith("no usable reply"):
+        return "unusable"
+    return "other"
+
+
 def is_played(status: Any) -> bool:
     """Whether a game counts in the rates and means of outcomes (success rate, finish ratio,
     RHAE, ...): its status is ``ok`` or ``error``; ``outage`` and ``stopped`` games do not."""

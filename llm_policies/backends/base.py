@@ -151,6 +151,9 @@ class ModelReply:
         retries: the failed attempts before this reply (rate limits, 5xx, timeouts...).
         notices: what the backend noticed about this call that the game's record should say
             once (``{"kind": "context_warning", ...}``: Ollama may have cut the prompt).
+        finish_reason: why the model stopped writing as the provider says it: ``"length"``
+            when the reply was cut at the output cap (OpenAI ``finish_reason``, Anthropic
+            ``stop_reason`` ``max_tokens``, Ollama ``done_reason``), ``None`` when not told.
     """
 
     text: str | None
@@ -162,6 +165,19 @@ class ModelReply:
     cached: bool = False
     retries: tuple[Attempt, ...] = field(default=())
     notices: tuple[dict[str, Any], ...] = field(default=())
+    finish_reason: str | None = None
+
+    def truncated(self, cap: int | None) -> bool:
+        """Whether the reply was cut at the output cap ``cap`` (the provider said so, or it
+        used the whole cap).
+
+        >>> reply = ModelReply("{", None, Usage(output_tokens=48), "m", 0.0, {})
+        >>> reply.truncated(48), reply.truncated(100), reply.truncated(None)
+        (True, False, False)
+        """
+        if self.finish_reason == "length":
+            return True
+        return cap is not None and self.usage.output_tokens >= cap
 
 
 class ModelError(Exception):
@@ -175,7 +191,7 @@ class ModelError(Exception):
         status: the HTTP status, when there was one.
         retry_after: seconds the provider asked to wait, when it said.
         attempts: the failed attempts that led here (for :class:`ModelUnavailable`).
-        permanent: the server gave the same error body twice: retrying will not help.
+        permanent: the reply itself says retrying will not help (a request validation error).
     """
 
     def __init__(

@@ -238,6 +238,11 @@ class OllamaBackend:
         # your own client: a pool of one, never shared; else the shared pool of the loop
         self._pool: _Pool | None = None if client is None else _Pool(None, [client], [0], 1)
 
+    @property
+    def owns_transport(self) -> bool:
+        """Whether requests go where the settings say (not through a client of the caller's)."""
+        return self._owns_client
+
     def _make_client(self) -> ollama.AsyncClient:
         async def remember(response: httpx.Response) -> None:
             box = _last_response.get()
@@ -339,6 +344,7 @@ class OllamaBackend:
             raw=response.model_dump(mode="json", exclude_none=True),
             retries=failures,
             notices=self._context_notices(request, response),
+            finish_reason=response.done_reason,
         )
 
     async def aclose(self) -> None:

@@ -420,6 +420,12 @@ class PydanticAIBackend:
         return dropped_by(self.spec, settings)
 
     @property
+    def owns_transport(self) -> bool:
+        """Whether requests go where the settings say (not through a client or provider of the
+        caller's, which may send them anywhere)."""
+        return self._shared_key is not None
+
+    @property
     def context_window(self) -> int | None:
         """The model's context window as pydantic-ai knows it (genai-prices), or ``None``."""
         try:
@@ -487,6 +493,7 @@ class PydanticAIBackend:
             latency_s=latency,
             raw=raw,
             retries=failures,
+            finish_reason=response.finish_reason,
         )
 
     async def aclose(self) -> None:

@@ -4,13 +4,14 @@ Every backend sends each attempt through :func:`call_with_retries`, so 429s, 5xx
 unreadable bodies and stalled replies are handled the same way for every provider (the provider
 SDKs' own retries are turned off: theirs are neither counted, seeded nor bounded by our deadline).
 
-Errors are classified by body as well as status. A 500 or 501 whose body repeats the attempt
-before's is a permanent rejection (a server that rejects a request feature answers every retry
-the same way), and a 5xx whose body reports a validation error of the request
-(llama-cpp-python: "1 validation error ... Input should be 'text' or 'json_object'") is one at
-once: either ends the call instead of spending the whole retry budget. Overload and gateway
-statuses (502, 503, 504, 529) are retried to the budget whatever their body. A context-length
-refusal (:class:`~llm_policies.backends.base.ContextLengthExceeded`) is never retried.
+Transient or permanent is decided from what the reply says, its status and its body, never
+from how often it came: a 5xx whose body reports a validation error of the request
+(llama-cpp-python: "1 validation error ... Input should be 'text' or 'json_object'") is a
+permanent rejection at once (retrying sends the same invalid request again), while any other
+5xx (a 500 with the same "internal error" body every time included) is retried to the budget: a
+server that fails the same way twice may still answer the third time. Overload and gateway
+statuses (502, 503, 504, 529) are retried whatever their body. A context-length refusal
+(:class:`~llm_policies.backends.base.ContextLengthExceeded`) is never retried.
 
 The wait after failed attempt ``n`` (0-based) is ``min(max_delay, base * 2**n)`` scaled by a
 jitter factor drawn uniformly from [0.5, 1) by a seeded ``numpy.random.Generator``; when the
@@ -64,19 +65,22 @@ _VALIDATION_BODY = re.compile(
 )
 
 
-def is_permanent(error: ModelError, previous: tuple[int | None, str] | None) -> bool:
-    """Whether server error ``error`` is a permanent rejection (see the module docstring).
+def is_permanent(error: ModelError) -> bool:
+    """Whether server error ``error`` is a permanent rejection: a 5xx (not an overload or
+    gateway status) whose body reports a validation error of the request. Decided from this
+    reply alone (see the module docstring): the same body twice is no reason to stop.
 
-    >>> error = ModelError("scripted failure", kind="server", retryable=True, status=500)
-    >>> is_permanent(error, None), is_permanent(error, (500, "scripted failure"))
-    (False, True)
-    >>> busy = ModelError("overloaded", kind="server", retryable=True, status=503)
-    >>> is_permanent(busy, (503, "overloaded"))
+    >>> is_permanent(ModelError("scripted failure", kind="server", retryable=True, status=500))
+    False
+    >>> is_permanent(ModelError("1 validation error: Input should be 'text' or 'json_object'",
+    ...                         kind="server", retryable=True, status=500))
+    True
+    >>> is_permanent(ModelError("not supported", kind="server", retryable=True, status=503))
     False
     """
     if error.kind != "server" or error.status is None or error.status in TRANSIENT_STATUSES:
         return False
-    return previous == (error.status, error.message) or bool(_VALIDATION_BODY.search(error.message))
+    return bool(_VALIDATION_BODY.search(error.message))
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -140,7 +144,6 @@ async def call_with_retries(
     """
     failures: list[Attempt] = []
     last: ModelError | None = None
-    previous: tuple[int | None, str] | None = None
     for n in range(settings.retries + 1):
         try:
             async with asyncio.timeout(settings.timeout_s):
@@ -159,19 +162,16 @@ async def call_with_retries(
             failures.append(Attempt(last.kind, last.message, last.status))
             last.attempts = tuple(failures)
             raise last
-        if is_permanent(last, previous):
-            twice = previous == (last.status, last.message)
+        if is_permanent(last):
             failures.append(Attempt(last.kind, last.message, last.status))
             raise ModelUnavailable(
                 f"{what}: the server rejected the request permanently (HTTP {last.status}, "
-                f"{'the same body twice' if twice else 'a request validation error'}): "
-                f"{last.message}",
+                f"a request validation error): {last.message}",
                 kind="refused",
                 status=last.status,
                 attempts=tuple(failures),
                 permanent=True,
             ) from last
-        previous = (last.status, last.message)
         if not last.retryable:
             failures.append(Attempt(last.kind, last.message, last.status))
             raise ModelUnavailable(

@@ -15,7 +15,7 @@ Example:
     >>> [v.name for v in escape_versions()][:3]
     ['base', 'v3', 'v4']
     >>> resolve_version("latest")
-    'v13'
+    'v14'
     >>> len(escape_rules_for("v5")), len(escape_rules_for("base"))
     (3, 0)
 """
@@ -29,6 +29,10 @@ from importlib import resources
 from typing import Any, Literal
 
 TrailWording = Literal["plain", "precise"]
+#: Where the agent's own part goes: ``agent_first`` (its name in the system prompt's first
+#: lines: every agent's prompt differs from the start) or ``shared_first`` (the system prompt is
+#: the same for every agent of a game; the agent's name opens the user message).
+Layout = Literal["agent_first", "shared_first"]
 
 
 @cache
@@ -43,19 +47,21 @@ def load(name: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class PromptVersion:
-    """One rung of the ladder: its name, the habit it targets, the rule it adds, trail wording."""
+    """One rung of the ladder: its name, the habit it targets, the rule it adds, trail wording
+    and prompt layout."""
 
     name: str
     habit: str
     rule: str
     trail: TrailWording
+    layout: Layout = "agent_first"
 
 
 @cache
 def escape_versions() -> tuple[PromptVersion, ...]:
     """Every Maze Escape prompt version, oldest first."""
     return tuple(
-        PromptVersion(v["name"], v["habit"], v["rule"], v["trail"])
+        PromptVersion(v["name"], v["habit"], v["rule"], v["trail"], v.get("layout", "agent_first"))
         for v in load("escape/ladder.toml")["version"]
     )
 

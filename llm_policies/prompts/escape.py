@@ -1,12 +1,19 @@
 """The Maze Escape prompt: a stable system part and this turn's observation.
 
-The system part is fixed for a whole game and an agent (byte-identical every turn, so provider
-prompt caches hit): the prompt version, the rules of the game filled from its configuration, the
-version's advice (the ladder of :mod:`llm_policies.prompts`), the legend of the observation
+The system part is fixed for a whole game (byte-identical every turn, so provider prompt caches
+hit): the prompt version, the rules of the game filled from its configuration, the version's
+advice (the ladder of :mod:`llm_policies.prompts`), the legend of the observation
 (:func:`maze_envs.text.escape_legend`) and how to reply (output mode, check rule, and in
 json_object and prompted modes the JSON schema). The user part is
 :func:`maze_envs.text.render_escape`: the agent's notebook, last turn's radio, colocated
 teammates' notebooks and this turn's observation.
+
+Where the agent's name goes is the prompt version's layout. Up to ``v13`` (``agent_first``) the
+system prompt says "You are agent B" in its first lines, so the prompts of a game's agents
+differ from character 73 on and a server's prefix cache (llama.cpp keeps the last prompt's
+tokens) reuses almost nothing between agents. From ``v14`` (``shared_first``) the system prompt
+is the same for every agent of the game and the user message opens with the agent's name:
+what every agent and turn share comes first, the agent's own part last.
 
 Example:
     >>> from maze_envs.escape.types import Config
@@ -17,19 +24,22 @@ Example:
     'Maze Escape. Prompt version v4; observation wording escape-v1.'
     >>> "You are agent B, one of 3 agents (A, B, C)" in system
     True
+    >>> shared = escape_system(config, "B", escape_schema(config), "tool", version="v14")
+    >>> shared == escape_system(config, "C", escape_schema(config), "tool", version="v14")
+    True
 """
 
 from __future__ import annotations
 
 from llm_policies.parsing import OutputMode
-from llm_policies.prompts import escape_rules_for, escape_version, load
+from llm_policies.prompts import Layout, escape_rules_for, escape_version, load
 from llm_policies.schema import Check, ReplySchema
 from maze_envs.escape.types import Config, Observation
 from maze_envs.text.escape import escape_legend, render_escape
 from maze_envs.text.wording import load_wording
 
 
-def _rules(config: Config, agent: str) -> list[str]:
+def _rules(config: Config, agent: str, layout: Layout) -> list[str]:
     data = load("escape/rules.toml")
     values = {
         "agent": agent,
@@ -40,7 +50,7 @@ def _rules(config: Config, agent: str) -> list[str]:
         "max_turns": config.max_turns,
     }
     lines = []
-    for section in data["order"]:
+    for section in data["shared_order" if layout == "shared_first" else "order"]:
         if section == "radio" and not (config.radio and config.num_agents > 1):
             continue
         if section == "solo" and config.num_agents > 1:
@@ -74,13 +84,14 @@ def escape_system(
     check: Check = "off",
     wording: str | None = None,
 ) -> str:
-    """The stable part of agent ``agent``'s prompt in this game."""
+    """The stable part of agent ``agent``'s prompt in this game (the same for every agent of
+    the game from ``v14``, whose layout puts the agent's name in the user message)."""
     rung = escape_version(version)
     data = load("escape/rules.toml")
     text_wording = load_wording("escape", wording)
     parts = [
         data["header"].format(version=rung.name, wording=text_wording.version),
-        " ".join(_rules(config, agent)),
+        " ".join(_rules(config, agent, rung.layout)),
     ]
     advice = escape_rules_for(rung.name)
     if advice:
@@ -93,9 +104,15 @@ def escape_system(
 def escape_user(
     observation: Observation,
     config: Config,
+    agent: str = "",
     *,
     version: str = "latest",
     wording: str | None = None,
 ) -> str:
-    """The changing part: this turn's notebook, radio, teammates' notebooks, observation."""
-    return render_escape(observation, config, trail=escape_version(version).trail, wording=wording)
+    """The changing part: this turn's notebook, radio, teammates' notebooks, observation; from
+    ``v14`` (layout ``shared_first``) after the line naming ``agent``."""
+    rung = escape_version(version)
+    text = render_escape(observation, config, trail=rung.trail, wording=wording)
+    if rung.layout != "shared_first":
+        return text
+    return load("escape/rules.toml")["you"].format(agent=agent) + "\n\n" + text

@@ -20,7 +20,7 @@ game), 130 / 143 stopped by SIGINT (Ctrl-C) / SIGTERM (``timeout``, Slurm, CI): 
 game is in the journal and ``--resume`` completes the run. Statuses 3, 130 and 143 print how to
 resume. 4: a model could not be reached: some decisions were outages (the message names the
 model, its endpoint and how many decisions; those games are reported apart, status ``outage``,
-and ``--resume`` plays them again).
+and ``--resume --retry-outages`` plays them again).
 
 The main job writes to ``out`` like any run, and starts over only a folder holding its own
 earlier run (``main-job.txt`` marks one); another run there is refused with status 2 (use
@@ -48,7 +48,12 @@ from pydantic import ValidationError
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec, parse_assignments
 from maze_envs.bench.ray_executor import parse_runtime_env
-from maze_envs.bench.report import agimaze_level_table, escape_table
+from maze_envs.bench.report import (
+    agimaze_level_table,
+    escape_table,
+    outage_report,
+    stop_reasons,
+)
 from maze_envs.bench.results import excluded_counts
 from maze_envs.bench.runner import (
     RunError,
@@ -187,6 +192,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"output folder (default: {DEFAULT_OUT}); a folder holding another run is refused",
     )
     run.add_argument("--resume", action="store_true", help="skip games already done in --out")
+    run.add_argument(
+        "--retry-outages",
+        action="store_true",
+        help="with --resume: play again the games an outage touched (the model could not be "
+        "reached), which are otherwise kept as they are, reported apart",
+    )
     run.add_argument(
         "--fresh", action="store_true", help="delete the run in --out first (says what it deletes)"
     )
@@ -351,7 +362,8 @@ def _report(result: RunResult, main_job: bool) -> None:
         f"\n{len(result.rows)} games ({result.played} played, {result.skipped} already done) "
         f"in {result.elapsed_s:.1f} s; {len(errors)} ended with a policy error, "
         f"{apart['outage_games']} touched by a model outage and {apart['stopped_games']} "
-        "stopped by a cap (these two are counted apart, not as failures)"
+        f"stopped early{stop_reasons(result.rows)} (these two are counted apart, not as "
+        "failures)"
     )
     for row in errors[:5]:
         print(
@@ -434,38 +446,6 @@ def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
     return stop.exit_status
 
 
-def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
-    """What a run's outages were, or None without any: which model at which endpoint could not
-    be reached, why, and how many decisions of how many games were outages."""
-    hit = [r for r in rows if r.get("outages")]
-    if not hit:
-        return None
-    models: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in hit:
-        detail = row.get("outage") or {}
-        model = str(detail.get("model") or row.get("policy"))
-        endpoint = str(detail.get("endpoint") or "its default endpoint")
-        entry = models.setdefault(
-            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
-        )
-        entry["games"] += 1
-        entry["outages"] += int(row.get("outages") or 0)
-        entry["decisions"] += int(row.get("decisions") or 0)
-        entry["error"] = entry["error"] or detail.get("error")
-    lines = []
-    for (model, endpoint), entry in models.items():
-        lines.append(
-            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
-            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
-            + (f" (first error: {entry['error']})" if entry["error"] else "")
-        )
-    lines.append(
-        "those games are reported apart (status outage), not as failures; check the server, "
-        "the port and the key, then run again with --resume to play them"
-    )
-    return "\n".join(lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark the arguments describe; see the module docstring for exit statuses."""
     given = list(sys.argv[1:] if argv is None else argv)
@@ -513,6 +493,8 @@ def _main(given: list[str]) -> int:
         parser.error(f"--max-cost-per-run must be positive, got {args.max_cost_per_run}")
     if args.fresh and args.resume:
         parser.error("--fresh starts over and --resume continues: give one of them")
+    if args.retry_outages and not args.resume:
+        parser.error("--retry-outages plays again the outage games of a run: add --resume")
     if (args.ray_address or args.ray_runtime_env) and args.executor != "ray":
         parser.error("--ray-address and --ray-runtime-env go with --executor ray")
     try:
@@ -524,6 +506,7 @@ def _main(given: list[str]) -> int:
         workers=args.workers,
         concurrency=args.concurrency,
         resume=args.resume,
+        retry_outages=args.retry_outages,
         fresh=args.fresh,
         journal=not args.no_journal,
         verify=(main_job if args.verify is None else args.verify) and not args.no_journal,

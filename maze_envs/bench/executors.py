@@ -93,6 +93,7 @@ from maze_envs.bench.spec import GameTask
 from maze_envs.bench.workers import (
     BatchJob,
     Finished,
+    RunShares,
     marks_folder,
     play_batch,
     play_concurrently,
@@ -146,7 +147,12 @@ class ExecutorError(RuntimeError):
 
 
 class Executor(Protocol):
-    """Runs tasks and yields their :class:`Finished` games in completion order."""
+    """Runs tasks and yields their :class:`Finished` games in completion order.
+
+    ``caps`` and ``spent``: the run's caps and what resumed games spent already; ``shared``:
+    what the policies learnt before the run began (``RunShared`` objects, installed in every
+    process that plays its games: :mod:`maze_envs.policies.run`).
+    """
 
     def run(
         self,
@@ -154,6 +160,8 @@ class Executor(Protocol):
         shard_dir: Path | None,
         caps: CapTable | None = None,
         spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
     ) -> Iterator[Finished]: ...
 
 
@@ -174,10 +182,15 @@ class InlineExecutor:
         shard_dir: Path | None,
         caps: CapTable | None = None,
         spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
     ) -> Iterator[Finished]:
         from maze_envs.bench.workers import budget_for
         from maze_envs.journal import Journal
 
+        shares = RunShares.of(shared, 1)
+        if shares is not None:
+            shares.install()
         job = None if caps is None else BatchJob(caps=caps, ledger=LocalLedger(caps, spent))
         journal = None
         if shard_dir is not None:
@@ -230,6 +243,7 @@ class ProcessExecutor:
         self.fault = fault
         self._context = multiprocessing.get_context("forkserver")
         self._ledger: SharedLedger | None = None
+        self._shares: RunShares | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
         # workers fork from a server that has already imported what every game needs
@@ -238,7 +252,7 @@ class ProcessExecutor:
             max_workers=self.workers,
             mp_context=self._context,
             initializer=worker_init,
-            initargs=(self._ledger,),
+            initargs=(self._ledger, self._shares),
         )
 
     def _at(self, point: str, pool: Any) -> None:
@@ -251,8 +265,11 @@ class ProcessExecutor:
         shard_dir: Path | None,
         caps: CapTable | None = None,
         spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
     ) -> Iterator[Finished]:
         self._ledger = None if caps is None else SharedLedger(caps, self._context, spent)
+        self._shares = RunShares.of(shared, self.workers)
         dispatch = Dispatch(
             tasks,
             self.workers,

@@ -68,6 +68,7 @@ from maze_envs.metrics import (
     agents_out,
     agimaze_kind,
     agimaze_step,
+    cap_breaches,
     decision_metrics,
     decision_status,
     decisions,
@@ -79,6 +80,7 @@ from maze_envs.metrics import (
     finish_ratio_censored,
     first_out,
     game_status,
+    history_trims,
     is_play,
     is_played,
     moves_tried,
@@ -87,6 +89,9 @@ from maze_envs.metrics import (
     radio_messages,
     radio_sent,
     stays,
+    stop_kind,
+    success_rate_counting_excluded,
+    truncations,
     wall_move_rate,
     wall_moves,
 )
@@ -108,6 +113,7 @@ __all__ = [
     "agimaze_kind",
     "agimaze_scores",
     "agimaze_step",
+    "cap_breaches",
     "decision_metrics",
     "decision_status",
     "decisions",
@@ -120,6 +126,7 @@ __all__ = [
     "first_out",
     "game_status",
     "harness_endpoint",
+    "history_trims",
     "is_play",
     "is_played",
     "journal_record",
@@ -130,6 +137,9 @@ __all__ = [
     "radio_sent",
     "status_from_outcome",
     "stays",
+    "stop_kind",
+    "success_rate_counting_excluded",
+    "truncations",
     "wall_move_rate",
     "wall_moves",
 ]
@@ -372,6 +382,10 @@ class UsageTally:
         self.quirks: Counter[str] = Counter()
         self.endpoints = dict(endpoints or {})
         self.outage: dict[str, Any] | None = None
+        #: what the model saw and wrote, beyond the statuses (:mod:`maze_envs.metrics`)
+        self.history_trims = 0
+        self.cap_breaches = 0
+        self.truncations = 0
 
     @property
     def decisions(self) -> int:
@@ -401,6 +415,9 @@ class UsageTally:
             self.by_agent[agent] = decision.usage if previous is None else previous + decision.usage
         if record is not None:
             self.quirks.update(_quirk_counts(record))
+            self.history_trims += history_trims((record,))
+            self.cap_breaches += cap_breaches((record,))
+            self.truncations += truncations((record,))
 
     def total(self) -> Usage:
         total = Usage()
@@ -427,6 +444,9 @@ class UsageTally:
             "cost_usd": total.cost_usd,
             "cost_status": total.cost_status,
             "quirks": dict(sorted(self.quirks.items())),
+            "history_trims": self.history_trims if reported else None,
+            "cap_breaches": self.cap_breaches if reported else None,
+            "truncations": self.truncations if reported else None,
             "usage_by_agent": {a: u.to_json() for a, u in sorted(self.by_agent.items())},
         }
 

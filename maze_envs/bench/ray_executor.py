@@ -45,7 +45,7 @@ from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
 from maze_envs.bench.travel import DriverLink, RunServices, ship_packs
-from maze_envs.bench.workers import BatchJob, Finished, play_batch
+from maze_envs.bench.workers import BatchJob, Finished, RunShares, play_batch
 from maze_envs.bench.workers import as_finished as games_of
 
 #: Seconds the run's services actor gets to close the driver's files it holds, at the end.
@@ -134,6 +134,15 @@ class RayLedger:
         reason: str | None = ray.get(self.actor.update.remote(dict(charges), tuple(watch)))
         return reason
 
+    def hold(self, indexes: Sequence[int], tokens: int, cost: float | None) -> str | None:
+        ray = import_ray()
+        reason: str | None = ray.get(self.actor.hold.remote(tuple(indexes), tokens, cost))
+        return reason
+
+    def unhold(self, indexes: Sequence[int], tokens: int, cost: float) -> None:
+        ray = import_ray()
+        ray.get(self.actor.unhold.remote(tuple(indexes), tokens, cost))
+
     def stop(self) -> None:
         ray = import_ray()
         ray.kill(self.actor)
@@ -200,8 +209,11 @@ class RayExecutor:
         shard_dir: Path | None,
         caps: CapTable | None = None,
         spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
     ) -> Iterator[Finished]:
         ray = import_ray()
+        shares = RunShares.of(shared, self.workers)
         started = False
         if not ray.is_initialized():
             handlers = _signal_handlers()
@@ -244,7 +256,7 @@ class RayExecutor:
                 yield from dispatch.refused()
                 while (batch := dispatch.take()) is not None:
                     self._at("submit")
-                    job = BatchJob(batch.number, None, caps, ledger, link)
+                    job = BatchJob(batch.number, None, caps, ledger, link, shares)
                     dispatch.running[remote.remote(batch.tasks, None, self.concurrency, job)] = (
                         batch
                     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import orjson
 
 from maze_envs.bench.results import AGIMAZE_LEVELS
 from maze_envs.bench.stats import describe_estimate
+from maze_envs.metrics import stop_kind
 
 Row = dict[str, Any]
 
@@ -160,8 +162,21 @@ def _policy(summary: dict[str, Any]) -> str:
     return summary["policy"] + (" (privileged)" if summary.get("privileged") else "")
 
 
-#: The columns of model usage, the same in every table (when a policy reports usage).
-USAGE_HEADER = ("tokens in/out", "cost", "cost / success", "fallbacks", "outages", "quirks")
+#: The columns of model usage, the same in every table (when a policy reports usage): what
+#: it cost, how the decisions went, and what the model saw and wrote (histories trimmed to fit
+#: the context window, replies over the output cap).
+USAGE_HEADER = (
+    "tokens in/out",
+    "cost",
+    "cost / success",
+    "fallbacks",
+    "outages",
+    "quirks",
+    "history trims",
+    "cap breaches",
+)
+#: The success rate beside the rate over the games played: excluded games counted as failures.
+WITH_EXCLUDED = "success, excluded as failures (95% CI)"
 
 
 def _with_usage(groups: Sequence[dict[str, Any]]) -> bool:
@@ -182,7 +197,19 @@ def _usage_cells(g: dict[str, Any]) -> list[str]:
         str(g.get("fallbacks") or 0),
         str(g.get("outages") or 0),
         quirks,
+        str(g.get("history_trims") or 0),
+        str(g.get("cap_breaches") or 0),
     ]
+
+
+def _with_excluded(g: dict[str, Any], name: str, successes: int, games: int) -> str:
+    """The rate counting the excluded games as failures (``–`` when none was excluded: it is
+    the rate beside it)."""
+    excluded = int(g.get("excluded") or 0)
+    if not excluded:
+        return "–"
+    low, high = g.get(f"{name}_with_excluded_low"), g.get(f"{name}_with_excluded_high")
+    return _rate(successes, games + excluded, low, high)
 
 
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
@@ -194,6 +221,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "policy",
         "team success (95% CI)",
         "excluded",
+        WITH_EXCLUDED.replace("success", "team success"),
         "finish turn",
         "finish / fastest (95% CI)",
         "censored ratio",
@@ -213,6 +241,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _policy(g),
             _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
             _excluded(g),
+            _with_excluded(g, "success_rate", g["successes"], g["games"]),
             _num(g["finish_turn"]["mean"], 1),
             _interval(g["finish_ratio"]),
             _num(g["finish_ratio_censored"]["mean"]),
@@ -250,7 +279,7 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
     with_usage = _with_usage(stages)
     if with_usage:  # "cost / success": per solved episode, as the level tables say
         header += [c.replace("success", "solved") for c in USAGE_HEADER]
-    header.append("excluded")
+    header += ["excluded", WITH_EXCLUDED.replace("success", "solved")]
     lines = []
     for s in stages:
         real = s.get("real_random_success_pct")
@@ -278,6 +307,7 @@ def agimaze_stage_table(stages: Sequence[dict[str, Any]]) -> str:
                 "–" if real is None else f"{real:.1f}",
                 *(_usage_cells(s) if with_usage else []),
                 _excluded(s),
+                _with_excluded(s, "solved_rate", s["solved"], s["episodes"]),
             ]
         )
     return table(header, lines)
@@ -304,7 +334,7 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
     header += (
         [c.replace("success", "solved") for c in USAGE_HEADER] if with_usage else ["cost / solved"]
     )
-    header.append("excluded")
+    header += ["excluded", WITH_EXCLUDED.replace("success", "solved")]
     lines = []
     for g in groups:
         where = (
@@ -334,6 +364,7 @@ def agimaze_level_table(groups: Sequence[dict[str, Any]], level: str) -> str:
                     else [_money(g["cost_per_success"], g["cost_status"])]
                 ),
                 _excluded(g),
+                _with_excluded(g, "solved_rate", g["solved"], g["episodes"]),
             ]
         )
     return table(header, lines)
@@ -357,9 +388,12 @@ NOTES = {
         "(fallback and outage decisions excluded). Notebook bytes: UTF-8 bytes in all the "
         "team's notebooks at the game's end. Rates and means are over the games played: "
         "'excluded' games (an outage touched them, or a cap stopped them) are counted apart, "
-        "not as failures; tokens and cost include them. Intervals: Wilson (rates) and seeded "
-        "bootstrap (means), 95 %; a mean over one game, or over equal values, has no interval "
-        "(n shown)."
+        "not as failures, and the rate counting them as failures is beside it (long, failing "
+        "games are the likeliest to meet an outage or a cap: the truth lies between the two); "
+        "tokens and cost include them. History trims: decisions whose history was cut to fit "
+        "the context window; cap breaches: replies over the output cap. Intervals: Wilson "
+        "(rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
+        "values, has no interval (n shown)."
     ),
     "agimaze": (
         "success / good / late (%, the AGI Maze benchmark's convention): solved within "
@@ -368,7 +402,9 @@ NOTES = {
         "max_steps). RHAE70 = min(1, (0.7 max_steps / steps)^2) when solved, else 0. "
         "'random, real': the real benchmark's random-agent success on that TRAINING stage. "
         "Rates and means are over the episodes played: 'excluded' episodes (an outage touched "
-        "them, or a cap stopped them) are counted apart, not as failures."
+        "them, or a cap stopped them) are counted apart, not as failures; the solved rate "
+        "counting them as failures is beside it. History trims: decisions whose history was "
+        "cut to fit the context window (the model did not see the whole episode)."
     ),
 }
 
@@ -455,3 +491,55 @@ def sections(experiment: dict[str, Any], summary: dict[str, Any]) -> list[Part]:
 def markdown(experiment: dict[str, Any], summary: dict[str, Any]) -> str:
     """The Markdown summary of a run."""
     return "\n\n".join(part.markdown() for part in sections(experiment, summary)) + "\n"
+
+
+def stop_reasons(rows: Sequence[dict[str, Any]]) -> str:
+    """Why the stopped games stopped, by kind (:func:`maze_envs.metrics.stop_kind`):
+    ``" (context 2, run cap 1)"``, or ``""`` when none stopped.
+
+    >>> stop_reasons([{"status": "stopped", "stop_reason": "A: config: the server rejects"},
+    ...               {"status": "stopped", "stop_reason": "run cap: token cap of the run"}])
+    ' (config 1, run cap 1)'
+    """
+    kinds = Counter(
+        stop_kind(r.get("stop_reason")) or "other" for r in rows if r.get("status") == "stopped"
+    )
+    if not kinds:
+        return ""
+    return " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
+
+
+#: The advice closing an outage report.
+OUTAGE_ADVICE = (
+    "those games are reported apart (status outage), not as failures; check the server, "
+    "the port and the key, then run again with --resume --retry-outages to play them"
+)
+
+
+def outage_report(rows: Sequence[dict[str, Any]]) -> str | None:
+    """What a run's outages were, or None without any: which model at which endpoint could not
+    be reached, why, and how many decisions of how many games were outages."""
+    hit = [r for r in rows if r.get("outages")]
+    if not hit:
+        return None
+    models: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in hit:
+        detail = row.get("outage") or {}
+        model = str(detail.get("model") or row.get("policy"))
+        endpoint = str(detail.get("endpoint") or "its default endpoint")
+        entry = models.setdefault(
+            (model, endpoint), {"games": 0, "outages": 0, "decisions": 0, "error": None}
+        )
+        entry["games"] += 1
+        entry["outages"] += int(row.get("outages") or 0)
+        entry["decisions"] += int(row.get("decisions") or 0)
+        entry["error"] = entry["error"] or detail.get("error")
+    lines = []
+    for (model, endpoint), entry in models.items():
+        lines.append(
+            f"model {model} at {endpoint} could not be reached: {entry['outages']} of "
+            f"{entry['decisions']} decisions in {entry['games']} game(s) were outages"
+            + (f" (first error: {entry['error']})" if entry["error"] else "")
+        )
+    lines.append(OUTAGE_ADVICE)
+    return "\n".join(lines)

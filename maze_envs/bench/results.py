@@ -8,8 +8,14 @@ a single value or values that are all equal), so a single game is never presente
 **Games played.** Rates and means of outcomes and behaviour are over the games the policies
 actually played (status ``ok`` or ``error``, :func:`maze_envs.metrics.is_played`): a game that an
 outage touched (``outage``) or a cap stopped (``stopped``) is not a failure of the policy, so it
-is counted apart (``excluded``, with ``outage_games`` and ``stopped_games``). Tokens and cost are
-over every game (they were spent); cost per success divides them by the successes.
+is counted apart (``excluded``, with ``outage_games`` and ``stopped_games``). Because long
+(failing) games are the likeliest to meet an outage or a cap, the success rate is also given
+counting the excluded games as failures (``success_rate_with_excluded``, ``solved_rate_with_
+excluded``, with their Wilson intervals), beside the rate without them. Tokens and cost are over
+every game (they were spent); cost per success divides them by the successes. What the model
+saw and wrote is summed too: ``history_trims`` (decisions whose history was cut to fit the
+context window), ``cap_breaches`` (replies over the output cap) and ``truncations`` (replies cut
+at it).
 
 Maze Escape, per (setup, size, policy): games, successes and the success rate, the team finish
 turn and finish / fastest possible finish over the successful games, the censored finish ratio
@@ -45,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from maze_envs.bench.stats import Estimate, bootstrap_mean, bootstrap_ratio, wilson_interval
-from maze_envs.metrics import is_played
+from maze_envs.metrics import is_played, success_rate_counting_excluded
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
@@ -103,6 +109,19 @@ def _rate(successes: int, trials: int) -> dict[str, Any]:
     return {"rate": successes / trials if trials else None, "low": low, "high": high}
 
 
+def rate_with_excluded(successes: int, played: int, excluded: int, name: str) -> dict[str, Any]:
+    """The rate counting excluded games as failures
+    (:func:`maze_envs.metrics.success_rate_counting_excluded`) with its Wilson interval, as
+    ``<name>_with_excluded``, ``_low``, ``_high``."""
+    low, high = wilson_interval(successes, played + excluded)
+    rate = success_rate_counting_excluded(successes, played, excluded)
+    return {
+        f"{name}_with_excluded": rate,
+        f"{name}_with_excluded_low": low,
+        f"{name}_with_excluded_high": high,
+    }
+
+
 def usage_summary(rows: Sequence[Row]) -> dict[str, Any]:
     """Tokens, cost and quirks of a group of games (cost None when any price is unknown)."""
     reported = [r for r in rows if r.get("input_tokens") is not None]
@@ -134,6 +153,10 @@ def usage_summary(rows: Sequence[Row]) -> dict[str, Any]:
         "fallbacks": sum(int(r.get("fallbacks") or 0) for r in rows),
         "outages": sum(int(r.get("outages") or 0) for r in rows),
         "quirks": dict(sorted(quirks.items())),
+        # what the model saw and wrote (maze_envs.metrics.history_trims, cap_breaches...)
+        "history_trims": sum(int(r.get("history_trims") or 0) for r in rows),
+        "cap_breaches": sum(int(r.get("cap_breaches") or 0) for r in rows),
+        "truncations": sum(int(r.get("truncations") or 0) for r in rows),
     }
 
 
@@ -164,6 +187,7 @@ def escape_summary(rows: Iterable[Row]) -> list[Summary]:
             "success_low": rate["low"],
             "success_high": rate["high"],
         }
+        summary.update(rate_with_excluded(successes, games, summary["excluded"], "success_rate"))
         for column in ESCAPE_MEANS:
             summary[column] = _estimate(group, column).to_json()
         summary.update(usage)
@@ -216,6 +240,9 @@ def agimaze_summary(rows: Iterable[Row], level: str = "stage") -> list[Summary]:
             "solved_rate": rate["rate"],
             "solved_low": rate["low"],
             "solved_high": rate["high"],
+            **rate_with_excluded(
+                solved, episodes, excluded_counts(everything)["excluded"], "solved_rate"
+            ),
             "x1_solved": sum(1 for r in group if r.get("x1_solved")),
             "success_pct": 100 * success / episodes if episodes else None,
             "good_pct": 100 * good / episodes if episodes else None,

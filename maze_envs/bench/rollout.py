@@ -15,6 +15,10 @@ is a fallback or an outage, so readers of the journal tell them from the policy'
 Privileged policies (``privileged = True``, oracles) get the ground truth in their episode
 information; the row marks the game ``privileged`` (and names the agents in the meta).
 
+Run caps: with the run's ledger (:mod:`maze_envs.bench.ledger`), a policy that takes the run's
+budget (:func:`maze_envs.policies.run.bind_run_budget`, before its reset) reserves each request
+in it before sending; the other policies' decisions are charged after each turn.
+
 Nothing a policy does crashes the run: an exception from ``reset``/``act``, an action the
 environment refuses, or a ``Decision.stop`` request ends the game. Such a game is recorded as
 aborted (``{"aborted": true, "stopped": "error"|"requested", "error": ...}`` added to the
@@ -38,6 +42,7 @@ from maze_envs.bench.metrics import Status, UsageTally, game_status, journal_rec
 from maze_envs.bench.spec import GameTask
 from maze_envs.journal import JournalError
 from maze_envs.policies.interface import Decision, as_async, is_async
+from maze_envs.policies.run import bind_run_budget
 
 Row = dict[str, Any]
 
@@ -98,6 +103,10 @@ class _Game:
         self.adapter = make_adapter(task, journal)
         self.budget = budget
         self.stop_reason: str | None = None
+        if budget is not None:  # before the policies' reset: a game's policies share its budget
+            for agent, policy in self.adapter.policies.items():
+                if bind_run_budget(policy, budget.budget(agent)):
+                    budget.bound.add(agent)
 
     def start(self) -> None:
         adapter = self.adapter
@@ -117,7 +126,9 @@ class _Game:
         if record is not None and adapter.recorder is not None:
             adapter.recorder.note(agent, record)
         if decision.stop and self.stop_reason is None:
-            self.stop_reason = f"{agent}: {decision.stop}"
+            # the run's cap, reached by a request this policy reserved: the run's reason
+            run_cap = decision.stop.startswith(RUN_CAP_PREFIX)
+            self.stop_reason = decision.stop if run_cap else f"{agent}: {decision.stop}"
         return decision.action
 
     def apply(self, results: Mapping[str, Any]) -> None:

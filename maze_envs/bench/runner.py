@@ -22,9 +22,11 @@ not already done and writes, in the output folder:
     again, so resuming a finished run stays fast.
 
 Resuming (``resume=True``): games whose run key has a finished game in the journal (or, without a
-journal, a row) are skipped; games that ended with an error, that an outage touched (status
-``outage``: the model could not be reached), and games a run cap stopped or kept from starting
-are played again.
+journal, a row) are skipped; games that ended with an error and games a run cap stopped or kept
+from starting are played again, and with ``retry_outages=True`` (``--resume --retry-outages``)
+the games an outage touched (status ``outage``: the model could not be reached) too: they are
+not the model's play, and since long, failing games are the likeliest to meet an outage,
+leaving them out biases the success rate.
 
 A folder that already holds a run (a row, or a game in the journal) is never overwritten
 silently. Without ``resume`` it is refused (:class:`RunError`), unless ``fresh=True`` deletes
@@ -54,7 +56,7 @@ from typing import Any
 
 import orjson
 
-from maze_envs._registration import find_entry
+from maze_envs.bench.checks import Checked, check_tasks
 from maze_envs.bench.executors import Executor, Finished, make_executor
 from maze_envs.bench.folder import (
     JOURNAL_NAME,
@@ -74,7 +76,7 @@ from maze_envs.bench.report import write_results
 from maze_envs.bench.results import summarize
 from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
-from maze_envs.bench.spec import EscapeCase, Experiment, GameTask, PolicyKind
+from maze_envs.bench.spec import Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
 from maze_envs.journal import Journal, JournalError, StoredGame
 
@@ -86,6 +88,7 @@ __all__ = [
     "RUN_FILES",
     "SHARDS_NAME",
     "STAMP_NAME",
+    "Checked",
     "RunError",
     "RunOptions",
     "RunResult",
@@ -104,6 +107,8 @@ class RunOptions:
     workers: int | None = None
     concurrency: int | None = None
     resume: bool = False
+    #: with ``resume``: play again the games an outage touched
+    retry_outages: bool = False
     fresh: bool = False
     journal: bool = True
     verify: bool = False
@@ -146,63 +151,6 @@ class RunResult:
     @property
     def verified_ok(self) -> bool:
         return self.verified is None or all(report.ok for report in self.verified)
-
-
-def check_tasks(tasks: Sequence[GameTask]) -> bool:
-    """Build each distinct policy once and load each env version, so that an unknown name, a
-    bad option or a missing environment fails before any game. A policy with a
-    ``check_config(config)`` method (a learned policy, which reads only the observations it was
-    trained on) is asked about each Maze Escape setup it plays; a ``ValueError`` fails the run.
-
-    Returns whether any policy is async (its own ``aact``). Raises :class:`RunError`.
-    """
-    import importlib
-
-    from maze_envs.bench.envs import make_adapter, make_policy
-    from maze_envs.policies.interface import is_async
-
-    for env_id in sorted({t.case.env_id for t in tasks}):
-        entry = find_entry(env_id)
-        try:
-            importlib.import_module(entry.module)
-        except ImportError as exc:
-            raise RunError(f"{entry.name} is not available: {exc}") from None
-    # each distinct policy once, and each of its Maze Escape setups once
-    setups_of: dict[tuple[PolicyKind, str], tuple[Any, dict[str, Any]]] = {}
-    for task in tasks:
-        for spec in task.policy.specs:
-            key = (task.case.policy_kind, spec.model_dump_json())
-            _, configs = setups_of.setdefault(key, (spec, {}))
-            if isinstance(task.case, EscapeCase):
-                configs.setdefault(f"{task.case.setup}, {task.case.size}", task.case.game_config)
-    any_async = False
-    for (kind, _), (spec, configs) in setups_of.items():
-        try:
-            policy = make_policy(spec.spec, kind, spec.options)
-        except Exception as exc:
-            raise RunError(f"policy {spec.text!r} ({kind}): {exc}") from None
-        try:
-            any_async = any_async or is_async(policy)
-            check = getattr(policy, "check_config", None)
-            if callable(check):  # a policy that cannot play a setup says so now
-                for setup, config in configs.items():
-                    try:
-                        check(config)
-                    except ValueError as exc:
-                        raise RunError(
-                            f"policy {spec.text!r} cannot play {setup!r}: {exc}"
-                        ) from None
-        finally:
-            policy.close()
-    setups: dict[str, GameTask] = {}
-    for task in tasks:
-        setups.setdefault(task.case.setup, task)
-    for setup, task in setups.items():
-        try:
-            make_adapter(task, None).close()
-        except Exception as exc:
-            raise RunError(f"setup {setup!r}: the environment cannot be built: {exc}") from None
-    return any_async
 
 
 class _Merger:
@@ -260,25 +208,27 @@ def _capped(row: Row) -> bool:
     return str(row.get("stop_reason") or "").startswith(RUN_CAP_PREFIX)
 
 
-#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play).
-REPLAYED = frozenset({"error", "outage"})
+#: Row statuses whose games ``--resume`` plays again (not a result of the policy's play); with
+#: ``--retry-outages``, ``outage`` too.
+REPLAYED = frozenset({"error"})
 
 
-def _counts(row: Row) -> bool:
-    """Whether a row is a result a resume keeps: not an error, not touched by an outage (the
-    model could not be reached), not stopped by a run cap."""
-    return row.get("status") not in REPLAYED and not _capped(row)
+def _counts(row: Row, retry_outages: bool = False) -> bool:
+    """Whether a row is a result a resume keeps: not an error, not stopped by a run cap, and
+    with ``retry_outages`` not touched by an outage (the model could not be reached)."""
+    replayed = REPLAYED | {"outage"} if retry_outages else REPLAYED
+    return row.get("status") not in replayed and not _capped(row)
 
 
 def _resume_state(
-    tasks: Sequence[GameTask], journal: Any, store: RowStore
+    tasks: Sequence[GameTask], journal: Any, store: RowStore, retry_outages: bool = False
 ) -> tuple[dict[str, Row], set[str], list[str]]:
     """Rows known so far, the run keys already done, and notes about what was recovered."""
     rows = store.load()
     keys = {task.run_key for task in tasks}
     notes: list[str] = []
     if journal is None:
-        done = {k for k in keys if k in rows and _counts(rows[k])}
+        done = {k for k in keys if k in rows and _counts(rows[k], retry_outages)}
         return rows, done, notes
     completed = set(journal.completed_keys("run_key")) & keys
     stopped = {
@@ -304,8 +254,11 @@ def _resume_state(
                     rows[key] = row
                     store.append(row)
         notes.append(f"{len(missing)} game(s) scored again from the journal (no saved row)")
-    # games an outage touched are not the model's play: a resume plays them again
-    outage = {k for k in completed | stopped if rows.get(k, {}).get("status") == "outage"}
+    # games an outage touched are not the model's play: --retry-outages plays them again;
+    # without it they are kept as they are (reported apart), finished or stopped
+    outage = {k for k in keys if rows.get(k, {}).get("status") == "outage"}
+    if not retry_outages:
+        return rows, completed | stopped | outage, notes
     return rows, (completed | stopped) - outage, notes
 
 
@@ -379,7 +332,8 @@ def _run(
 ) -> RunResult:
     started = time.perf_counter()
     tasks = experiment.tasks()
-    any_async = check_tasks(tasks)
+    checked = check_tasks(tasks)
+    any_async = checked.any_async
     # games at once in one event loop: in this process (inline) or in each worker (process, ray);
     # sync games gain nothing from a worker's event loop, so there they go one by one
     concurrency = options.concurrency or (8 if any_async else 1)
@@ -413,7 +367,7 @@ def _run(
                 journal = Journal(folder / JOURNAL_NAME)
                 if options.resume:
                     journal.check_integrity()  # a damaged journal: a clear error, before a game
-            rows, done, notes = _resume_state(tasks, journal, store)
+            rows, done, notes = _resume_state(tasks, journal, store, options.retry_outages)
         except JournalError as exc:
             raise RunError(
                 f"the run in {folder} cannot be continued; --fresh starts it over: its journal "
@@ -427,7 +381,7 @@ def _run(
             shard_dir.mkdir()
         merger = _Merger(journal, store, done, dict(rows))
         progress = make_progress(len(tasks), len(tasks) - len(todo), quiet=options.quiet)
-        games = executor.run(todo, shard_dir, caps, spent)
+        games = executor.run(todo, shard_dir, caps, spent, shared=checked.shared)
         try:
             for finished in games:
                 with stop.shielded():  # a finished game is stored whole, with its row
@@ -476,7 +430,7 @@ def _run(
         else:
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
-            if options.plots:
+            if options.plots:  # a plot with nothing played is left out, saying why
                 result.plots, plot_notes = write_plots(folder, summary)
                 result.notes += plot_notes
         if journal is not None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from maze_envs._registration import latest
 from maze_envs.bench.agimaze_spec import AgiMazeSetCase
-from maze_envs.bench.results import excluded_counts, played
+from maze_envs.bench.results import excluded_counts, played, rate_with_excluded
 from maze_envs.bench.stats import bootstrap_mean, describe_estimate, wilson_interval
 
 Row = dict[str, Any]
@@ -73,6 +73,7 @@ def agimaze_set_summary(rows: Iterable[Row]) -> list[Summary]:
         sets = len(group)
         solved = sum(1 for r in group if r.get("solved"))
         low, high = wilson_interval(solved, sets)
+        apart = excluded_counts(everything)
         out.append(
             {
                 "env": SET_ENV,
@@ -80,12 +81,13 @@ def agimaze_set_summary(rows: Iterable[Row]) -> list[Summary]:
                 "policy": policy,
                 "privileged": any(r.get("privileged") for r in everything),
                 "sets": sets,
-                **excluded_counts(everything),
+                **apart,
                 "errors": sum(1 for r in group if r.get("status") == "error"),
                 "solved": solved,
                 "solved_rate": solved / sets if sets else None,
                 "solved_low": low,
                 "solved_high": high,
+                **rate_with_excluded(solved, sets, apart["excluded"], "solved_rate"),
                 "x1_solved": sum(1 for r in group if r.get("x1_solved")),
                 "rhae70": bootstrap_mean([float(r.get("rhae70") or 0.0) for r in group]).to_json(),
                 "rhae60": bootstrap_mean([float(r.get("rhae60") or 0.0) for r in group]).mean,
@@ -124,6 +126,17 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
         ]
         return f"{s['excluded']} ({', '.join(parts)})" if s.get("excluded") else "0"
 
+    def with_excluded(s: Summary) -> str:
+        if not s.get("excluded"):
+            return "–"
+        games, low, high = (
+            s["sets"] + s["excluded"],
+            s["solved_rate_with_excluded_low"],
+            s["solved_rate_with_excluded_high"],
+        )
+        share = 100 * s["solved"] / games
+        return f"{s['solved']}/{games} = {share:.0f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
     def policy(s: Summary) -> str:
         return s["policy"] + (" (privileged)" if s.get("privileged") else "")
 
@@ -139,6 +152,7 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
             "target x1-solved",
             "steps of the set",
             "excluded",
+            "target solved, excluded as failures (95% CI)",
         ],
         [
             [
@@ -152,6 +166,7 @@ def agimaze_set_tables(summaries: Sequence[Summary]) -> list[str]:
                 str(s["x1_solved"]),
                 _num(s["set_steps"], 1),
                 excluded(s),
+                with_excluded(s),
             ]
             for s in summaries
         ],

@@ -51,11 +51,37 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
+class RunShares:
+    """What the policies learnt for the whole run before its first game
+    (:mod:`maze_envs.policies.run`: each a ``RunShared``), installed once in each process that
+    plays the run's games; ``processes``: how many play them at once; ``run``: the run's id."""
+
+    shared: tuple[Any, ...] = ()
+    processes: int = 1
+    run: str = ""
+
+    @classmethod
+    def of(cls, shared: Sequence[Any], processes: int) -> RunShares | None:
+        """The run's shares for ``processes`` processes (``None`` without any)."""
+        return cls(tuple(shared), processes, uuid.uuid4().hex) if shared else None
+
+    def install(self) -> None:
+        """Install them in this process (once per run)."""
+        global _INSTALLED
+        if not self.shared or self.run == _INSTALLED:
+            return
+        for item in self.shared:
+            item.install(self.processes)
+        _INSTALLED = self.run
+
+
+@dataclass(frozen=True, slots=True)
 class BatchJob:
     """What a batch needs besides its games: its number (for the start mark), the marks
     folder, the run's caps and, where it can travel in a task's arguments (Ray: an actor
-    handle; inline: the object), the run's ledger. A process pool's workers get the ledger when
-    they start (:func:`worker_init`). On Ray, ``driver`` links the batch to the run's driver
+    handle; inline: the object), the run's ledger, and what its policies learnt before it
+    began (``shares``). A process pool's workers get the ledger and the shares when they start
+    (:func:`worker_init`). On Ray, ``driver`` links the batch to the run's driver
     (:mod:`maze_envs.bench.travel`): marks, packs, journal rows and files go through it."""
 
     number: int = 0
@@ -63,18 +89,23 @@ class BatchJob:
     caps: CapTable | None = None
     ledger: RunLedger | None = None
     driver: DriverLink | None = None
+    shares: RunShares | None = None
 
 
 _SHARD: Any = None  # this process's shard journal (workers), opened on first use
 _LEDGER: RunLedger | None = None  # the run's ledger, in a process pool's worker
+_INSTALLED = ""  # the run whose shares this process installed
 
 
-def worker_init(ledger: RunLedger | None) -> None:
-    """A process pool worker's initializer: signals (:func:`~.stopping.worker_signals`) and the
-    run's ledger (shared memory must be inherited when the process starts)."""
+def worker_init(ledger: RunLedger | None, shares: RunShares | None = None) -> None:
+    """A process pool worker's initializer: signals (:func:`~.stopping.worker_signals`), the
+    run's ledger (shared memory must be inherited when the process starts) and what the run's
+    policies learnt before it began."""
     global _LEDGER
     worker_signals()
     _LEDGER = ledger
+    if shares is not None:
+        shares.install()
 
 
 def _shard_journal(shard_dir: str) -> Any:
@@ -178,6 +209,8 @@ def play_batch(
 
     A batch of a Ray run (``job.driver``) records into a journal of its own and returns each
     game's journal rows; any other records into this process's shard in ``shard_dir``."""
+    if job is not None and job.shares is not None:  # once per run in each process
+        job.shares.install()
     if job is not None and job.driver is not None:
         return _play_for_driver(tasks, concurrency, job, job.driver)
     _mark_start(job)

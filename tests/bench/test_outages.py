@@ -57,13 +57,15 @@ def test_no_server_at_the_endpoint_is_an_outage_not_a_team_failure(
     pytest.importorskip("pydantic_ai", reason="needs the llm extra")
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    spec = f"openai-chat:gpt-4o-mini:base_url={url},retries=0,max_consecutive_fallbacks=2"
+    spec = f"openai-chat:gpt-4o-mini:base_url={url},max_consecutive_fallbacks=2"
     out = tmp_path / "run"
     code = main(["--env", "escape", "--size", "5", "--policy", spec, "--out", str(out)])
     err = capsys.readouterr().err
     assert code == EXIT_OUTAGE
     assert f"model openai-chat:gpt-4o-mini at {url} could not be reached" in err
     assert "6 of 6 decisions in 1 game(s) were outages" in err
+    # the server was asked once before the first game: no decision spent the retry budget
+    assert "could not be reached when the run began" in err
     journal = out / "games.sqlite"
     assert all(report.ok for report in verify_journal(journal))
     rows = {m.agent: m for m in analyze_journal(journal).escape}
@@ -99,6 +101,35 @@ def test_outage_and_stopped_games_are_counted_apart_from_the_games_played() -> N
     assert diffs["9x9"].n == 2
 
 
+def test_the_tables_give_the_rate_counting_excluded_games_as_failures_beside_it() -> None:
+    from maze_envs.bench.report import escape_table
+
+    def row(seed: int, success: bool, status: str = "ok") -> dict[str, Any]:
+        return {
+            "env": "escape",
+            "setup": "s",
+            "size": "9x9",
+            "policy": "llm",
+            "seed": seed,
+            "status": status,
+            "success": success,
+            "finish_turn": 40 if success else None,
+            "finish_ratio": 2.0 if success else None,
+            "finish_ratio_censored": 2.0 if success else 30.0,
+        }
+
+    rows = [row(0, True), row(1, True), row(2, False, "outage"), row(3, False, "stopped")]
+    (group,) = escape_summary(rows)
+    assert group["success_rate"] == 1.0  # over the games played
+    assert group["success_rate_with_excluded"] == 0.5  # the excluded games as failures
+    assert (
+        0 < group["success_rate_with_excluded_low"] < 0.5 < group["success_rate_with_excluded_high"]
+    )
+    table = escape_table([group])
+    assert "team success, excluded as failures (95% CI)" in table
+    assert "| 2/2 = 100% [" in table and "| 2/4 = 50% [" in table
+
+
 def test_a_cap_that_stops_a_game_is_no_failure_and_resume_plays_outage_games_again(
     tmp_path: Path,
 ) -> None:
@@ -111,7 +142,11 @@ def test_a_cap_that_stops_a_game_is_no_failure_and_resume_plays_outage_games_aga
     for group in first.summary["escape"]:
         assert group["games"] == 0 and group["success_rate"] is None and group["excluded"] == 3
     marker.write_text("up")
-    again = run_experiment(exp, out, RunOptions(resume=True, quiet=True, plots=False))
+    # a plain resume keeps the outage games as they are (reported apart)
+    kept = run_experiment(exp, out, RunOptions(resume=True, quiet=True, plots=False))
+    assert kept.played == 0
+    options = RunOptions(resume=True, retry_outages=True, quiet=True, plots=False)
+    again = run_experiment(exp, out, options)
     assert again.played == 3  # the outage games, not the stopped ones (a cap is a result)
     llm = [r for r in again.rows if "Unreachable" in r["policy"]]
     assert [r["status"] for r in llm] == ["ok"] * 3 and not any(r["outages"] for r in llm)

@@ -182,18 +182,17 @@ def test_the_budget_is_bounded() -> None:
         run_retries([5.0, 5.0], ModelSettings(retries=1, timeout_s=0.05), Sleeps())
 
 
-def test_a_500_with_the_same_body_twice_is_permanent_not_retried_to_the_budget() -> None:
+def test_identical_transient_500s_are_retried_to_the_budget() -> None:
+    # transient or permanent comes from the reply's status and body, never from a repeat count:
+    # two (or five) identical internal errors are still worth another try
     sleeps = Sleeps()
     error = ModelError("boom", kind="server", retryable=True, status=500)
+    result, failures = run_retries([error, error, "reply"], ModelSettings(retries=4), sleeps)
+    assert result == "reply" and len(failures) == 2 and len(sleeps.waits) == 2
     with pytest.raises(ModelUnavailable) as caught:
-        run_retries([error] * 5, ModelSettings(retries=4), sleeps)
-    assert len(caught.value.attempts) == 2 and len(sleeps.waits) == 1
-    assert caught.value.permanent and caught.value.kind == "refused"
-    assert "the same body twice" in caught.value.message
-    # another body the second time: still retried
-    other = ModelError("boom 2", kind="server", retryable=True, status=500)
-    result, failures = run_retries([error, other, "reply"], ModelSettings(retries=4), Sleeps())
-    assert result == "reply" and len(failures) == 2
+        run_retries([error] * 5, ModelSettings(retries=4), Sleeps())
+    assert len(caught.value.attempts) == 5 and not caught.value.permanent
+    assert caught.value.kind == "server"
 
 
 def test_a_validation_error_body_is_permanent_at_once() -> None:

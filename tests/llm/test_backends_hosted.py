@@ -332,8 +332,8 @@ def test_server_errors_are_retried_with_growing_jittered_waits(
     server: LoopbackServer, status: int
 ) -> None:
     spec = "openai-chat:gpt-4o-mini"
-    # two different bodies: a 500 with the same body twice is a permanent rejection
-    server.push(HttpError(status, message="a"), HttpError(status, message="b"), Reply(text="ok"))
+    # the same body twice: still transient (only a validation error body is permanent)
+    server.push(HttpError(status), HttpError(status), Reply(text="ok"))
     sleeps = Sleeps()
     settings = settings_for(server, spec)
     reply = complete(make_backend(spec, settings, retry=sleeps.policy()), request(settings))

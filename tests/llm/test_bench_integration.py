@@ -103,7 +103,7 @@ def test_a_full_maze_escape_game_with_a_hosted_model_through_the_runner(
         assert set(harness) == {"A", "B", "C"}
         for settings in harness.values():
             assert settings["model"] == "openai-chat:gpt-4o-mini"
-            assert settings["prompt_version"] == "v13" and settings["output_mode"] == "tool"
+            assert settings["prompt_version"] == "v14" and settings["output_mode"] == "tool"
             assert settings["settings"]["base_url"] == server.openai_base_url
             assert "test-key" not in json.dumps(settings)
         records = decisions_of(journal, game_id)
@@ -114,7 +114,10 @@ def test_a_full_maze_escape_game_with_a_hosted_model_through_the_runner(
             assert record["usage"]["cost_usd"] == pytest.approx(
                 price_of("gpt-4o-mini", "openai", input_tokens=IN_TOKENS, output_tokens=OUT_TOKENS)
             )
-            assert f"You are agent {record['agent_name']}" in record["system"]
+            # the system prompt is every agent's; the agent's own part opens its message
+            assert "You are agent" not in record["system"]
+            user = record["messages"]["new"][-1]["content"]
+            assert user.startswith(f"You are agent {record['agent_name']}.")
             raw = record["attempts"][0]["raw"]
             assert (
                 json.loads(raw["tool_arguments"] or raw["text"])["move"].upper()
@@ -130,9 +133,9 @@ def test_a_full_maze_escape_game_with_a_hosted_model_through_the_runner(
         assert quirky == [("A", 1, {"json_as_text": 1}), ("B", 2, {"move_case": 1})]
         (as_text,) = [r for r in records if (r["agent_name"], r["turn"]) == ("A", 1)]
         assert as_text["attempts"][0]["raw"]["tool_arguments"] is None
-        # one system prompt per agent, stored once as a blob however many turns
+        # one system prompt for every agent, stored once as a blob however many turns
         raw_turns = list(journal.turns(game_id))
-        keys = {t.decisions["A"]["system"]["$blob"] for t in raw_turns if t.decisions}
+        keys = {d["system"]["$blob"] for t in raw_turns for d in (t.decisions or {}).values()}
         assert len(keys) == 1
         prompt_blob = next(iter(keys))
 
@@ -141,7 +144,7 @@ def test_a_full_maze_escape_game_with_a_hosted_model_through_the_runner(
     page = tmp_path / "game.html"
     assert cli_main(["view", str(path), "--out", str(page)]) == 0
     data = read_payload(page.read_text())
-    assert "You are agent A" in data["blobs"][prompt_blob]
+    assert "You are one of 3 agents (A, B, C)" in data["blobs"][prompt_blob]
     shown = data["decisions"]["B"][3]  # B's decision of turn 2, stored with turn 3
     raw = json.loads(shown["attempts"][0]["raw"]["tool_arguments"])
     assert raw["move"] == shown["values"]["move"].lower()  # the raw reply, exactly as sent

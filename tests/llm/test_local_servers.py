@@ -276,6 +276,9 @@ def test_the_agimaze_history_is_trimmed_to_fit_the_context(
     recorded = records(tmp_path / "run")
     trims = [r["history_trim"] for r in recorded if "history_trim" in r]
     assert trims and all(t["context_window"] == 1600 for t in trims)
+    assert row["history_trims"] == len(trims)  # what the model saw, in the row and the tables
+    summary = (tmp_path / "run" / "summary.md").read_text()
+    assert "| history trims | cap breaches |" in summary
     assert len([n for n in notices(recorded) if n["kind"] == "history_trim"]) == 1
     assert recorded[-1]["history_left_out"] > 0
     assert result.verified_ok
@@ -290,9 +293,13 @@ def test_a_reply_over_the_output_cap_is_recorded_as_a_cap_breach(
 
     spec = local(server, max_output_tokens=120, output_mode="prompted")
     server.respond_with(long_reply)
-    run(escape_experiment(spec, turns=2), tmp_path / "run")
+    result = run(escape_experiment(spec, turns=2), tmp_path / "run")
     recorded = records(tmp_path / "run")
     assert all(r["cap_breaches"] == 1 for r in recorded)
+    assert result.rows[0]["cap_breaches"] == len(recorded)
+    (group,) = result.summary["escape"]
+    assert group["cap_breaches"] == len(recorded)
+    assert "cap breaches" in (tmp_path / "run" / "summary.md").read_text()
     assert recorded[0]["attempts"][0]["cap_breach"] == {"output_tokens": 1184, "cap": 120}
     assert len([n for n in notices(recorded) if n["kind"] == "cap_breach"]) == 1
 

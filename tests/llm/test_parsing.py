@@ -221,6 +221,33 @@ def test_a_reply_with_json_only_inside_a_think_block_is_unusable() -> None:
     assert unclosed.values is None and unclosed.quirks == {"think_block": 1}
 
 
+def test_an_out_of_range_edit_is_rejected_and_the_move_kept() -> None:
+    # llama.cpp's grammar does not enforce "maximum": a splice position far beyond the action
+    # space, with a valid move, is the move played and the edit rejected with its reason
+    reply = json.dumps(
+        {"move": "E", "notebook": {"start": 107654328946, "end": 3, "text": "x"}, "radio": "hi"}
+    )
+    result = text(reply)
+    assert result.error is None and result.values is not None
+    assert result.values["move"] == "E" and result.values["notebook"] is None
+    assert result.values["radio"] == "hi"
+    assert result.quirks == {"rejected_edit": 1, "missing_field": 1}
+    assert result.rejected == {
+        "notebook": "notebook.start: Input should be less than or equal to 65536"
+    }
+
+
+def test_a_bad_move_is_never_salvaged() -> None:
+    reply = json.dumps({"move": "UP", "notebook": {"start": 10**12, "end": 0, "text": ""}})
+    result = text(reply)
+    assert result.values is None and result.rejected == {}
+    assert result.error is not None and result.error.startswith("move:")
+    # a required reasoning field is no edit either: the reply is unusable, not salvaged
+    required = escape_schema(Config(notebook_mode="splice"), check="required")
+    missing = text(json.dumps({"move": "N", "notebook": None, "radio": None}), schema=required)
+    assert missing.values is None and missing.error is not None
+
+
 def test_quirks_count_once_per_reply_and_kind() -> None:
     reply = json.dumps({"move": "n", "a": 1, "b": 2, "c": 3, "notebook": "null", "radio": ""})
     result = text(reply, schema=LOG)

@@ -55,8 +55,10 @@ def test_system_prompt_is_byte_identical_and_the_rolling_log_prefix_is_shared() 
     asyncio.run(play_escape(env, policies, seed=2))
     by_agent: dict[str, list[Any]] = {}
     for request in backend.requests:
-        agent = request.system.split("You are agent ")[1][0]
+        agent = last_user(request).split("You are agent ")[1][0]  # the user part names it
         by_agent.setdefault(agent, []).append(request)
+    # one system prompt for every agent of the game: the shared part first
+    assert len({r.system for r in backend.requests}) == 1
     for requests in by_agent.values():
         assert len({r.system for r in requests}) == 1
         # a teammate's notebook (shown while on the same cell) follows the agent's own
@@ -281,7 +283,7 @@ def test_the_record_holds_prompt_reply_usage_and_harness() -> None:
     assert record["attempts"][0]["latency_s"] == 0.001
     assert record["model"] == "scripted:fake" and record["agent"] == "B" and record["turn"] == 0
     harness = policy.harness()
-    assert harness["prompt_version"] == "v13" and harness["output_mode"] == "tool"
+    assert harness["prompt_version"] == "v14" and harness["output_mode"] == "tool"
     assert harness["schema_order"] == ["move", "notebook", "radio"]
     assert harness["notebook_mode"] == "splice" and harness["model"] == "scripted:fake"
     assert harness["temperature"] is None and harness["history"] == "observations"
@@ -337,7 +339,7 @@ def test_close_closes_the_backend_inside_and_outside_an_event_loop() -> None:
 
 
 def test_a_failed_attempts_quirks_are_counted_apart_and_a_long_reply_is_echoed_short() -> None:
-    runaway = '```json\n{"move": "north", "notebook": 12}\n```\n' + "I ramble. " * 600
+    runaway = '```json\n{"move": "upward", "notebook": "x"}\n```\n' + "I ramble. " * 600
     replies = [Raw(text=runaway), {"move": "n", "notebook": None, "radio": None}]
     backend = FakeBackend(replies)
     policy = EscapeLLMPolicy(backend, output_mode="prompted", parse_retries=2)
@@ -352,22 +354,33 @@ def test_a_failed_attempts_quirks_are_counted_apart_and_a_long_reply_is_echoed_s
         "code_fence": 1,
         "trailing_prose": 1,
         "missing_field": 1,
-        "move_spelled_out": 1,
     }
     echo = backend.requests[1].messages[1].content
     assert len(runaway) > 6000 and len(echo) < 400
     assert echo.startswith(runaway[:300]) and echo.endswith("more characters]")
 
 
-def test_a_splice_beyond_the_action_space_is_re_asked_not_a_crashed_game() -> None:
-    # seen from SmolLM2 under a grammar: a position the schema's type allowed, the action not
-    wild = {"move": "N", "notebook": {"start": 2, "end": 125689, "text": "x"}, "radio": None}
+def test_a_splice_beyond_the_action_space_keeps_the_move_and_rejects_the_edit() -> None:
+    # seen from SmolLM2 under llama.cpp's grammar, which does not enforce "maximum": a valid
+    # move with a position the action space cannot hold; the environment's own rule for a
+    # splice it cannot apply is "move played, edit rejected with its reason", so the policy
+    # does the same instead of losing the whole decision to a re-ask
+    wild = {"move": "N", "notebook": {"start": 2, "end": 107654328946, "text": "x"}, "radio": None}
     fine = {"move": "E", "notebook": None, "radio": None}
     backend = FakeBackend([wild, fine])
     policy = EscapeLLMPolicy(backend, output_mode="prompted")
     policy.reset("A", 0, _episode(Config()))
     decision = policy.act(_blank_observation())
-    assert decision.status == "ok" and decision.action.move == "E"
-    assert "less than or equal to 65536" in (decision.record["attempts"][0]["error"] or "")
+    assert decision.status == "ok" and decision.action.move == "N"
+    assert decision.action.notebook is None and len(backend.requests) == 1
+    record = decision.record
+    assert record is not None and record["quirks"] == {"rejected_edit": 1}
+    assert record["rejected_fields"] == {
+        "notebook": "notebook.end: Input should be less than or equal to 65536"
+    }
     schema = backend.requests[0].schema["properties"]["notebook"]["anyOf"][0]
-    assert schema["properties"]["end"]["maximum"] == 65536  # a grammar keeps it in range
+    assert schema["properties"]["end"]["maximum"] == 65536  # a grammar that honours it
+    # the next observation tells the model, as the environment tells of a rejected splice
+    policy.act(_blank_observation())
+    told = last_user(backend.requests[1])
+    assert "Last notebook edit: rejected (notebook.end: Input should be less than" in told

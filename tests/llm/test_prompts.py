@@ -11,7 +11,7 @@ from llm_policies.prompts.escape import escape_system
 from llm_policies.schema import escape_schema
 from maze_envs.escape.types import Config
 
-LADDER = ["base", "v3", "v4", "v5", "v8", "v9", "v10", "v11", "v12", "v13"]
+LADDER = ["base", "v3", "v4", "v5", "v8", "v9", "v10", "v11", "v12", "v13", "v14"]
 
 
 def test_the_ladder_and_its_habits() -> None:
@@ -23,6 +23,7 @@ def test_the_ladder_and_its_habits() -> None:
     assert "camping on the exit" in habits["v8"]
     assert "own start cell" in habits["v10"]
     assert "trail's last entry" in habits["v13"]
+    assert "prefix cache" in habits["v14"]
     assert all(v.habit for v in versions)
 
 
@@ -56,6 +57,29 @@ def test_trail_wording_switches_at_v13() -> None:
     assert "ends with last turn's cell, so it never includes where you are now" in v13
     assert "ends with last turn's cell" not in v12
     assert "where you were on each of the last 30 turns" in v12
+
+
+def test_from_v14_the_system_prompt_is_shared_and_the_agent_part_comes_last() -> None:
+    from llm_policies.prompts.escape import escape_user
+    from maze_envs.escape.env import MazeEscapeEnv
+
+    config = Config.from_preset("navigator")
+    schema = escape_schema(config)
+    systems = {a: escape_system(config, a, schema, "tool", version="v14") for a in config.agents}
+    assert len(set(systems.values())) == 1  # one system prompt for every agent of the game
+    assert "You are agent" not in systems["A"]
+    # the old layout stays selectable, unchanged: v13 names the agent in its first lines
+    v13 = escape_system(config, "B", schema, "tool", version="v13")
+    assert v13.index("You are agent B") < 100
+    assert systems["A"].replace("Prompt version v14", "Prompt version v13") != v13
+    env = MazeEscapeEnv(config)
+    observations, _ = env.reset(seed=3)
+    from maze_envs.escape.types import Observation
+
+    obs = Observation.from_space(observations["B"], config, "B")
+    user = escape_user(obs, config, "B", version="v14")
+    assert user.startswith("You are agent B.\n\n")
+    assert escape_user(obs, config, "B", version="v13") == user.removeprefix("You are agent B.\n\n")
 
 
 def test_system_prompt_names_the_version_and_is_byte_stable() -> None:

@@ -59,9 +59,10 @@ def test_recorded_requests_are_rebuilt_exactly_and_prefixes_stored_once(tmp_path
     sent = {(r.system, r.messages) for r in backend.requests}
     assert {(d.system, d.messages) for d in decisions} == sent
     assert all(d.schema == backend.requests[0].schema for d in decisions)
-    # one system prompt per agent and one schema: four blobs, however many turns
+    # one system prompt shared by every agent (the agent's name opens its user message, from
+    # prompt version v14) and one schema: two blobs, however many turns and agents
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 4
+        assert db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 2
 
 
 def test_replay_compares_with_the_recorded_actions(tmp_path: Path) -> None:

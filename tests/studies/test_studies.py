@@ -183,14 +183,38 @@ def test_dry_run_prints_games_calls_and_cost(
     study, _, _ = find("radio")
     calls = 5 * 3 * 80  # 5 mazes x 3 agents x 80 turns, per arm
     expected = round(calls * study.tokens.turn_share)
-    assert f"| radio on | anthropic:claude-haiku-4-5 | 12x12 | 5 | {expected} ({calls}) | $" in (
-        printed
+    tokens = f"{expected * study.tokens.input:,} / {expected * study.tokens.output:,}"
+    line = (
+        f"| radio on | anthropic:claude-haiku-4-5 | 12x12 | 5 | {expected} ({calls}) | {tokens} |"
     )
+    assert line in printed
     assert f"{2 * expected} model calls expected, {2 * calls} at most" in printed
     assert "cost estimate: $" in printed and study.tokens.source in printed
     assert not out.exists()  # nothing played, nothing written
     assert run_main(["models", "--model", STAND_IN, "--dry-run", "--seeds", "0"]) == 0
     assert "– (classical)" in capsys.readouterr().out
+
+
+def test_the_dry_run_estimate_is_within_one_and_a_half_times_a_stand_in_run(
+    tmp_path: Path,
+) -> None:
+    # the [tokens] tables are the stand-in's own spend per call: an estimate that assumed 150
+    # output tokens a call was 4-6x high on output (benchmarks/dry_run_calibration.py)
+    from llm_policies.study_plan import study_plan
+
+    study, _, _ = find("radio")
+    lines = study_plan(study, [STAND_IN], seeds=[0])
+    estimated_in = sum(line.input_tokens for line in lines)
+    estimated_out = sum(line.output_tokens for line in lines)
+    out = tmp_path / "run"
+    assert (
+        run_main(["radio", "--model", STAND_IN, "--seeds", "0", "--out", str(out), "--quiet"]) == 0
+    )
+    rows = _rows(out)
+    spent_in = sum(int(r["input_tokens"]) for r in rows)
+    spent_out = sum(int(r["output_tokens"]) for r in rows)
+    assert 1 / 1.5 <= estimated_out / spent_out <= 1.5
+    assert 1 / 1.5 <= (estimated_in + estimated_out) / (spent_in + spent_out) <= 1.5
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,17 @@ class LoopbackServer:
         self.script = Script()
         self.llama: LlamaCpp | None = None
         self.info_requests: list[RecordedRequest] = []
+        #: Ollama's ``/api/tags``: model name -> digest (none listed by default)
+        self.ollama_models: dict[str, str] = {}
+        #: ``GET /v1/models``' answer when set (a vLLM or LM Studio model list)
+        self.model_list: dict[str, Any] | None = None
+        #: ``GET /server_info``'s answer when set (a vLLM started with ``VLLM_SERVER_DEV_MODE=1``)
+        self.server_info: dict[str, Any] | None = None
+        #: model requests being answered now, and the most at once since the last reset
+        self.in_flight = 0
+        self.most_in_flight = 0
+        #: requests whose client closed the connection before its answer (a passed deadline)
+        self.disconnected = 0
         #: How many requests a :class:`Held` step has held (released or not).
         self.held = 0
         self._closing = threading.Event()
@@ -69,7 +80,8 @@ class LoopbackServer:
         self.port: int = self._socket.getsockname()[1]
         routes = [Route(path, self._handle, methods=["POST"]) for path in PATHS]
         routes.append(Route("/api/version", self._version, methods=["GET"]))
-        for path in ("/props", "/v1/models", "/tokenize", "/extras/tokenize/count"):
+        routes.append(Route("/api/tags", self._tags, methods=["GET"]))
+        for path in ("/props", "/v1/models", "/server_info", "/tokenize", "/extras/tokenize/count"):
             routes.append(Route(path, self._info, methods=["GET", "POST"]))
         app = Starlette(routes=routes)
         config = uvicorn.Config(
@@ -140,6 +152,10 @@ class LoopbackServer:
         self.script.clear()
         self.info_requests.clear()
         self.llama = None
+        self.ollama_models = {}
+        self.model_list = None
+        self.server_info = None
+        self.most_in_flight = self.disconnected = 0
         self.held = 0
 
     def behave_like_llama_cpp(self, server: LlamaCpp | None = None) -> None:
@@ -155,6 +171,14 @@ class LoopbackServer:
     async def _version(self, request: Request) -> Response:
         return JSONResponse({"version": "0.12.0"})
 
+    async def _tags(self, request: Request) -> Response:
+        """Ollama's model list: each model's name and digest."""
+        self.info_requests.append(
+            RecordedRequest(request.method, request.url.path, dict(request.headers), b"", None)
+        )
+        listed = [{"name": n, "model": n, "digest": d} for n, d in self.ollama_models.items()]
+        return JSONResponse({"models": listed})
+
     async def _info(self, request: Request) -> Response:
         """llama.cpp's side routes: ``/props``, ``/v1/models``, the tokenizers (404 otherwise)."""
         raw = await request.body()
@@ -167,26 +191,42 @@ class LoopbackServer:
         self.info_requests.append(RecordedRequest(request.method, path, headers, raw, body))
         llama = self.llama
         answer: Any = None
-        if llama is not None and path == "/props" and llama.props:
+        if path == "/v1/models" and self.model_list is not None:
+            answer = self.model_list
+        elif path == "/server_info":
+            answer = self.server_info
+        elif llama is not None and path == "/props" and llama.props:
             answer = llamacpp.props(llama)
         elif llama is not None and path == "/v1/models":
-            answer = {"object": "list", "data": [{"id": "model.gguf", "object": "model"}]}
+            answer = llamacpp.models(llama)
         elif llama is not None:
             answer = llamacpp.tokenize(llama, path, body)
         if answer is None:
             return JSONResponse({"detail": "Not Found"}, 404)
         return JSONResponse(answer)
 
-    async def _wait(self, seconds: float) -> None:
-        """Sleep up to ``seconds``, ending early when the server shuts down."""
+    async def _wait(self, seconds: float, request: Request | None = None) -> None:
+        """Sleep up to ``seconds``, ending early when the server shuts down or the client
+        closes the connection (counted in :attr:`disconnected`)."""
         end = time.monotonic() + seconds
         while not self._closing.is_set():
             left = end - time.monotonic()
             if left <= 0:
                 return
+            if request is not None and await request.is_disconnected():
+                self.disconnected += 1
+                return
             await asyncio.sleep(min(0.05, left))
 
     async def _handle(self, request: Request) -> Response:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._serve(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _serve(self, request: Request) -> Response:
         raw = await request.body()
         try:
             body: Any = json.loads(raw) if raw else None
@@ -205,7 +245,7 @@ class LoopbackServer:
             refused = llamacpp.refusal(body, llama)
             if refused is not None:  # refused before the model runs: no scripted step used
                 self.script.record(recorded)
-                return await self._answer(protocol, refused, body, False)
+                return await self._answer(protocol, refused, body, False, request)
             seen = RecordedRequest(
                 recorded.method,
                 recorded.path,
@@ -216,7 +256,7 @@ class LoopbackServer:
             step = self.script.next_step(recorded, seen)
             if isinstance(step, Reply):
                 step = llamacpp.as_served(step, body)
-            return await self._answer(protocol, step, body, False)
+            return await self._answer(protocol, step, body, False, request)
         step = self.script.next_step(recorded)
         stream = (
             isinstance(body, dict)
@@ -226,7 +266,7 @@ class LoopbackServer:
                 or protocol == "ollama"  # Ollama streams unless told not to
             )
         )
-        return await self._answer(protocol, step, body, stream)
+        return await self._answer(protocol, step, body, stream, request)
 
     def _error(
         self,
@@ -240,10 +280,12 @@ class LoopbackServer:
         body = render_error(protocol, status, message, code)
         return JSONResponse(body, status, headers=headers)
 
-    async def _answer(self, protocol: str, step: Step, body: Any, stream: bool) -> Response:
+    async def _answer(
+        self, protocol: str, step: Step, body: Any, stream: bool, request: Request | None = None
+    ) -> Response:
         if isinstance(step, Reply):
             if step.delay_s:
-                await self._wait(step.delay_s)
+                await self._wait(step.delay_s, request)
             try:
                 if stream:
                     chunks = render_stream(protocol, step, body)
@@ -254,15 +296,15 @@ class LoopbackServer:
         if isinstance(step, HttpError):
             return self._error(protocol, step.status, step.message, step.retry_after, step.code)
         if isinstance(step, Hang):
-            await self._wait(step.seconds)
+            await self._wait(step.seconds, request)
             if step.then is None:
                 return self._error(protocol, 504, "the scripted hang ended without a reply")
-            return await self._answer(protocol, step.then, body, stream)
+            return await self._answer(protocol, step.then, body, stream, request)
         if isinstance(step, Held):
             self.held += 1
             while not step.gate.is_set() and not self._closing.is_set():
                 await asyncio.sleep(0.02)
-            return await self._answer(protocol, step.then, body, stream)
+            return await self._answer(protocol, step.then, body, stream, request)
         if isinstance(step, Stall):
             # streamed: half of the events; not streamed: half of the JSON body (chunked)
             if stream:

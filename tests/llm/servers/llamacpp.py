@@ -44,12 +44,15 @@ class LlamaCpp:
     """How the llama.cpp-like server behaves (see the module docstring).
 
     ``props``: answer ``GET /props`` (llama.cpp); ``tokenizer``: ``"llama.cpp"``,
-    ``"llama-cpp-python"`` or ``None``.
+    ``"llama-cpp-python"`` or ``None``; ``model``: the model file it serves (``/props``
+    ``model_path``, ``/v1/models`` ``id``); ``slots``: ``/props`` ``total_slots``.
     """
 
     n_ctx: int = 2048
     props: bool = True
     tokenizer: str | None = "llama.cpp"
+    model: str = "/models/model.gguf"
+    slots: int = 1
 
 
 def text_tokens(text: str) -> int:
@@ -153,7 +156,17 @@ def as_served(reply: Reply, body: dict[str, Any]) -> Reply:
 
 def props(server: LlamaCpp) -> dict[str, Any]:
     """llama.cpp's ``GET /props``."""
-    return {"default_generation_settings": {"n_ctx": server.n_ctx}, "total_slots": 1}
+    return {
+        "default_generation_settings": {"n_ctx": server.n_ctx},
+        "total_slots": server.slots,
+        "model_path": server.model,
+    }
+
+
+def models(server: LlamaCpp) -> dict[str, Any]:
+    """``GET /v1/models``: llama.cpp names the model file (llama-cpp-python too, or its alias)."""
+    owner = "llamacpp" if server.props else "me"
+    return {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": owner}]}
 
 
 def tokenize(server: LlamaCpp, path: str, body: Any) -> dict[str, Any] | None:
