@@ -40,6 +40,7 @@ import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 from pettingzoo.utils.wrappers.base_parallel import BaseParallelWrapper
 
+from llm_policies.prompts.escape import agent_line
 from maze_envs._registration import env_ids
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.shared_text import SharedText
@@ -144,15 +145,17 @@ class EscapeTextObservation(BaseParallelWrapper[str, str, Any]):
     legend of the game's setup (so it reads on its own; an LLM policy keeps the legend in its
     system prompt instead and is sent the text of ``legend=False``); ``trail`` is the trail
     wording (``"precise"`` or ``"plain"``, as the prompt version chooses it) and ``wording`` the
-    wording version.
+    wording version. ``prompt_version`` is the LLM prompt version whose user message the text
+    is (default the newest): from ``v14`` that message opens with the line naming the agent
+    ("You are agent A."), up to ``v13`` it is the observation alone.
 
     Example:
         >>> from maze_envs import maze_escape_v1
         >>> env = EscapeTextObservation(maze_escape_v1.parallel_env(preset="full", width=6,
         ...                                                         height=6))
         >>> texts, infos = env.reset(seed=3)
-        >>> print(texts["A"].splitlines()[0])
-        Your notebook:
+        >>> texts["A"].splitlines()[:3]
+        ['You are agent A.', '', 'Your notebook:']
         >>> env.observation_space("A").contains(texts["A"])
         True
         >>> texts, *_ = env.step({agent: {"move": 4, "notebook": {"edit": 0, "start": 0,
@@ -168,6 +171,7 @@ class EscapeTextObservation(BaseParallelWrapper[str, str, Any]):
         legend: bool = False,
         trail: str = "precise",
         wording: str | None = None,
+        prompt_version: str = "latest",
     ) -> None:
         super().__init__(env)
         config = getattr(env.unwrapped, "config", None)
@@ -179,6 +183,8 @@ class EscapeTextObservation(BaseParallelWrapper[str, str, Any]):
         from maze_envs.text.wording import load_wording
 
         load_wording("escape", wording)
+        agent_line("A", version=prompt_version)  # an unknown version fails here, naming the known
+        self.prompt_version = prompt_version
         self.config = config
         self.legend = legend
         self.trail = _check_trail(trail)
@@ -192,9 +198,12 @@ class EscapeTextObservation(BaseParallelWrapper[str, str, Any]):
     def text(self, observation: dict[str, Any], agent: str) -> str:
         """The text of ``agent``'s raw observation dict."""
         model = observation_to_model(observation, self.config, agent)
-        return render_escape(
-            model, self.config, legend=self.legend, trail=self.trail, wording=self.wording
+        text = agent_line(agent, version=self.prompt_version) + render_escape(
+            model, self.config, trail=self.trail, wording=self.wording
         )
+        if not self.legend:
+            return text
+        return escape_legend(self.config, trail=self.trail, wording=self.wording) + "\n\n" + text
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None

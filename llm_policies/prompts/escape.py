@@ -113,6 +113,19 @@ def escape_user(
     ``v14`` (layout ``shared_first``) after the line naming ``agent``."""
     rung = escape_version(version)
     text = render_escape(observation, config, trail=rung.trail, wording=wording)
-    if rung.layout != "shared_first":
-        return text
-    return load("escape/rules.toml")["you"].format(agent=agent) + "\n\n" + text
+    return agent_line(agent, version=version) + text
+
+
+def agent_line(agent: str, *, version: str = "latest") -> str:
+    r"""What the user message of prompt ``version`` puts before the observation: from ``v14``
+    (layout ``shared_first``) the line naming ``agent`` and a blank line, before it nothing.
+
+    Example:
+        >>> agent_line("B", version="v14")
+        'You are agent B.\n\n'
+        >>> agent_line("B", version="v13")
+        ''
+    """
+    if escape_version(version).layout != "shared_first":
+        return ""
+    return load("escape/rules.toml")["you"].format(agent=agent) + "\n\n"

@@ -145,7 +145,8 @@ def test_quirky_replies_go_through_the_harness_rules(tmp_path: Path) -> None:
     }
 
     def respond(messages: list[Any], *_: Any) -> ModelOutput:
-        agent = re.search(r"You are agent (\w)", messages[0].text)
+        # the agent's name is in the system prompt up to v13, in the user message from v14
+        agent = re.search(r"You are agent (\w)", "\n".join(m.text for m in messages))
         assert agent is not None
         return quirky[agent.group(1)].pop(0)
 
