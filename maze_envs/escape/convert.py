@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -55,27 +55,54 @@ __all__ = [
 ]
 
 
+_Convert = Callable[[Any], Any]
+
+
 @lru_cache(maxsize=64)
-def _space(config: Config, agent: str, version: EnvVersion) -> spaces.Dict:
-    return observation_space(config, agent, version)
+def _stored_reader(config: Config, agent: str, version: EnvVersion) -> _Convert:
+    """The function that turns a stored observation of ``agent`` (layout ``version``) back into
+    the dict as delivered: built once per layout from the observation space, so that a
+    journal's thousands of observations are read without walking the space again."""
+    return _reader(observation_space(config, agent, version), "")
 
 
-def _from_stored(value: Any, space: spaces.Space[Any], path: str) -> Any:
+def _reader(space: spaces.Space[Any], path: str) -> _Convert:
+    """The stored value of ``space`` at ``path`` as delivered (``ValueError`` on a value
+    without the space's layout): dicts key by key, arrays with the space's dtype and shape."""
     if isinstance(space, spaces.Dict):
-        if not isinstance(value, Mapping) or value.keys() != space.spaces.keys():
-            got = sorted(map(str, value)) if isinstance(value, Mapping) else type(value).__name__
-            where = path or "observation"
-            raise ValueError(f"{where}: expected the keys {sorted(space.spaces)}, got {got}")
-        # the stored order is the delivered order (the space's own order may be sorted)
-        return {
-            key: _from_stored(item, space.spaces[key], f"{path}.{key}".lstrip("."))
-            for key, item in value.items()
+        keys = space.spaces.keys()
+        where = path or "observation"
+        readers = {
+            key: _reader(sub, f"{path}.{key}".lstrip(".")) for key, sub in space.spaces.items()
         }
+        plain = frozenset(key for key, read in readers.items() if read is _as_is)
+
+        def read_dict(value: Any) -> Any:
+            if not isinstance(value, Mapping) or value.keys() != keys:
+                got = (
+                    sorted(map(str, value)) if isinstance(value, Mapping) else type(value).__name__
+                )
+                raise ValueError(f"{where}: expected the keys {sorted(keys)}, got {got}")
+            # the stored order is the delivered order (the space's own order may be sorted)
+            return {
+                key: item if key in plain else readers[key](item) for key, item in value.items()
+            }
+
+        return read_dict
     if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
-        array = np.array(value, dtype=space.dtype)
-        if array.shape != space.shape:
-            raise ValueError(f"{path}: expected shape {space.shape}, got {array.shape}")
-        return array
+        dtype, shape = space.dtype, space.shape
+
+        def read_array(value: Any) -> Any:
+            array = np.array(value, dtype=dtype)
+            if array.shape != shape:
+                raise ValueError(f"{path}: expected shape {shape}, got {array.shape}")
+            return array
+
+        return read_array
+    return _as_is
+
+
+def _as_is(value: Any) -> Any:
     return value
 
 
@@ -101,7 +128,7 @@ def observation_from_stored(
     if version is None:
         radio = data.get("radio")
         version = layout_version(data, agent) if isinstance(radio, Mapping) else 0
-    result: dict[str, Any] = _from_stored(data, _space(config, agent, version), "")
+    result: dict[str, Any] = _stored_reader(config, agent, version)(data)
     return result
 
 

@@ -154,12 +154,16 @@ def _reader(
     return read
 
 
+#: the types a JSON form keeps as they are (checked by exact type: no call, no isinstance)
+_SCALARS = frozenset({int, str, float, bool, type(None)})
+
+
 def _json(value: Any) -> Any:
     """A model value in JSON form: tuples as lists (what ``model_dump(mode="json")`` does)."""
-    if isinstance(value, tuple):
-        return [_json(item) for item in value]
-    if isinstance(value, list):
-        return [_json(item) for item in value]
+    if type(value) in _SCALARS:
+        return value
+    if isinstance(value, tuple | list):  # a trail: 30 pairs; recurse only into non-scalars
+        return [item if type(item) in _SCALARS else _json(item) for item in value]
     return value
 
 
