@@ -14,7 +14,7 @@ from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
 from maze_envs.escape.actions import NotebookEdit, accept, describe_keys, take_symbol
-from maze_envs.escape.convert import action_from_model
+from maze_envs.escape.convert import action_from_json, action_from_model
 from maze_envs.escape.engine import (
     Board,
     StateDigest,
@@ -290,8 +290,9 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
                 move, edit, radio, received[agent], symbol = self._accept_with_symbol(agent, raw)
                 symbols.append(symbol)
             elif type(raw) is not dict and isinstance(raw, Action):
-                move, edit, radio, _ = accept(agent, action_from_model(raw, config), splice_mode)
-                received[agent] = raw.model_dump(mode="json")  # the typed form, as JSON
+                typed = received[agent] = raw.model_dump(mode="json")  # recorded as JSON
+                # == action_from_model(raw, config), from the one dump
+                move, edit, radio, _ = accept(agent, action_from_json(typed, config), splice_mode)
             else:
                 move, edit, radio, received[agent] = accept(agent, raw, splice_mode)
             moves.append(move)
@@ -331,9 +332,10 @@ class MazeEscapeEnv(ParallelEnv[str, dict[str, Any], dict[str, Any]]):
         what the journal records (the typed form as JSON, or the plain action with its
         ``radio_symbol``) and the symbol."""
         if isinstance(raw, Action):
-            symbol, rest = take_symbol(agent, action_from_model(raw, self.config), self._symbols)
+            typed = raw.model_dump(mode="json")  # == action_from_model(raw, config), one dump
+            symbol, rest = take_symbol(agent, action_from_json(typed, self.config), self._symbols)
             move, edit, radio, _ = accept(agent, rest, self._splice)
-            return move, edit, radio, raw.model_dump(mode="json"), symbol
+            return move, edit, radio, typed, symbol
         symbol, rest = take_symbol(agent, raw, self._symbols)
         move, edit, radio, plain = accept(agent, rest, self._splice)
         return move, edit, radio, {**plain, "radio_symbol": symbol}, symbol
