@@ -24,7 +24,7 @@ exist. A run without a journal has no pages; its games are listed without links.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -119,8 +119,11 @@ def sample_rows(rows: Sequence[Row], keys: Sequence[dict[str, Any]]) -> list[Row
     return [row for kind in OUTCOMES for row in firsts[kind]]
 
 
-def _render(journal_path: str, game_ids: Sequence[int]) -> list[tuple[int, bytes | str]]:
-    """(game id, its page, or why it has none) of each game (in a worker, or in process)."""
+def _render(
+    journal_path: str, game_ids: Sequence[int], reports: Mapping[int, Any]
+) -> list[tuple[int, bytes | str]]:
+    """(game id, its page, or why it has none) of each game (in a worker, or in process);
+    ``reports``: verifications already made of some of the games (not replayed again)."""
     from maze_envs.journal import Journal, JournalError
     from maze_envs.view import game_html
 
@@ -128,7 +131,8 @@ def _render(journal_path: str, game_ids: Sequence[int]) -> list[tuple[int, bytes
     with Journal(journal_path, readonly=True) as journal:
         for game_id in game_ids:
             try:
-                out.append((game_id, game_html(journal, game_id).encode("utf-8")))
+                page = game_html(journal, game_id, report=reports.get(game_id))
+                out.append((game_id, page.encode("utf-8")))
             except (JournalError, ValueError) as exc:
                 out.append((game_id, str(exc)))
     return out
@@ -139,15 +143,19 @@ def write_pages(
     chosen: Sequence[Row],
     budget: int = PAGE_BUDGET_BYTES,
     workers: int = 1,
+    reports: Mapping[int, Any] | None = None,
 ) -> Pages:
     """A viewer page (:mod:`maze_envs.view`) of each ``chosen`` game, in ``out/pages/``, in
     order while the pages fit ``budget`` bytes in all; drawn in ``workers`` processes when
-    there are several (in rounds, so that little is drawn past the budget)."""
+    there are several (in rounds, so that little is drawn past the budget). ``reports``: the
+    run's verification of the journal by game id (:class:`~maze_envs.journal.VerifyReport`);
+    a page of a game in it shows that verdict instead of replaying the game again."""
     pages = Pages()
     folder = out / PAGES_NAME
     folder.mkdir(exist_ok=True)
     ids = [int(row["game_id"]) for row in chosen]
     journal = str(out / JOURNAL_NAME)
+    known = reports or {}
     pool = None
     if workers > 1 and len(ids) > workers:
         import multiprocessing
@@ -163,10 +171,11 @@ def write_pages(
         for start in range(0, len(ids), step):
             batch = ids[start : start + step]
             if pool is None:
-                drawn = _render(journal, batch)
+                drawn = _render(journal, batch, {i: known[i] for i in batch if i in known})
             else:
                 shares = [batch[i::workers] for i in range(workers)]
-                parts = list(pool.map(_render, [journal] * workers, shares))
+                given = [{i: known[i] for i in share if i in known} for share in shares]
+                parts = list(pool.map(_render, [journal] * workers, shares, given))
                 found = {game_id: page for part in parts for game_id, page in part}
                 drawn = [(game_id, found[game_id]) for game_id in batch]
             for offset, (game_id, page) in enumerate(drawn):

@@ -471,7 +471,9 @@ def _front_page(
     written = None
     if pages:
         chosen = sample_rows(result.rows, finest_keys(experiment, result.summary))
-        written = write_pages(folder, chosen, workers=workers)
+        # a game the run verified is drawn with that verdict, not replayed a second time
+        reports = {report.game_id: report for report in result.verified or ()}
+        written = write_pages(folder, chosen, workers=workers, reports=reports)
         result.pages = list(written.written.values())
         result.notes += written.notes
     data = index_data(

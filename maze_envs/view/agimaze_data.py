@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from maze_envs.agimaze.recording import PLAYER, SET_ENV_ID
-from maze_envs.journal import GameInfo, Journal, JournalError
+from maze_envs.journal import GameInfo, Journal, JournalError, VerifyReport
 from maze_envs.journal.read.agimaze import (
     decision_steps,
     lost_steps,
@@ -59,13 +59,17 @@ def _summary(info: GameInfo, steps: list[dict[str, Any]], labyrinths: list[Any])
     ]
 
 
-def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
-    """Everything an AGI Maze page shows, as JSON-ready data."""
+def agimaze_game_data(
+    journal: Journal, game_id: int, report: VerifyReport | None = None
+) -> dict[str, Any]:
+    """Everything an AGI Maze page shows, as JSON-ready data. ``report``: the game's
+    verification when already made on this journal (else it is verified here)."""
     info = journal.game(game_id)
     if not info.env_id.startswith("maze_envs/AgiMaze"):
         raise JournalError(f"game {game_id} is a {info.env_id} game, not an AGI Maze game")
     turns, problem = read_turns(journal, game_id)
-    report = verify(journal, game_id, info)
+    if report is None:  # a report of the same journal may be given (the runner's)
+        report = verify(journal, game_id, info)
     if not report.ok and report.problem is not None and report.problem.turn < len(turns):
         turns = turns[: report.problem.turn]  # draw only the turns that verified
         problem = f"turn {report.problem.turn} ({report.problem.kind})"

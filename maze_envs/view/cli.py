@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from maze_envs.journal import GameInfo, Journal, JournalError
+from maze_envs.journal import GameInfo, Journal, JournalError, VerifyReport
 from maze_envs.journal.read.tracks import is_escape_game
 from maze_envs.view.page import render_page
 
@@ -33,17 +33,18 @@ def is_agimaze_game(info: GameInfo) -> bool:
     return info.env_id.startswith("maze_envs/AgiMaze")
 
 
-def game_data(journal: Journal, game_id: int) -> dict[str, Any]:
-    """The page data of any game (dispatch on its ``env_id``)."""
+def game_data(journal: Journal, game_id: int, report: VerifyReport | None = None) -> dict[str, Any]:
+    """The page data of any game (dispatch on its ``env_id``; ``report``: its verification,
+    when already made on this journal)."""
     info = journal.game(game_id)
     if is_escape_game(info):
         from maze_envs.view.escape_data import escape_game_data
 
-        return escape_game_data(journal, game_id)
+        return escape_game_data(journal, game_id, report)
     if is_agimaze_game(info):
         from maze_envs.view.agimaze_data import agimaze_game_data
 
-        return agimaze_game_data(journal, game_id)
+        return agimaze_game_data(journal, game_id, report)
     if info.env_id.startswith("maze_envs/"):
         raise JournalError(
             f"game {game_id} is a {info.env_id!r} game, which this viewer does not know; it draws "
@@ -51,7 +52,7 @@ def game_data(journal: Journal, game_id: int) -> dict[str, Any]:
         )
     from maze_envs.view.generic_data import generic_game_data
 
-    return generic_game_data(journal, game_id)
+    return generic_game_data(journal, game_id, report)
 
 
 def _title(data: dict[str, Any]) -> str:
@@ -63,9 +64,16 @@ def _title(data: dict[str, Any]) -> str:
     return f"{name} game {data['game']}, seed {data['seed']}"
 
 
-def game_html(journal: Journal, game_id: int, *, compress: bool | None = None) -> str:
-    """The whole page of one game (``compress``: force or forbid the gzip payload)."""
-    data = game_data(journal, game_id)
+def game_html(
+    journal: Journal,
+    game_id: int,
+    *,
+    compress: bool | None = None,
+    report: VerifyReport | None = None,
+) -> str:
+    """The whole page of one game (``compress``: force or forbid the gzip payload; ``report``:
+    the game's verification, when already made on this journal: it is not replayed again)."""
+    data = game_data(journal, game_id, report)
     return render_page(_title(data), data["kind"], data, compress=compress)
 
 

@@ -41,7 +41,7 @@ from maze_envs.escape.convert import (
 from maze_envs.escape.features import FEATURES
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
-from maze_envs.journal import Journal, TurnRecord
+from maze_envs.journal import Journal, TurnRecord, VerifyReport
 from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 from maze_envs.metrics import Step, decision_metrics, escape_step
 from maze_envs.view.decisions import decision_tables, metric_lines
@@ -172,10 +172,14 @@ def _per_agent(track: EscapeTrack, values: list[Mapping[str, Any]]) -> dict[str,
     return {a: [v.get(a) for v in values] for a in track.agents}
 
 
-def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
-    """Everything a Maze Escape page shows, as JSON-ready data."""
+def escape_game_data(
+    journal: Journal, game_id: int, report: VerifyReport | None = None
+) -> dict[str, Any]:
+    """Everything a Maze Escape page shows, as JSON-ready data. ``report``: the game's
+    verification when already made on this journal (else it is verified here)."""
     track = escape_track(journal, game_id)
-    report = verify(journal, game_id, track.info)
+    if report is None:  # a report of the same journal may be given (the runner's)
+        report = verify(journal, game_id, track.info)
     turns: list[TurnRecord] = track.turns
     problem = track.problem
     if not report.ok and report.problem is not None and report.problem.turn < len(turns):

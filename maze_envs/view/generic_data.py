@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from maze_envs.journal import GameInfo, Journal, JournalError, TurnRecord
+from maze_envs.journal import GameInfo, Journal, JournalError, TurnRecord, VerifyReport
 from maze_envs.journal.read.turns import read_turns
 from maze_envs.view.decisions import decision_tables
 from maze_envs.view.verification import verify
@@ -131,11 +131,16 @@ def _verdict(report: Any) -> str:
     return f"{NOT_REPLAYED} (stored rows checked: {checked})"
 
 
-def generic_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
-    """Everything the page of a game of any other environment shows, as JSON-ready data."""
+def generic_game_data(
+    journal: Journal, game_id: int, report: VerifyReport | None = None
+) -> dict[str, Any]:
+    """Everything the page of a game of any other environment shows, as JSON-ready data.
+    ``report``: the game's verification when already made on this journal (else it is
+    verified here)."""
     info = journal.game(game_id)
     turns, problem = read_turns(journal, game_id)
-    report = verify(journal, game_id, info)
+    if report is None:  # a report of the same journal may be given (the runner's)
+        report = verify(journal, game_id, info)
     if report.problem is not None and report.problem.turn < len(turns):
         turns = turns[: report.problem.turn]  # draw only the turns whose rows are intact
         problem = f"turn {report.problem.turn} ({report.problem.kind})"

@@ -15,6 +15,8 @@ from maze_envs.bench.command import main
 from maze_envs.bench.report import games_of
 from maze_envs.bench.runner import RunOptions, run_experiment
 from maze_envs.bench.spec import Experiment
+from maze_envs.journal import Journal, Problem, VerifyReport
+from maze_envs.view.cli import game_html
 from maze_envs.view.cli import main as view_main
 from maze_envs.view.page import read_index, read_payload
 from tests.bench import ESCAPE_VERSION
@@ -218,3 +220,25 @@ def test_in_a_browser_every_line_links_a_written_page_and_all_its_games(tmp_path
             f"document.querySelectorAll('#games-{data['groups'].index(group)} tbody tr').length"
         )
         assert shown == len(group["games"])
+
+
+def test_pages_show_the_runs_own_verification_without_replaying_again(tmp_path: Path) -> None:
+    """The run verifies every game once: its sample pages show that verdict (the very page a
+    fresh verification draws), and a verdict handed to ``write_pages`` is the one shown."""
+    result = small_run(tmp_path, verify=True, pages=True)
+    assert result.verified and all(report.ok for report in result.verified)
+    data = index(result.out)
+    written = [g for g in data["games"] if g["written"]]
+    assert written
+    with Journal(result.out / "games.sqlite", readonly=True) as journal:
+        for game in written:
+            fresh = read_payload(game_html(journal, game["id"]))  # verifies the game itself
+            page = (result.out / game["page"]).read_text(encoding="utf-8")
+            assert read_payload(page) == fresh
+    game_id = written[0]["id"]
+    chosen = [r for r in result.rows if int(r["game_id"]) == game_id]
+    failed = VerifyReport(game_id, "failed", 0, Problem(0, "mismatch", "made up for the test"))
+    pages = frontpage.write_pages(result.out, chosen, reports={game_id: failed})
+    payload = read_payload(pages.written[game_id].read_text(encoding="utf-8"))
+    assert payload["verified"] is False
+    assert payload["verification"] == failed.describe()
