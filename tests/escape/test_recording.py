@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
+import pytest
 
-from maze_envs import maze_escape_v0
+from maze_envs import maze_escape_v0, maze_escape_v1
 from maze_envs.escape.convert import (
     observation_from_stored,
     observation_to_json,
@@ -237,3 +239,27 @@ def test_with_group_commit_a_failure_raises_from_a_later_step_and_stops_the_game
     assert [(r.status, r.turns_verified) for r in reports] == [("failed", 4), ("ok", 51)]
     env.close()
     journal.close()
+
+
+def test_a_stored_observation_without_the_spaces_layout_is_refused_saying_where() -> None:
+    """observation_from_stored rebuilds the delivered dict (arrays with the space's dtype and
+    shape, nested dicts in the stored order) and names the first place a stored form breaks
+    the layout: a key missing or extra, an array of the wrong shape, a dict that is not one."""
+    env = maze_escape_v1.parallel_env(preset="full", width=9, height=9)
+    obs, _ = env.reset(seed=3)
+    stored = orjson.loads(orjson.dumps(obs["B"], option=orjson.OPT_SERIALIZE_NUMPY))
+    rebuilt = observation_from_stored(stored, env.config, "B")
+    assert list(rebuilt) == list(obs["B"]) and env.observation_space("B").contains(rebuilt)
+    assert rebuilt["trail"].dtype == obs["B"]["trail"].dtype
+    assert list(rebuilt["last_action"]) == list(obs["B"]["last_action"])
+    broken = {**stored, "edges": [0, 1, 2]}
+    with pytest.raises(ValueError, match=r"^edges: expected shape \(4,\), got \(3,\)$"):
+        observation_from_stored(broken, env.config, "B")
+    broken = {**stored, "last_action": {**stored["last_action"], "extra": 1}}
+    with pytest.raises(ValueError, match=r"^last_action: expected the keys .*'extra'"):
+        observation_from_stored(broken, env.config, "B")
+    broken = {**stored, "teammate_notebooks": {**stored["teammate_notebooks"], "A": "text"}}
+    with pytest.raises(ValueError, match=r"^teammate_notebooks\.A: expected the keys .*got str$"):
+        observation_from_stored(broken, env.config, "B")
+    with pytest.raises(ValueError, match=r"^observation: expected the keys"):
+        observation_from_stored({k: v for k, v in stored.items() if k != "turn"}, env.config, "B")
