@@ -16,7 +16,9 @@ Cases (the loops of ``wrappers_bench.py`` and ``escape_bench.py``):
 * ``turn17``: ``escape_bench.py``'s game (``maze_escape_v0``, 3 agents, 17x17, ``full``, random
   moves with notebook splices and radio) and ``minigrid``: MiniGrid-Empty-8x8-v0 through
   ``gymnasium.make``, random actions (its peer; the ratio of the two is the goal's ratio in
-  instructions);
+  instructions); ``turn17_observe``, ``turn17_infos``, ``turn17_accept``, ``turn17_resolve``:
+  one part of that turn (every agent's observation dict; the infos; the three actions checked;
+  the rules applied), repeated on the game 200 turns in, each against ``turn17``;
 * ``from_space``: ``Observation.from_space`` of observation-space samples (v1, 17x17 ``full``)
   and ``dict_copy``: a plain copy of the same samples (each nested dict and array copied), its peer;
 * ``agimaze``, ``agimaze_numeric``, ``agimaze_local``: ``AgiMaze-v0`` on
@@ -125,6 +127,48 @@ def turn17(steps: int) -> Callable[[], None]:
     runner = EscapeRunner(escape_actions(4096, seed=1), None)
     runner.run(200)
     return lambda: runner.run(steps) and None
+
+
+def _turn17_part(part: str) -> Callable[[int], Callable[[], None]]:
+    """``steps`` repetitions of one part of ``turn17``'s turn, on a game 200 turns in."""
+
+    def make(steps: int) -> Callable[[], None]:
+        from escape_bench import EscapeRunner, escape_actions
+
+        from maze_envs.escape.actions import accept
+        from maze_envs.escape.engine import resolve_turn
+
+        runner = EscapeRunner(escape_actions(4096, seed=1), None)
+        runner.run(200)
+        env: Any = runner.env
+        observer, state, board, config = env._observer, env._state, env._board, env.config
+        actions = runner.actions[5]
+        accepted = [accept(agent, actions[agent], True) for agent in "ABC"]
+        moves = [a[0] for a in accepted]
+        edits = [a[1] for a in accepted]
+        radios = [a[2] for a in accepted]
+
+        def run() -> None:
+            for _ in range(steps):
+                if part == "observe":
+                    observer.observe_all(state)
+                elif part == "infos":
+                    env._infos(None)
+                elif part == "accept":
+                    for agent in "ABC":
+                        accept(agent, actions[agent], True)
+                else:  # resolve: the same turn again (the turn counter held)
+                    state.turn = 200
+                    resolve_turn(state, board, config, moves, edits, radios)
+
+        return run
+
+    return make
+
+
+for _part in ("observe", "infos", "accept", "resolve"):
+    CASES[f"turn17_{_part}"] = _turn17_part(_part)
+    PEERS[f"turn17_{_part}"] = ("turn17",)
 
 
 @case("minigrid")
