@@ -144,12 +144,13 @@ def _key_json(key: Any) -> bytes:
 
 
 class _Array:
-    """An integer array of the writer that may move on by one element: its bytes and JSON."""
+    """An integer array of the writer that may move on by one element: its bytes (what the
+    next turn's array is compared with)."""
 
-    __slots__ = ("data", "dtype", "fragment", "shape")
+    __slots__ = ("data", "dtype", "shape")
 
-    def __init__(self, item: np.ndarray[Any, Any], data: bytes, fragment: bytes) -> None:
-        self.dtype, self.shape, self.data, self.fragment = item.dtype, item.shape, data, fragment
+    def __init__(self, item: np.ndarray[Any, Any], data: bytes) -> None:
+        self.dtype, self.shape, self.data = item.dtype, item.shape, data
 
 
 class _Object:
@@ -204,13 +205,16 @@ class Node:
         if not wanted <= self.kids.keys():
             return None
         ordered = [key for key in self.keys if key in wanted]
-        # one by one: what was an integer, a text, an object or an array that may move on; the
-        # rest in one
+        # one by one: what was an integer, a text, an object holding long texts (references,
+        # edits) or an array that may move on; the rest in one (a small object too: written
+        # whole, the stream stores what repeats from the turn before for a few bytes)
         kids = self.kids
-        single = tuple(  # (an object too: a small one is merged into the previous one)
+        single = tuple(
             key
             for key in ordered
-            if type(kids[key]) in (tuple, str, _Array, _Object) or kids[key] is None
+            if type(kids[key]) in (tuple, str, _Array)
+            or kids[key] is None
+            or (type(kids[key]) is _Object and kids[key].fragment is None)
         )
         plain = tuple(key for key in ordered if key not in single)
         getter = itemgetter(*plain) if len(plain) > 1 else None
@@ -573,14 +577,11 @@ class DeltaWriter:
                 return None
             size = len(data) // item.shape[0]
             if data[:-size] == previous.data[size:]:  # moved on by one element
-                tail = orjson.dumps(item[-1], option=_OPTIONS)
-                old = previous.fragment
-                first = old.index(b"]," if item.ndim == 2 else b",", 1) + item.ndim
-                owner[key] = _Array(item, data, b"[" + old[first:-1] + b"," + tail + b"]")
-                return b'{"$t":[1,%s]}' % tail
+                owner[key] = _Array(item, data)
+                return b'{"$t":[1,%s]}' % orjson.dumps(item[-1], option=_OPTIONS)
         fragment = orjson.dumps(item, default=json_default, option=_OPTIONS)
         if item.dtype.kind in "iub" and item.ndim <= 2 and item.shape[0] >= SLIDE_MIN:
-            owner[key] = _Array(item, data, fragment)
+            owner[key] = _Array(item, data)
         else:
             if merge and type(previous) is bytes and previous == fragment:
                 return None
