@@ -16,7 +16,7 @@ import orjson
 from maze_envs.journal.body import BodyUnpacker
 from maze_envs.journal.delta_reader import DeltaReader, SkippedKeyError
 from maze_envs.journal.delta_values import SharedValuesReader
-from maze_envs.journal.format import chain_body_hash
+from maze_envs.journal.format import GENESIS_HASH, HASH_SIZES, chain_body_hash, genesis
 from maze_envs.journal.rows import Problem, TurnRecord, check_observation_keys, load_object
 
 
@@ -61,6 +61,12 @@ class TurnDecoder:
         """The record hash of the row's stored bytes after ``previous``."""
         _, body, state_hash, _ = row
         return chain_body_hash(previous, _bytes(state_hash), _bytes(body))
+
+    def genesis(self, row: tuple[Any, ...]) -> bytes:
+        """The "previous hash" of a game whose first row is ``row``: as long as its stored
+        record hash (32 or 16 bytes; 32 for anything else, which then breaks the chain)."""
+        size = len(row[3]) if type(row[3]) is bytes else 0
+        return genesis(size) if size in HASH_SIZES else GENESIS_HASH
 
     def intact(self, recomputed: bytes, row: tuple[Any, ...]) -> bool:
         """Whether the stored record hash is ``recomputed``."""

@@ -76,7 +76,9 @@ def action_texts(value: Any, path: list[Any], out: dict[str, bytes], depth: int 
     else:
         return
     for key, item in items:  # (written for speed: an action's numbers are skipped inline)
-        if type(item) in _LEAVES or (type(key) is not str and kind is not list and kind is not tuple):
+        if type(item) in _LEAVES or (
+            type(key) is not str and kind is not list and kind is not tuple
+        ):
             continue
         if type(item) is str:
             if len(item) >= PIECE_MIN and item not in out:
@@ -87,6 +89,7 @@ def action_texts(value: Any, path: list[Any], out: dict[str, bytes], depth: int 
 
 #: Action values that hold no text.
 _LEAVES: Final = frozenset({int, float, bool, type(None)})
+_SEQUENCES: Final = (list, tuple)
 
 
 def common_prefix(a: str, i: int, b: str, j: int, limit: int) -> int:

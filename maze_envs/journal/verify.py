@@ -20,11 +20,13 @@ from typing import Any, Literal, Protocol
 from maze_envs.journal.blobs import blob_key, references
 from maze_envs.journal.format import (
     GENESIS_HASH,
+    HASH_SIZES,
     CorruptTurnError,
     JournalError,
     chain_state_hash,
     encode_json,
     encode_json_bytes,
+    genesis,
 )
 from maze_envs.journal.rows import EDITED, GameInfo, Problem, ProblemKind, TurnRecord, scan_rows
 from maze_envs.journal.store import Journal
@@ -230,6 +232,9 @@ def verify_game(
                 return failed(
                     item.turn, "extra", "a turn was recorded after the game ended", verified
                 )
+            if item.turn == 0:  # the state chain is as long as the game's stored hashes
+                size = len(item.record_hash) // 2
+                previous_state = genesis(size) if size in HASH_SIZES else GENESIS_HASH
             try:
                 last = live.reset(info) if item.turn == 0 else live.step(item.actions)
             except Exception as exc:  # a verifier reports whatever the rebuilt game raises
