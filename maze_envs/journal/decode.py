@@ -32,6 +32,10 @@ class TurnDecoder:
     only what changed: an agent's observation and events dicts, and their
     values, are the very objects of the turn before when they did not change (read them, never
     change them).
+
+    ``values=False`` (with every key) leaves the records' observations and events empty
+    (``{}``) and gives their full texts only (``raw_observations``, ``raw_events``): what
+    ``verify`` compares byte for byte, without parsing them again.
     """
 
     def __init__(
@@ -40,7 +44,9 @@ class TurnDecoder:
         observations: bool | Collection[str] = True,
         events: Collection[str] | None = None,
         shared: bool = False,
+        values: bool = True,
     ) -> None:
+        self._values = values
         self._with_observations = observations is not False
         self._keys = check_observation_keys(observations)
         self._shared = shared and self._keys is not None
@@ -115,13 +121,14 @@ class TurnDecoder:
                 raw_events = full_events.text(events, decoded[0]).decode()
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
-            event_values = orjson.loads(raw_events)
+            event_values = orjson.loads(raw_events) if self._values else {}
             if self._with_observations:
                 try:
                     raw_observations = full_observations.text(observations, decoded[0]).decode()
                 except ValueError as exc:
                     return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
-                seen = orjson.loads(raw_observations)
+                if self._values:
+                    seen = orjson.loads(raw_observations)
         return TurnRecord(
             turn=turn,
             observations=seen,

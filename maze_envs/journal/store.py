@@ -470,10 +470,14 @@ class Journal:
         observations: bool | Collection[str] = True,
         events: Collection[str] | None = None,
         shared: bool = False,
+        values: bool = True,
     ) -> RowDecoder:
-        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
+        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`;
+        ``values=False``: version 5 records hold the observations' and events' texts only)."""
         if self.schema_version >= 5:
-            return TurnDecoder(observations=observations, events=events, shared=shared)
+            return TurnDecoder(
+                observations=observations, events=events, shared=shared, values=values
+            )
         return LegacyRowDecoder(self.schema_version, observations=observations)
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:

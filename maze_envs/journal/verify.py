@@ -24,6 +24,7 @@ from maze_envs.journal.format import (
     CorruptTurnError,
     JournalError,
     chain_state_hash,
+    decode_json,
     encode_json,
     encode_json_bytes,
     genesis,
@@ -64,8 +65,11 @@ class _BlobCheck:
         return None
 
 
-def _scan(journal: Journal, game_id: int) -> Iterator[tuple[TurnRecord, bool] | Problem]:
-    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError, journal.row_decoder())
+def _scan(
+    journal: Journal, game_id: int, values: bool = True
+) -> Iterator[tuple[TurnRecord, bool] | Problem]:
+    decoder = journal.row_decoder(values=values)
+    return scan_rows(journal.raw_turns(game_id), sqlite3.DatabaseError, decoder)
 
 
 def scan_turns(journal: Journal, game_id: int) -> Iterator[TurnRecord | Problem]:
@@ -223,7 +227,8 @@ def verify_game(
     previous_state = GENESIS_HASH
     verified = 0
     last: ReplayStep | None = None
-    for scanned in _scan(journal, game_id):
+    # (the replay is compared with the stored texts: their values are parsed on a mismatch only)
+    for scanned in _scan(journal, game_id, values=False):
         if isinstance(scanned, Problem):
             return report("failed", verified, scanned)
         item, intact = scanned
@@ -249,10 +254,10 @@ def verify_game(
                     verified,
                 )
             if encode_json_bytes(last.observations) != item.raw_observations.encode():
-                detail = _first_difference(item.observations, last.observations)
+                detail = _first_difference(decode_json(item.raw_observations), last.observations)
                 return failed(item.turn, "mismatch", f"observation differs: {detail}", verified)
             if encode_json_bytes(last.events) != item.raw_events.encode():
-                detail = _first_difference(item.events, last.events)
+                detail = _first_difference(decode_json(item.raw_events), last.events)
                 return failed(item.turn, "mismatch", f"events differ: {detail}", verified)
         if not intact:  # (with a replay: it agrees, but the text is not what was recorded)
             return failed(item.turn, "edited", EDITED, verified)
