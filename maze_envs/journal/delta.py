@@ -205,16 +205,13 @@ class Node:
         if not wanted <= self.kids.keys():
             return None
         ordered = [key for key in self.keys if key in wanted]
-        # one by one: what was an integer, a text, an object holding long texts (references,
-        # edits) or an array that may move on; the rest in one (a small object too: written
-        # whole, the stream stores what repeats from the turn before for a few bytes)
+        # one by one: what was an integer, a text, an object or an array that may move on; the
+        # rest in one
         kids = self.kids
-        single = tuple(
+        single = tuple(  # (an object too: a small one is merged into the previous one)
             key
             for key in ordered
-            if type(kids[key]) in (tuple, str, _Array)
-            or kids[key] is None
-            or (type(kids[key]) is _Object and kids[key].fragment is None)
+            if type(kids[key]) in (tuple, str, _Array, _Object) or kids[key] is None
         )
         plain = tuple(key for key in ordered if key not in single)
         getter = itemgetter(*plain) if len(plain) > 1 else None
