@@ -31,7 +31,8 @@ top entries by own time (what benchmarks/README.md shows before and after schema
 
 ``--verify JOURNAL`` instead times ``maze-envs verify`` of that journal (every game replayed, every
 observation compared byte for byte), as the command does by default (a worker process per core,
-up to 4, for more than 50 games; the CPU time printed is then the driver's only): the main job's
+up to 4, for more than 50 games; the CPU time printed is then the driver's only) or with
+``--verify-workers N`` (1: one process, whose CPU time is then all of it): the main job's
 journal is the goal's.
 
 ``--analyze N`` instead measures ``maze-envs analyze`` in one process on a journal of ``N``
@@ -440,14 +441,16 @@ def analyze_costs(path: Path, games: int, rounds: int, profiled: bool) -> str:
     )
 
 
-def verify_costs(path: Path) -> str:
-    """``maze-envs verify`` of a journal as the command runs it: wall time, the driver's CPU
-    time, games, turns."""
+def verify_costs(path: Path, workers: int | None = None) -> str:
+    """``maze-envs verify`` of a journal as the command runs it (``workers``: its
+    ``--workers``; None: its default): wall time, the driver's CPU time (all of it with one
+    process), games, turns."""
     load = os.getloadavg()[0]
-    with Journal(path, readonly=True) as journal:
-        workers = verify_workers(len(journal.game_ids()))
+    if workers is None:
+        with Journal(path, readonly=True) as journal:
+            workers = verify_workers(len(journal.game_ids()))
     wall, cpu = time.perf_counter(), time.process_time()
-    reports = verify_journal(path)  # (the command's default: a worker per core, up to 4)
+    reports = verify_journal(path, workers=workers)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     ok = sum(report.ok for report in reports)
     turns = sum(report.turns_verified for report in reports)
@@ -473,9 +476,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--analyze", type=int, metavar="N", help="time analyze on N games")
     parser.add_argument("--games-file", type=Path, help="the analysis journal (kept)")
     parser.add_argument("--verify", type=Path, metavar="JOURNAL", help="time verify of it")
+    parser.add_argument(
+        "--verify-workers", type=int, metavar="N", help="verify's --workers (default: its own)"
+    )
     args = parser.parse_args(argv)
     if args.verify:
-        print(verify_costs(args.verify))
+        print(verify_costs(args.verify, args.verify_workers))
         return 0
     if args.analyze:
         print(f"load average {os.getloadavg()[0]:.2f} at the start")

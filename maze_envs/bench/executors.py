@@ -86,6 +86,7 @@ from maze_envs.bench.dispatch import (
     Fault,
     failed_row,
 )
+from maze_envs.bench.folder import JOURNAL_HASH_SIZE
 from maze_envs.bench.ledger import CapTable, LocalLedger, SharedLedger
 from maze_envs.bench.ray_executor import RayExecutor
 from maze_envs.bench.rollout import play
@@ -195,7 +196,7 @@ class InlineExecutor:
         journal = None
         if shard_dir is not None:
             name = f"inline-{os.getpid()}-{os.urandom(4).hex()}.sqlite"
-            journal = Journal(shard_dir / name, durable=False)
+            journal = Journal(shard_dir / name, durable=False, hash_size=JOURNAL_HASH_SIZE)
         shard = None if journal is None else str(journal.path)
         try:
             if self.concurrency == 1:

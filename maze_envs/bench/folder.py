@@ -13,6 +13,9 @@ import orjson
 from maze_envs.bench.rowstore import RowStore
 
 JOURNAL_NAME = "games.sqlite"
+#: The bytes of each hash a run's journals store (16: half the hash bytes of a turn;
+#: docs/journal.md, "Hash sizes").
+JOURNAL_HASH_SIZE = 16
 ROWS_NAME = "rows.jsonl"
 SHARDS_NAME = "shards"
 PAGES_NAME = "pages"

@@ -59,6 +59,7 @@ import orjson
 from maze_envs.bench.checks import Checked, check_tasks
 from maze_envs.bench.executors import Executor, Finished, make_executor
 from maze_envs.bench.folder import (
+    JOURNAL_HASH_SIZE,
     JOURNAL_NAME,
     MAIN_JOB_MARK,
     PAGES_NAME,
@@ -364,7 +365,7 @@ def _run(
     try:
         try:
             if options.journal:
-                journal = Journal(folder / JOURNAL_NAME)
+                journal = Journal(folder / JOURNAL_NAME, hash_size=JOURNAL_HASH_SIZE)
                 if options.resume:
                     journal.check_integrity()  # a damaged journal: a clear error, before a game
             rows, done, notes = _resume_state(tasks, journal, store, options.retry_outages)

@@ -250,6 +250,7 @@ def batch_journal(record: bool) -> Iterator[Any]:
     if not record:
         yield None
         return
+    from maze_envs.bench.folder import JOURNAL_HASH_SIZE
     from maze_envs.journal import Journal
 
     folder = Path(tempfile.gettempdir()) / GAMES_FOLDER
@@ -261,7 +262,7 @@ def batch_journal(record: bool) -> Iterator[Any]:
     try:
         if fcntl is not None:
             fcntl.flock(handle, fcntl.LOCK_EX)
-        journal = Journal(files[0], durable=False)
+        journal = Journal(files[0], durable=False, hash_size=JOURNAL_HASH_SIZE)
         yield journal
     finally:
         try:

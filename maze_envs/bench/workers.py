@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from maze_envs.bench.folder import JOURNAL_HASH_SIZE
 from maze_envs.bench.ledger import CapTable, GameBudget, RunLedger
 from maze_envs.bench.rollout import Row, aplay, play
 from maze_envs.bench.spec import GameTask
@@ -114,7 +115,7 @@ def _shard_journal(shard_dir: str) -> Any:
         from maze_envs.journal import Journal
 
         name = f"shard-{os.getpid()}-{uuid.uuid4().hex[:8]}.sqlite"
-        _SHARD = Journal(Path(shard_dir) / name, durable=False)
+        _SHARD = Journal(Path(shard_dir) / name, durable=False, hash_size=JOURNAL_HASH_SIZE)
     return _SHARD
 
 

@@ -29,6 +29,9 @@ verified as before (read-only, :mod:`.legacy`).
     change what a replay computes. The stored bytes of turn ``k`` and the rows before it
     determine turn ``k``'s observations exactly, so the chain covers every observation.
 
+A game of 16-byte hashes (``Journal(path, hash_size=16)``, what ``maze-envs bench`` writes)
+keeps the first 16 bytes of each link, from 16 zero bytes (docs/journal.md, "Hash sizes").
+
 Turns are committed (WAL mode) in the recording thread, by default in groups
 (``Journal(path, durability="batch")``: 64 turns or 0.2 s of play per commit, and always at a
 game's end or abort, :meth:`Journal.flush` and close; :mod:`.batch`), or each before

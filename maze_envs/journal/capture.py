@@ -29,19 +29,11 @@ class CaptureJournal:
         self.outcome = None
         return self._games
 
-    def record_turn(
-        self,
-        game_id: int,
-        turn: int,
-        *,
-        observations: Mapping[str, Any],
-        actions: Mapping[str, Any],
-        events: Mapping[str, Any],
-        state_digest: bytes,
-        decisions: Mapping[str, Any] | None = None,
-        changed: Mapping[str, Any] | None = None,
-    ) -> str:
-        self.observations, self.events, self.digest = observations, events, state_digest
+    def record_turn(self, game_id: int, turn: int, **parts: Any) -> str:
+        """Keep the turn's observations, events and state digest (``parts``: the keywords of
+        :meth:`~maze_envs.journal.Journal.record_turn`)."""
+        self.observations, self.events = parts["observations"], parts["events"]
+        self.digest = parts["state_digest"]
         return ""
 
     def finish_game(self, game_id: int, outcome: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -93,6 +94,23 @@ def _unreadable(path: Path, exc: sqlite3.Error) -> JournalError:
     return JournalError(f"{path} is not a readable maze-envs journal (SQLite says: {exc})")
 
 
+@contextlib.contextmanager
+def _closed_on_failure(
+    db: sqlite3.Connection, path: Path, explain: Callable[[sqlite3.Error], str | None]
+) -> Iterator[None]:
+    """Close ``db`` when its set-up fails; a SQLite error becomes a :class:`JournalError` saying
+    ``explain(exc)`` (when it says something) or that the file is not a readable journal."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        db.close()
+        message = explain(exc)
+        raise (JournalError(message) if message else _unreadable(path, exc)) from None
+    except JournalError:
+        db.close()
+        raise
+
+
 def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> tuple[sqlite3.Connection, int]:
     """A connection that only reads ``path`` (see the module docstring), and its version."""
     _existing_file(path)
@@ -104,22 +122,20 @@ def open_readonly(path: Path, timeout: float = BUSY_TIMEOUT) -> tuple[sqlite3.Co
         )
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path} read-only: {exc}") from None
-    try:
-        version = _check(db, path, writing=False)
-    except sqlite3.Error as exc:
-        db.close()
-        shm = path.with_name(path.name + "-shm")
+    shm = path.with_name(path.name + "-shm")
+
+    def explain(exc: sqlite3.Error) -> str | None:
         if mode == "mode=ro" and not shm.exists():
-            raise JournalError(
+            return (
                 f"cannot read journal {path} read-only: its {wal.name} file (turns committed "
                 f"but not yet copied into the file) can only be read with a {shm.name} file "
                 f"beside it, which cannot be created here ({exc}); copy {path.name} and "
                 f"{wal.name} to a writable folder and read them there"
-            ) from None
-        raise _unreadable(path, exc) from None
-    except JournalError:
-        db.close()
-        raise
+            )
+        return None
+
+    with _closed_on_failure(db, path, explain):
+        version = _check(db, path, writing=False)
     return db, version
 
 
@@ -177,7 +193,16 @@ def open_writable(
         db = sqlite3.connect(path, isolation_level=None, timeout=timeout)
     except sqlite3.Error as exc:
         raise JournalError(f"cannot open journal {path}: {exc}") from None
-    try:
+
+    def explain(exc: sqlite3.Error) -> str | None:
+        if "readonly" in str(exc).lower():
+            return (
+                f"cannot write to journal {path} ({exc}); to read it, open it with "
+                "Journal(path, readonly=True)"
+            )
+        return None
+
+    with _closed_on_failure(db, path, explain):
         fresh = (
             db.execute("PRAGMA application_id").fetchone()[0] == 0
             and db.execute("SELECT 1 FROM sqlite_master").fetchone() is None
@@ -188,17 +213,6 @@ def open_writable(
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'NORMAL' if durable else 'OFF'}")
         db.execute("PRAGMA wal_autocheckpoint=0")  # the journal checkpoints between two turns
-    except sqlite3.Error as exc:
-        db.close()
-        if "readonly" in str(exc).lower():
-            raise JournalError(
-                f"cannot write to journal {path} ({exc}); to read it, open it with "
-                "Journal(path, readonly=True)"
-            ) from None
-        raise _unreadable(path, exc) from None
-    except JournalError:
-        db.close()
-        raise
     return db
 
 

@@ -16,7 +16,7 @@ import orjson
 from maze_envs.journal.body import BodyUnpacker
 from maze_envs.journal.delta_reader import DeltaReader, SkippedKeyError
 from maze_envs.journal.delta_values import SharedValuesReader
-from maze_envs.journal.format import chain_body_hash
+from maze_envs.journal.format import GENESIS_HASH, HASH_SIZES, chain_body_hash, genesis
 from maze_envs.journal.rows import Problem, TurnRecord, check_observation_keys, load_object
 
 
@@ -32,6 +32,10 @@ class TurnDecoder:
     only what changed: an agent's observation and events dicts, and their
     values, are the very objects of the turn before when they did not change (read them, never
     change them).
+
+    ``values=False`` (with every key) leaves the records' observations and events empty
+    (``{}``) and gives their full texts only (``raw_observations``, ``raw_events``): what
+    ``verify`` compares byte for byte, without parsing them again.
     """
 
     def __init__(
@@ -40,7 +44,9 @@ class TurnDecoder:
         observations: bool | Collection[str] = True,
         events: Collection[str] | None = None,
         shared: bool = False,
+        values: bool = True,
     ) -> None:
+        self._values = values
         self._with_observations = observations is not False
         self._keys = check_observation_keys(observations)
         self._shared = shared and self._keys is not None
@@ -61,6 +67,12 @@ class TurnDecoder:
         """The record hash of the row's stored bytes after ``previous``."""
         _, body, state_hash, _ = row
         return chain_body_hash(previous, _bytes(state_hash), _bytes(body))
+
+    def genesis(self, row: tuple[Any, ...]) -> bytes:
+        """The "previous hash" of a game whose first row is ``row``: as long as its stored
+        record hash (32 or 16 bytes; 32 for anything else, which then breaks the chain)."""
+        size = len(row[3]) if type(row[3]) is bytes else 0
+        return genesis(size) if size in HASH_SIZES else GENESIS_HASH
 
     def intact(self, recomputed: bytes, row: tuple[Any, ...]) -> bool:
         """Whether the stored record hash is ``recomputed``."""
@@ -109,13 +121,14 @@ class TurnDecoder:
                 raw_events = full_events.text(events, decoded[0]).decode()
             except ValueError as exc:
                 return Problem(turn, "unreadable", f"events cannot be rebuilt ({exc})")
-            event_values = orjson.loads(raw_events)
+            event_values = orjson.loads(raw_events) if self._values else {}
             if self._with_observations:
                 try:
                     raw_observations = full_observations.text(observations, decoded[0]).decode()
                 except ValueError as exc:
                     return Problem(turn, "unreadable", f"observations cannot be rebuilt ({exc})")
-                seen = orjson.loads(raw_observations)
+                if self._values:
+                    seen = orjson.loads(raw_observations)
         return TurnRecord(
             turn=turn,
             observations=seen,

@@ -144,12 +144,13 @@ def _key_json(key: Any) -> bytes:
 
 
 class _Array:
-    """An integer array of the writer that may move on by one element: its bytes and JSON."""
+    """An integer array of the writer that may move on by one element: its bytes (what the
+    next turn's array is compared with)."""
 
-    __slots__ = ("data", "dtype", "fragment", "shape")
+    __slots__ = ("data", "dtype", "shape")
 
-    def __init__(self, item: np.ndarray[Any, Any], data: bytes, fragment: bytes) -> None:
-        self.dtype, self.shape, self.data, self.fragment = item.dtype, item.shape, data, fragment
+    def __init__(self, item: np.ndarray[Any, Any], data: bytes) -> None:
+        self.dtype, self.shape, self.data = item.dtype, item.shape, data
 
 
 class _Object:
@@ -573,14 +574,11 @@ class DeltaWriter:
                 return None
             size = len(data) // item.shape[0]
             if data[:-size] == previous.data[size:]:  # moved on by one element
-                tail = orjson.dumps(item[-1], option=_OPTIONS)
-                old = previous.fragment
-                first = old.index(b"]," if item.ndim == 2 else b",", 1) + item.ndim
-                owner[key] = _Array(item, data, b"[" + old[first:-1] + b"," + tail + b"]")
-                return b'{"$t":[1,%s]}' % tail
+                owner[key] = _Array(item, data)
+                return b'{"$t":[1,%s]}' % orjson.dumps(item[-1], option=_OPTIONS)
         fragment = orjson.dumps(item, default=json_default, option=_OPTIONS)
         if item.dtype.kind in "iub" and item.ndim <= 2 and item.shape[0] >= SLIDE_MIN:
-            owner[key] = _Array(item, data, fragment)
+            owner[key] = _Array(item, data)
         else:
             if merge and type(previous) is bytes and previous == fragment:
                 return None

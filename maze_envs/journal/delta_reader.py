@@ -36,10 +36,11 @@ class Tree:
     :class:`Tree`; absent for a key a reader with ``keep`` skips), each value's JSON once made,
     the keys that move on by themselves, and the container's JSON once made."""
 
-    __slots__ = ("frags", "keys", "kids", "movers", "text")
+    __slots__ = ("frags", "keys", "kids", "movers", "names", "text")
 
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
+        self.names = [orjson.dumps(key) + b":" for key in keys]  # each key's JSON and ":"
         self.kids: dict[str, Any] = {}
         self.frags: dict[str, bytes] = {}
         self.movers: set[str] = set()
@@ -81,11 +82,11 @@ def tree_text(node: Tree) -> bytes:
     if node.text is None:
         kids, frags = node.kids, node.frags
         pieces = []
-        for key in node.keys:
+        for key, name in zip(node.keys, node.names):  # noqa: B905 (same length)
             fragment = frags.get(key)
             if fragment is None:
                 fragment = frags[key] = _fragment(kids[key])
-            pieces.append(orjson.dumps(key) + b":" + fragment)
+            pieces.append(name + fragment)
         node.text = b"{" + b",".join(pieces) + b"}"
     return node.text
 

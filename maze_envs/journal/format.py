@@ -28,8 +28,22 @@ APPLICATION_ID: Final = 0x4D5A4A31
 SCHEMA_VERSION: Final = 5
 #: The versions this library reads (and verifies); it writes :data:`SCHEMA_VERSION` only.
 READABLE_VERSIONS: Final = (3, 4, 5)
-#: The "previous hash" of turn 0 in both chains.
+#: The "previous hash" of turn 0 in both chains of a game of 32-byte hashes (every game of
+#: versions 3 and 4, and of version 5 by default); a game of 16-byte hashes starts from
+#: ``bytes(16)`` (:func:`genesis`).
 GENESIS_HASH: Final = bytes(32)
+#: The lengths a version 5 game's hashes may have: 32 bytes (SHA-256, the default) or 16 (its
+#: first 128 bits: ``Journal(path, hash_size=16)``, what ``maze-envs bench`` writes); all the
+#: hashes of one game have the length of its first (docs/journal.md, "Hash sizes").
+HASH_SIZES: Final = (32, 16)
+
+
+def genesis(size: int) -> bytes:
+    """The "previous hash" of turn 0 of a game whose hashes are ``size`` bytes long."""
+    if size not in HASH_SIZES:
+        raise ValueError(f"a journal's hashes are 32 or 16 bytes long, not {size!r}")
+    return bytes(size)
+
 
 SCHEMA: Final = """
 CREATE TABLE games (
@@ -184,16 +198,17 @@ def decode_json(text: str | bytes) -> Any:
 
 
 def chain_state_hash(previous: bytes, state_digest: bytes) -> bytes:
-    """Next link of the state-hash chain: ``sha256(previous + state_digest)``."""
-    return hashlib.sha256(previous + state_digest).digest()
+    """Next link of the state-hash chain: ``sha256(previous + state_digest)``, cut to the
+    length of ``previous`` (a chain keeps the length of its genesis: 32 bytes, or 16)."""
+    return hashlib.sha256(previous + state_digest).digest()[: len(previous)]
 
 
 def chain_body_hash(previous: bytes, state_hash: bytes, body: bytes) -> bytes:
     """Next link of the record-hash chain of schema version 5: ``sha256(previous + state_hash
     + body)`` over the row's stored bytes (the body covers the turn's actions, decisions and
     what changed in its observations and events; with the rows before it, everything every
-    agent saw)."""
-    return hashlib.sha256(previous + state_hash + body).digest()
+    agent saw), cut to the length of ``previous`` as :func:`chain_state_hash`."""
+    return hashlib.sha256(previous + state_hash + body).digest()[: len(previous)]
 
 
 def chain_record_hash(

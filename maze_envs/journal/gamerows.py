@@ -26,9 +26,12 @@ from maze_envs.journal.format import (
 )
 
 
-def read_tail(db: sqlite3.Connection, path: Path, game_id: int) -> tuple[int, bytes, bytes]:
-    """(last stored turn, its state hash, its record hash) of an unfinished game; (-1, genesis,
-    genesis) when it has no turn; :class:`JournalError` for a missing or finished game."""
+def read_tail(
+    db: sqlite3.Connection, path: Path, game_id: int, start: bytes = GENESIS_HASH
+) -> tuple[int, bytes, bytes]:
+    """(last stored turn, its state hash, its record hash) of an unfinished game; (-1, ``start``,
+    ``start``) when it has no turn (a game's chains keep the length of its stored hashes);
+    :class:`JournalError` for a missing or finished game."""
     row = db.execute("SELECT outcome FROM games WHERE id = ?", (game_id,)).fetchone()
     if row is None:
         raise JournalError(f"no game {game_id} in {path}")
@@ -40,7 +43,7 @@ def read_tail(db: sqlite3.Connection, path: Path, game_id: int) -> tuple[int, by
         (game_id,),
     ).fetchone()
     if last is None:
-        return (-1, GENESIS_HASH, GENESIS_HASH)
+        return (-1, start, start)
     return (int(last[0]), bytes(last[1]), bytes(last[2]))
 
 

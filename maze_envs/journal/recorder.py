@@ -199,7 +199,9 @@ class Recorder:
             self.failure = f"the game could not be started: {exc}"
             raise
         self.game_id = self.last_game_id = game_id
-        self._record(0, observations, {}, events or {}, state_digest)
+        self._record(
+            0, observations=observations, actions={}, events=events or {}, state_digest=state_digest
+        )
         return game_id
 
     def note(self, agent: str, record: Any) -> None:
@@ -235,7 +237,15 @@ class Recorder:
         if self.game_id is None:
             raise JournalError("no game is being recorded: start() comes first")
         decisions, self._notes = self._notes, {}
-        return self._record(turn, observations, actions, events, state_digest, decisions, changed)
+        return self._record(
+            turn,
+            observations=observations,
+            actions=actions,
+            events=events,
+            state_digest=state_digest,
+            decisions=decisions,
+            changed=changed,
+        )
 
     @property
     def next_turn(self) -> int:
@@ -313,28 +323,12 @@ class Recorder:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _record(
-        self,
-        turn: int,
-        observations: Mapping[str, Any],
-        actions: Mapping[str, Any],
-        events: Mapping[str, Any],
-        state_digest: bytes,
-        decisions: Mapping[str, Any] | None = None,
-        changed: Hint | None = None,
-    ) -> str:
+    def _record(self, turn: int, **parts: Any) -> str:
+        """Hand the journal one turn (``parts``: :meth:`~RecordingTarget.record_turn`'s
+        keywords); a failure stops the recording of the game."""
         assert self.game_id is not None
         try:
-            state_hash = self.journal.record_turn(
-                self.game_id,
-                turn,
-                observations=observations,
-                actions=actions,
-                events=events,
-                state_digest=state_digest,
-                decisions=decisions,
-                changed=changed,
-            )
+            state_hash = self.journal.record_turn(self.game_id, turn, **parts)
         except JournalError as exc:
             # this turn is not returned (the step or reset raises); the one before it was
             self._stop_recording(exc, self.last_turn)

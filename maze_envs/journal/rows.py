@@ -100,6 +100,10 @@ class RowDecoder(Protocol):
         """The record hash the row's stored bytes chain to after ``previous``."""
         ...
 
+    def genesis(self, row: tuple[Any, ...]) -> bytes:
+        """The "previous hash" of the game whose first row is ``row`` (its hashes' length)."""
+        ...
+
     def intact(self, recomputed: bytes, row: tuple[Any, ...]) -> bool:
         """Whether the row's stored record hash is ``recomputed`` (:meth:`chain`'s)."""
         ...
@@ -158,6 +162,8 @@ def scan_rows(
         if isinstance(item, Problem):
             yield item
             return
+        if expected == 0:
+            previous = decode_row.genesis(row)
         recomputed = decode_row.chain(previous, row)
         yield item, decode_row.intact(recomputed, row)
         previous = recomputed

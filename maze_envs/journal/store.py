@@ -26,6 +26,7 @@ from maze_envs.journal.connect import (
 from maze_envs.journal.decode import TurnDecoder
 from maze_envs.journal.delta import DeltaWriter, Hint
 from maze_envs.journal.format import (
+    HASH_SIZES,
     SCHEMA_VERSION,
     SELECT_HEADER,
     TURNS,
@@ -35,6 +36,7 @@ from maze_envs.journal.format import (
     chain_state_hash,
     encode_json,
     encode_received,
+    genesis,
     of_game,
     select_game,
     select_turns,
@@ -88,6 +90,11 @@ class Journal:
     the game's previous turn, compressed in the game's stream (:mod:`.delta`, :mod:`.body`).
     ``changes=False`` stores every turn whole, each readable on its own (for comparison: the
     file is several times larger); both read back identically.
+
+    ``hash_size``: the bytes of each stored hash of the games this journal starts: 32 (SHA-256,
+    the default) or 16 (its first 128 bits, half a turn's hash bytes; what ``maze-envs bench``
+    writes; docs/journal.md, "Hash sizes"). A game keeps the size it started with; games of
+    both sizes read and verify alike.
     """
 
     def __init__(
@@ -100,8 +107,11 @@ class Journal:
         durability: str = "batch",
         busy_timeout: float = BUSY_TIMEOUT,
         changes: bool = True,
+        hash_size: int = HASH_SIZES[0],
     ) -> None:
         self.path = Path(path)
+        #: The "previous hash" of the first turn of the games this journal starts.
+        self._genesis = genesis(hash_size)
         self.durable = durable
         self.readonly = readonly
         #: ``"batch"`` (group commit) or ``"turn"`` (each turn committed by ``record_turn``).
@@ -310,7 +320,7 @@ class Journal:
 
     def _load_tail(self, game_id: int) -> tuple[int, bytes, bytes]:
         try:
-            tail = read_tail(self._db, self.path, game_id)
+            tail = read_tail(self._db, self.path, game_id, self._genesis)
             if tail[0] >= 0:
                 self._committed[game_id] = tail[0]
             return tail
@@ -460,10 +470,14 @@ class Journal:
         observations: bool | Collection[str] = True,
         events: Collection[str] | None = None,
         shared: bool = False,
+        values: bool = True,
     ) -> RowDecoder:
-        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`)."""
+        """A decoder of one game's stored rows of this file (see :class:`~.rows.RowDecoder`;
+        ``values=False``: version 5 records hold the observations' and events' texts only)."""
         if self.schema_version >= 5:
-            return TurnDecoder(observations=observations, events=events, shared=shared)
+            return TurnDecoder(
+                observations=observations, events=events, shared=shared, values=values
+            )
         return LegacyRowDecoder(self.schema_version, observations=observations)
 
     def raw_turns(self, game_id: int) -> Iterator[tuple[Any, ...]]:

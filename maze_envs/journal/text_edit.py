@@ -62,16 +62,34 @@ def _piece(text: str, pieces: Mapping[str, bytes]) -> list[bytes]:
 def action_texts(value: Any, path: list[Any], out: dict[str, bytes], depth: int = 0) -> None:
     """Put the texts (:data:`PIECE_MIN` characters or more) of an action value in ``out``,
     each -> its path's JSON (the first path wins)."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         if len(value) >= PIECE_MIN and value not in out:
             out[value] = orjson.dumps(path)
-    elif depth < ACTION_DEPTH and isinstance(value, Mapping):
-        for key, item in value.items():
-            if type(key) is str:
-                action_texts(item, [*path, key], out, depth + 1)
-    elif depth < ACTION_DEPTH and type(value) in (list, tuple):
-        for index, item in enumerate(value):
-            action_texts(item, [*path, index], out, depth + 1)
+        return
+    if depth >= ACTION_DEPTH or kind in _LEAVES:
+        return
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(value, Mapping)):
+        items: Any = value.items()
+    elif kind is list or kind is tuple:
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:  # (written for speed: an action's numbers are skipped inline)
+        if type(item) in _LEAVES or (
+            type(key) is not str and kind is not list and kind is not tuple
+        ):
+            continue
+        if type(item) is str:
+            if len(item) >= PIECE_MIN and item not in out:
+                out[item] = orjson.dumps([*path, key])
+        else:
+            action_texts(item, [*path, key], out, depth + 1)
+
+
+#: Action values that hold no text.
+_LEAVES: Final = frozenset({int, float, bool, type(None)})
+_SEQUENCES: Final = (list, tuple)
 
 
 def common_prefix(a: str, i: int, b: str, j: int, limit: int) -> int:

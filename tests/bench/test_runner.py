@@ -239,3 +239,15 @@ def test_agimaze_games_score_like_the_benchmark(tmp_path: Path) -> None:
         ("random", False),
     ]
     assert "| TUTORIAL | STAGE-02 |" in (tmp_path / "run" / "summary.md").read_text()
+
+
+def test_a_runs_journal_stores_16_byte_hashes_and_verifies(tmp_path: Path) -> None:
+    """The runner writes games of 16-byte hashes (docs/journal.md, "Hash sizes")."""
+    result = run_experiment(
+        escape(["explorer"], seeds="0-1"), tmp_path / "run", RunOptions(verify=True, quiet=True)
+    )
+    assert result.verified is not None and [r.status for r in result.verified] == ["ok", "ok"]
+    with Journal(tmp_path / "run" / "games.sqlite", readonly=True) as journal:
+        for game_id in journal.game_ids():
+            rows = list(journal.raw_turns(game_id))
+            assert rows and {(len(row[2]), len(row[3])) for row in rows} == {(16, 16)}

@@ -139,6 +139,7 @@ def _rehash(version: int, turns: list[StoredTurn]) -> None:
     """Make every record hash again over the stored turns (a forger's consistent chain)."""
     previous = GENESIS_HASH
     if version >= 5:
+        previous = bytes(len(turns[0].record_hash))  # a game's chains keep its hashes' length
         bodies = pack_bodies((t.starts, [t.parts[n].encode() for n in PARTS]) for t in turns)
         for stored, body in zip(turns, bodies, strict=True):
             previous = stored.record_hash = chain_body_hash(previous, stored.state_hash, body)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Final
 
-from maze_envs.journal.format import chain_record_hash
+from maze_envs.journal.format import GENESIS_HASH, chain_record_hash
 from maze_envs.journal.legacy.rebuild import ChangeReader, SkippedKeyError
 from maze_envs.journal.rows import (
     Problem,
@@ -150,6 +150,10 @@ class LegacyRowDecoder:
     def chain(self, previous: bytes, row: tuple[Any, ...]) -> bytes:
         """The record hash over the row's stored text (versions 3 and 4)."""
         return chain_record_hash(previous, row[5], row[1], row[2], row[3], row[4])
+
+    def genesis(self, row: tuple[Any, ...]) -> bytes:
+        """32 zero bytes: versions 3 and 4 store SHA-256 hashes whole."""
+        return GENESIS_HASH
 
     def intact(self, recomputed: bytes, row: tuple[Any, ...]) -> bool:
         """Whether the stored hash is the recomputed one's (lowercase) hex."""
