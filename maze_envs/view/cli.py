@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from maze_envs.journal import GameInfo, Journal, JournalError
-from maze_envs.journal.read.tracks import is_escape_game
+from maze_envs.reading.tracks import is_escape_game
 from maze_envs.view.page import render_page
 
 

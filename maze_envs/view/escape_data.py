@@ -1,7 +1,7 @@
 """The data of a Maze Escape viewer page, read from a journal.
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
-:mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
+:mod:`maze_envs.reading.tracks`); the observation in its readable JSON form (edge kinds,
 landmark names, distances, coordinates, trail...) and the optional features' panel rows
 (``panels``, each feature's own wording of its value); the notebook, stored as changes so a
 600-turn game stays small; the action as received and in readable form; the events; and the
@@ -42,8 +42,8 @@ from maze_envs.escape.features import FEATURES
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord
-from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 from maze_envs.metrics import Step, decision_metrics, escape_step
+from maze_envs.reading.tracks import EscapeTrack, escape_track
 from maze_envs.view.decisions import decision_tables, metric_lines
 from maze_envs.view.page import text_deltas
 from maze_envs.view.verification import verify

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from maze_envs.journal import GameInfo, Journal, JournalError, TurnRecord
-from maze_envs.journal.read.turns import read_turns
+from maze_envs.reading.turns import read_turns
 from maze_envs.view.decisions import decision_tables
 from maze_envs.view.verification import verify
 

@@ -38,7 +38,7 @@ from maze_envs.agimaze.types import OPPOSITE_DIRECTION
 from maze_envs.bench.analysis.labels import game_labels
 from maze_envs.bench.metrics import decision_metrics, status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.journal.read.agimaze import decision_steps, lost_steps, not_played, replay_steps
+from maze_envs.reading.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
 _OPPOSITE: Final = OPPOSITE_DIRECTION
 

@@ -63,7 +63,7 @@ from maze_envs.bench.analysis.study_metrics import FIELDS as STUDY_FIELDS
 from maze_envs.bench.analysis.study_metrics import study_metrics
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
-from maze_envs.journal.read.tracks import EscapeTrack
+from maze_envs.reading.tracks import EscapeTrack
 
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"
