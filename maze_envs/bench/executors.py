@@ -84,6 +84,7 @@ from maze_envs.bench.dispatch import (
     Batcher,
     Dispatch,
     Fault,
+    check_counts,
     failed_row,
 )
 from maze_envs.bench.ledger import CapTable, LocalLedger, SharedLedger
@@ -172,8 +173,7 @@ class InlineExecutor:
     """Games in this process: one at a time, or ``concurrency`` at once in an event loop."""
 
     def __init__(self, concurrency: int = 1) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        check_counts(concurrency=concurrency)
         self.concurrency = concurrency
 
     def run(
@@ -228,14 +228,9 @@ class ProcessExecutor:
         fault: Fault | None = None,
         max_batch: int = MAX_BATCH,
     ) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-        if max_batch < 1:
-            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        check_counts(
+            workers=workers, concurrency=concurrency, max_attempts=max_attempts, max_batch=max_batch
+        )
         self.max_batch = max_batch
         self.workers = workers
         self.max_attempts = max_attempts
@@ -270,15 +265,7 @@ class ProcessExecutor:
     ) -> Iterator[Finished]:
         self._ledger = None if caps is None else SharedLedger(caps, self._context, spent)
         self._shares = RunShares.of(shared, self.workers)
-        dispatch = Dispatch(
-            tasks,
-            self.workers,
-            self.concurrency,
-            self.max_attempts,
-            caps,
-            self._ledger,
-            self.max_batch,
-        )
+        dispatch = Dispatch.of(self, tasks, caps, self._ledger)
         shards = None if shard_dir is None else str(shard_dir)
         marks = marks_folder()
         pool: Any = None

@@ -26,6 +26,7 @@ from maze_envs.reading.agimaze import (
 )
 from maze_envs.reading.turns import read_turns
 from maze_envs.view.decisions import decision_tables, metric_lines
+from maze_envs.view.generic_data import page_header
 from maze_envs.view.verification import verify
 
 
@@ -76,13 +77,7 @@ def agimaze_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     decisions, blobs = decision_tables(journal, turns, [PLAYER])
     metrics = {PLAYER: decision_metrics(decision_steps(steps, turns, info), escape=False)}
     return {
-        "kind": "agimaze",
-        "game": game_id,
-        "env_id": info.env_id,
-        "seed": info.seed,
-        "config": info.config,
-        "meta": info.meta,
-        "outcome": info.outcome,
+        **page_header("agimaze", game_id, info),
         "summary": _summary(info, steps, labyrinths),
         "verification": report.describe(),
         "verified": report.ok,

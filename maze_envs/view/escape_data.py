@@ -45,6 +45,7 @@ from maze_envs.journal import Journal, TurnRecord
 from maze_envs.metrics import Step, decision_metrics, escape_step
 from maze_envs.reading.tracks import EscapeTrack, escape_track
 from maze_envs.view.decisions import decision_tables, metric_lines
+from maze_envs.view.generic_data import page_header
 from maze_envs.view.page import text_deltas
 from maze_envs.view.verification import verify
 
@@ -204,13 +205,7 @@ def escape_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     }
     metrics = decision_counts(track)
     return {
-        "kind": "escape",
-        "game": game_id,
-        "env_id": track.info.env_id,
-        "seed": track.info.seed,
-        "config": track.info.config,
-        "meta": track.info.meta,
-        "outcome": track.info.outcome,
+        **page_header("escape", game_id, track.info),
         "summary": _summary(track, n),
         "verification": report.describe(),
         "verified": report.ok,

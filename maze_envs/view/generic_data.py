@@ -131,6 +131,20 @@ def _verdict(report: Any) -> str:
     return f"{NOT_REPLAYED} (stored rows checked: {checked})"
 
 
+def page_header(kind: str, game_id: int, info: GameInfo) -> dict[str, Any]:
+    """The first entries of every game's page data: the page ``kind`` and the game as the
+    journal holds it (id, env id, seed, configuration, what the runner attached, outcome)."""
+    return {
+        "kind": kind,
+        "game": game_id,
+        "env_id": info.env_id,
+        "seed": info.seed,
+        "config": info.config,
+        "meta": info.meta,
+        "outcome": info.outcome,
+    }
+
+
 def generic_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     """Everything the page of a game of any other environment shows, as JSON-ready data."""
     info = journal.game(game_id)
@@ -176,13 +190,7 @@ def generic_game_data(journal: Journal, game_id: int) -> dict[str, Any]:
     if cuts[0]:
         summary.append(f"{cuts[0]} long arrays or texts shortened on the page")
     return {
-        "kind": "generic",
-        "game": game_id,
-        "env_id": info.env_id,
-        "seed": info.seed,
-        "config": info.config,
-        "meta": info.meta,
-        "outcome": info.outcome,
+        **page_header("generic", game_id, info),
         "summary": summary,
         "verification": _verdict(report),
         "verified": False,  # never replayed: the header must not show it as verified
