@@ -11,7 +11,8 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
 
 from maze_envs.bench.ledger import RUN_CAP_PREFIX, CapTable, RunLedger
 from maze_envs.bench.rollout import Row, not_started_row, task_columns
@@ -202,3 +203,33 @@ class Dispatch:
                     continue
             self.queue.appendleft(task)
         return errors
+
+
+class RunInputs(NamedTuple):
+    """What an executor's ``run`` is given (see :class:`maze_envs.bench.executors.Executor`)."""
+
+    tasks: Sequence[GameTask]
+    shard_dir: Path | None
+    caps: CapTable | None
+    spent: Sequence[float] | None
+    shared: Sequence[Any]
+
+
+class ExecutorBase:
+    """The library's executors: ``run`` (the :class:`~maze_envs.bench.executors.Executor`
+    protocol's call) hands its arguments to ``play``, which each executor writes."""
+
+    def run(
+        self,
+        tasks: Sequence[GameTask],
+        shard_dir: Path | None,
+        caps: CapTable | None = None,
+        spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
+    ) -> Iterator[Finished]:
+        return self.play(RunInputs(tasks, shard_dir, caps, spent, shared))
+
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        """The games of ``run``, in completion order."""
+        raise NotImplementedError

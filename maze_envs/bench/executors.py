@@ -83,7 +83,9 @@ from maze_envs.bench.dispatch import (
     Batch,
     Batcher,
     Dispatch,
+    ExecutorBase,
     Fault,
+    RunInputs,
     check_counts,
     failed_row,
 )
@@ -169,22 +171,15 @@ class Executor(Protocol):
 # --- executors -------------------------------------------------------------------------------
 
 
-class InlineExecutor:
+class InlineExecutor(ExecutorBase):
     """Games in this process: one at a time, or ``concurrency`` at once in an event loop."""
 
     def __init__(self, concurrency: int = 1) -> None:
         check_counts(concurrency=concurrency)
         self.concurrency = concurrency
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         from maze_envs.bench.workers import budget_for
         from maze_envs.journal import Journal
 
@@ -212,7 +207,7 @@ class InlineExecutor:
                 journal.close()
 
 
-class ProcessExecutor:
+class ProcessExecutor(ExecutorBase):
     """A local process pool of ``workers`` processes, each playing up to ``concurrency`` games
     of its batch at once; survives the death of a worker at any moment (module docstring).
 
@@ -254,15 +249,8 @@ class ProcessExecutor:
         if self.fault is not None:
             self.fault(point, pool)
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         self._ledger = None if caps is None else SharedLedger(caps, self._context, spent)
         self._shares = RunShares.of(shared, self.workers)
         dispatch = Dispatch.of(self, tasks, caps, self._ledger)

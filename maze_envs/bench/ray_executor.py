@@ -40,9 +40,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from maze_envs.bench.dispatch import MAX_BATCH, Batch, Dispatch, Fault, check_counts
+from maze_envs.bench.dispatch import (
+    MAX_BATCH,
+    Batch,
+    Dispatch,
+    ExecutorBase,
+    Fault,
+    RunInputs,
+    check_counts,
+)
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
-from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
 from maze_envs.bench.travel import DriverLink, RunServices, ship_packs
 from maze_envs.bench.workers import BatchJob, Finished, RunShares, play_batch
@@ -148,7 +155,7 @@ class RayLedger:
         ray.kill(self.actor)
 
 
-class RayExecutor:
+class RayExecutor(ExecutorBase):
     """Ray remote tasks with back-pressure (see the module docstring).
 
     ``address``: the cluster to join (``host:port`` of its head; default: start a local one);
@@ -200,15 +207,8 @@ class RayExecutor:
         if self.fault is not None:
             self.fault(point, None)
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         ray = import_ray()
         shares = RunShares.of(shared, self.workers)
         started = False
