@@ -83,3 +83,23 @@ def test_the_journal_imports_nothing_of_the_reading_floor(graph) -> None:  # typ
         if i.startswith("maze_envs.") and not i.startswith("maze_envs.journal")
     )
     assert above == []
+
+
+def test_a_kind_without_a_page_of_its_own_gets_the_generic_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The viewer picks a page by the table's kind (``view.cli.PAGES``); a new environment's
+    games are drawn as recorded until it has a page, rather than refused."""
+    from maze_envs.journal import Journal
+    from maze_envs.view import cli
+    from tests.view.journals import record_agimaze
+    from tests.view.test_agimaze_page import corridor
+
+    path = tmp_path / "games.sqlite"
+    game = record_agimaze(path, {"labyrinth": corridor()}, ["left", "right"])
+    with Journal.open_readonly(path) as journal:
+        assert cli.game_data(journal, game)["kind"] == "agimaze"
+        monkeypatch.setattr(cli, "PAGES", {k: v for k, v in cli.PAGES.items() if k != "agimaze"})
+        data = cli.game_data(journal, game)
+    assert data["kind"] == "generic" and data["env_id"] == "maze_envs/AgiMaze-v0"
+    assert data["rows_intact"] is True and data["game"] == game
