@@ -5,6 +5,7 @@ deprecation warning."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,22 @@ def test_a_kind_without_a_page_of_its_own_gets_the_generic_page(
         data = cli.game_data(journal, game)
     assert data["kind"] == "generic" and data["env_id"] == "maze_envs/AgiMaze-v0"
     assert data["rows_intact"] is True and data["game"] == game
+
+
+def test_the_library_imports_the_reading_floor_by_its_new_name() -> None:
+    """The deprecated alias is for users' code: no module of the packages imports it."""
+    old = "maze_envs.journal.read"
+    users = []
+    for package in ("maze_envs", "wrappers", "llm_policies"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom)
+                    else [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else []
+                )
+                if any(n == old or n.startswith(old + ".") for n in names):
+                    users.append(str(path.relative_to(ROOT)))
+    assert users == []
