@@ -78,7 +78,7 @@ from maze_envs.journal import Blob, Journal
 from maze_envs.journal.blobs import encode_decisions
 from maze_envs.journal.body import PARTS, unpack_bodies
 from maze_envs.journal.format import chain_record_hash, encode_json_bytes, encode_received
-from maze_envs.journal.read.turns import read_turns
+from maze_envs.reading.turns import read_turns
 from maze_envs.verify import verify_journal, verify_workers
 
 AGIMAZE_BUNDLE = "TRAINING/S0-keys/STAGE-01/0005.json"

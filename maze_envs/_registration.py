@@ -99,43 +99,48 @@ class EnvEntry:
         return rule
 
 
+def _escape_row(env_id: str, version: int) -> EnvEntry:
+    """Maze Escape version ``version``: entry module ``maze_envs.maze_escape_v<version>``."""
+    module = f"maze_envs.maze_escape_v{version}"
+    return EnvEntry(
+        id=env_id,
+        kind="escape",
+        version=version,
+        entry_point=f"{module}:parallel_env",
+        aec_entry_point=f"{module}:env",
+        replayer="maze_envs.escape.replay:EscapeReplayer",
+        setup="maze_envs.bench.escape_spec:EscapeSetup",
+    )
+
+
+def _agimaze_row(env_id: str, entry_point: str, setup: str, labyrinth_set: bool) -> EnvEntry:
+    """An AGI Maze environment: every one shares the replayer and the step budget."""
+    return EnvEntry(
+        id=env_id,
+        kind="agimaze",
+        version=0,
+        entry_point=entry_point,
+        replayer="maze_envs.agimaze.replay:AgiMazeReplayer",
+        setup=setup,
+        budget="maze_envs.agimaze.scoring:step_budget",
+        labyrinth_set=labyrinth_set,
+    )
+
+
 #: Every environment of the library, oldest version first within a kind.
 ENVIRONMENTS: Final[tuple[EnvEntry, ...]] = (
-    EnvEntry(
-        id=f"{NAMESPACE}/MazeEscape-v0",
-        kind="escape",
-        version=0,
-        entry_point="maze_envs.maze_escape_v0:parallel_env",
-        aec_entry_point="maze_envs.maze_escape_v0:env",
-        replayer="maze_envs.escape.replay:EscapeReplayer",
-        setup="maze_envs.bench.escape_spec:EscapeSetup",
+    _escape_row(f"{NAMESPACE}/MazeEscape-v0", 0),
+    _escape_row(f"{NAMESPACE}/MazeEscape-v1", 1),
+    _agimaze_row(
+        f"{NAMESPACE}/AgiMaze-v0",
+        "maze_envs.agimaze.env:AgiMazeEnv",
+        "maze_envs.bench.agimaze_spec:AgiMazeSetup",
+        labyrinth_set=False,
     ),
-    EnvEntry(
-        id=f"{NAMESPACE}/MazeEscape-v1",
-        kind="escape",
-        version=1,
-        entry_point="maze_envs.maze_escape_v1:parallel_env",
-        aec_entry_point="maze_envs.maze_escape_v1:env",
-        replayer="maze_envs.escape.replay:EscapeReplayer",
-        setup="maze_envs.bench.escape_spec:EscapeSetup",
-    ),
-    EnvEntry(
-        id=f"{NAMESPACE}/AgiMaze-v0",
-        kind="agimaze",
-        version=0,
-        entry_point="maze_envs.agimaze.env:AgiMazeEnv",
-        replayer="maze_envs.agimaze.replay:AgiMazeReplayer",
-        setup="maze_envs.bench.agimaze_spec:AgiMazeSetup",
-        budget="maze_envs.agimaze.scoring:step_budget",
-    ),
-    EnvEntry(
-        id=f"{NAMESPACE}/AgiMazeSet-v0",
-        kind="agimaze",
-        version=0,
-        entry_point="maze_envs.agimaze.set_env:AgiMazeSetEnv",
-        replayer="maze_envs.agimaze.replay:AgiMazeReplayer",
-        setup="maze_envs.bench.agimaze_spec:AgiMazeSetSetup",
-        budget="maze_envs.agimaze.scoring:step_budget",
+    _agimaze_row(
+        f"{NAMESPACE}/AgiMazeSet-v0",
+        "maze_envs.agimaze.set_env:AgiMazeSetEnv",
+        "maze_envs.bench.agimaze_spec:AgiMazeSetSetup",
         labyrinth_set=True,
     ),
 )

@@ -313,7 +313,7 @@ def is_compaction(before: str, after: str, changed: tuple[int, int]) -> bool:
     """A notebook compaction: an edit of the agent's own that removed at least
     :data:`COMPACTION_MIN_CHARS` characters of its notebook and left it shorter, i.e. rewrote
     part of its notes into less text. ``changed`` is (common prefix, common suffix) of the two
-    texts (:func:`maze_envs.journal.read.text.common_affixes`); the removed characters are
+    texts (:func:`maze_envs.reading.text.common_affixes`); the removed characters are
     ``len(before) - prefix - suffix``. Only splice notebooks can be compacted by their agent: a
     rolling log takes appends alone (the lines it drops when full are the engine's doing).
 

@@ -172,19 +172,41 @@ def _replayer_option(text: str) -> tuple[str, str]:
     return env_id, target
 
 
+def journal_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a command that reads games of a journal: ``JOURNAL [--game N ...]``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
+    parser.add_argument(
+        "--game", type=int, action="append", metavar="N", help="only game N (repeatable)"
+    )
+    return parser
+
+
+def open_games(path: str | os.PathLike[str], prog: str) -> tuple[Journal, list[int]] | None:
+    """The journal at ``path``, opened read-only, and its game ids; None, once ``prog: the
+    problem`` is printed to stderr, when the file is not a usable journal."""
+    try:
+        journal = Journal(path, readonly=True)
+    except JournalError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+    try:
+        return journal, journal.game_ids()
+    except JournalError as exc:
+        journal.close()
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``maze-envs verify JOURNAL [--game N ...]``: exit 0 when every game verifies."""
-    parser = argparse.ArgumentParser(
-        prog="maze-envs verify",
-        description="Replay every game of a journal (Maze Escape and AGI Maze games alike) and "
+    parser = journal_parser(
+        "maze-envs verify",
+        "Replay every game of a journal (Maze Escape and AGI Maze games alike) and "
         "check each turn's state hash, observations and events, the stored rows and blobs, and "
         "that each outcome claims exactly the stored turns. The file is opened read-only. Exit "
         "status: 0 every game verifies (games abandoned before their end included), 1 a game "
         "failed or is unfinished (no outcome), 2 the file is not a usable journal.",
-    )
-    parser.add_argument("journal", help="path of the SQLite journal")
-    parser.add_argument(
-        "--game", type=int, action="append", metavar="N", help="verify only game N (repeatable)"
     )
     parser.add_argument(
         "--replayer",
@@ -202,17 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{POOL_MIN_GAMES} games)",
     )
     args = parser.parse_args(argv)
-    try:
-        journal = Journal(args.journal, readonly=True)
-    except JournalError as exc:
-        print(f"maze-envs verify: {exc}", file=sys.stderr)
+    opened = open_games(args.journal, "maze-envs verify")
+    if opened is None:
         return 2
+    journal, ids = opened
     with journal:
-        try:
-            ids = journal.game_ids()
-        except JournalError as exc:
-            print(f"maze-envs verify: {exc}", file=sys.stderr)
-            return 2
         if args.game:
             unknown = sorted(set(args.game) - set(ids))
             if unknown:
@@ -247,7 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 __all__ = [
     "POOL_MIN_GAMES",
     "REPLAYERS",
+    "journal_parser",
     "main",
+    "open_games",
     "replayer_for",
     "verify_chunks",
     "verify_games",

@@ -43,7 +43,7 @@ from typing import Any, Final
 from llm_policies.backends.base import ModelRequest
 from llm_policies.backends.scripted import CHARS_PER_TOKEN, ScriptedReply
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
-from maze_envs.journal.read.text import common_affixes
+from maze_envs.reading.text import common_affixes
 from maze_envs.text.wording import Wording, load_wording
 
 #: The moves by heading, right-hand rule: right of the heading, ahead, left, back.

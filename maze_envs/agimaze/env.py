@@ -27,14 +27,7 @@ from maze_envs.agimaze import recording
 from maze_envs.agimaze.backends import Backend, LocalBackend
 from maze_envs.agimaze.packs import version_root
 from maze_envs.agimaze.scoring import DEFAULT_BUDGET_FACTOR, DEFAULT_FACTOR, rhae, step_budget
-from maze_envs.agimaze.spaces import (
-    MAP_MAX_LENGTH,
-    encode_formal,
-    encode_inventory,
-    formal_space,
-    inventory_space,
-    text_space,
-)
+from maze_envs.agimaze.spaces import play_spaces, play_values
 from maze_envs.agimaze.types import Bundle, Labyrinth
 from maze_envs.journal.recorder import Recorder
 
@@ -231,14 +224,7 @@ class AgiMazeEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
         self._max_steps_override = max_steps
         self._action_names = list(self._backend.actions)
         self._show_map = self._backend.open_map
-        fields: dict[str, spaces.Space[Any]] = {
-            "text": text_space(),
-            "formal": formal_space(),
-            "inventory": inventory_space(),
-        }
-        if self._show_map:
-            fields["map"] = text_space(MAP_MAX_LENGTH)
-        self.observation_space = spaces.Dict(fields)
+        self.observation_space = spaces.Dict(play_spaces(self._show_map))
         self.action_space = spaces.Discrete(len(self._action_names))
         self._name = ""
         self._steps = 0
@@ -289,9 +275,7 @@ class AgiMazeEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        if seed is None:  # every episode has a seed that reproduces it (the journal stores it)
-            seed = recording.episode_seed(self._np_random)
-        self._abort_unfinished_episode()
+        seed = self._start_episode(seed)
         super().reset(seed=seed)
         start = self._backend.start(int(self.np_random.integers(2**31 - 1)))
         self._name = start.name
@@ -401,14 +385,7 @@ class AgiMazeEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64]):
     def _observation(
         self, text: str, formal: dict[str, Any], map_text: str | None
     ) -> dict[str, Any]:
-        obs = {
-            "text": text,
-            "formal": encode_formal(formal),
-            "inventory": encode_inventory(formal["inventory"]),
-        }
-        if self._show_map:
-            obs["map"] = map_text or ""
-        return obs
+        return play_values(text, formal, (map_text or "") if self._show_map else None)
 
     def _info(self, formal: dict[str, Any], error: dict[str, Any] | None) -> dict[str, Any]:
         info = {

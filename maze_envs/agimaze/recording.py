@@ -270,6 +270,8 @@ class RecordedEpisodes:
 
     #: Writes every episode to the journal (None without ``journal=``).
     recorder: Recorder | None
+    #: The env's random generator (Gymnasium's, None until the first reset).
+    _np_random: np.random.Generator | None
 
     def _journal_outcome(self) -> dict[str, Any]:
         """The outcome the journal records for the current episode."""
@@ -282,6 +284,15 @@ class RecordedEpisodes:
     def state_digest(self) -> bytes:
         """The digest of the game's state the journal chains (the env's own)."""
         raise NotImplementedError
+
+    def _start_episode(self, seed: int | None) -> int:
+        """The seed of the episode a reset starts (drawn when none is given: every episode has
+        a seed that reproduces it, and the journal stores it), after recording the unfinished
+        one as aborted."""
+        if seed is None:
+            seed = episode_seed(self._np_random)
+        self._abort_unfinished_episode()
+        return seed
 
     def _abort_unfinished_episode(self) -> None:
         if self.recorder is not None and self.recorder.game_id is not None:

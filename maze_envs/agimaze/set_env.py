@@ -46,14 +46,7 @@ from maze_envs.agimaze.model_text import (
     not_available_message,
     not_started_message,
 )
-from maze_envs.agimaze.spaces import (
-    MAP_MAX_LENGTH,
-    encode_formal,
-    encode_inventory,
-    formal_space,
-    inventory_space,
-    text_space,
-)
+from maze_envs.agimaze.spaces import play_spaces, play_values, text_space
 from maze_envs.agimaze.types import Bundle, Labyrinth
 from maze_envs.journal.recorder import Recorder
 
@@ -199,10 +192,7 @@ class AgiMazeSetEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64
         self.observation_space = spaces.Dict(
             {
                 "message": text_space(),
-                "text": text_space(),
-                "formal": formal_space(),
-                "inventory": inventory_space(),
-                "map": text_space(MAP_MAX_LENGTH),
+                **play_spaces(map_shown=True),
                 "labyrinth": spaces.Discrete(len(self._envs)),
                 "waiting": spaces.Discrete(2),
             }
@@ -271,9 +261,7 @@ class AgiMazeSetEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        if seed is None:  # every episode has a seed that reproduces it (the journal stores it)
-            seed = recording.episode_seed(self._np_random)
-        self._abort_unfinished_episode()
+        seed = self._start_episode(seed)
         super().reset(seed=seed)
         self._seeds = [int(s) for s in self.np_random.integers(2**31 - 1, size=len(self._envs))]
         self._index = 0
@@ -381,10 +369,7 @@ class AgiMazeSetEnv(recording.RecordedEpisodes, gym.Env[dict[str, Any], np.int64
     def _waiting_obs(self, message: str) -> dict[str, Any]:
         return {
             "message": message,
-            "text": "",
-            "formal": encode_formal(_IDLE_FORMAL),
-            "inventory": encode_inventory({}),
-            "map": "",
+            **play_values("", _IDLE_FORMAL, ""),
             "labyrinth": self._index,
             "waiting": int(self._waiting),
         }

@@ -101,6 +101,31 @@ def encode_inventory(inventory: dict[str, Any]) -> dict[str, int]:
     }
 
 
+def play_spaces(map_shown: bool) -> dict[str, spaces.Space[Any]]:
+    """The fields of a labyrinth in play, as both AGI Maze envs observe it: its ``text``, the
+    ``formal`` reply, the ``inventory`` and, when the labyrinth's map is shown, the ``map``."""
+    fields: dict[str, spaces.Space[Any]] = {
+        "text": text_space(),
+        "formal": formal_space(),
+        "inventory": inventory_space(),
+    }
+    if map_shown:
+        fields["map"] = text_space(MAP_MAX_LENGTH)
+    return fields
+
+
+def play_values(text: str, formal: dict[str, Any], map_text: str | None) -> dict[str, Any]:
+    """The values of :func:`play_spaces` for the API's reply (``map_text`` None: no map shown)."""
+    obs = {
+        "text": text,
+        "formal": encode_formal(formal),
+        "inventory": encode_inventory(formal.get("inventory") or {}),
+    }
+    if map_text is not None:
+        obs["map"] = map_text
+    return obs
+
+
 def clean_text(text: object, max_length: int = TEXT_MAX_LENGTH) -> str:
     """``text`` made to fit a :func:`text_space`: foreign characters → U+FFFD, cut to length."""
     if not isinstance(text, str):

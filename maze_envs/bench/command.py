@@ -62,7 +62,13 @@ from maze_envs.bench.runner import (
     run_experiment,
 )
 from maze_envs.bench.seeds import parse_seeds
-from maze_envs.bench.spec import ENV_KINDS, ESCAPE_VERSIONS, Experiment, describe_errors
+from maze_envs.bench.spec import (
+    ENV_KINDS,
+    ESCAPE_VERSIONS,
+    Experiment,
+    describe_errors,
+    setup_classes,
+)
 from maze_envs.bench.stopping import RunStopped
 from maze_envs.journal import JournalError
 
@@ -297,11 +303,13 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
             )
         experiment = main_experiment()
         return (experiment.model_copy(update=seeds) if seeds else experiment), True
+    # the flags of each setup that has some; a setup without flags of its own (a new
+    # environment's) is played with its defaults, and every setup flag is misplaced there
     wrong = {
         "escape": agimaze_only + set_only,
         "agimaze": escape_only + set_only,
         "agimaze-set": [*escape_only, "--pack"],
-    }[args.env]
+    }.get(args.env, escape_only + agimaze_only + set_only)
     misplaced = [flag for flag in setup_flags if flag in wrong]
     if misplaced:
         verb = "does" if len(misplaced) == 1 else "do"
@@ -316,7 +324,7 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
             setup["sizes"] = list(args.size)
         if args.max_turns is not None:
             setup["max_turns"] = args.max_turns
-    else:
+    elif args.env in ("agimaze", "agimaze-set"):
         if args.env == "agimaze":
             setup["packs"] = args.pack or ["TRAINING"]
         elif args.paths:
@@ -333,8 +341,8 @@ def build_experiment(args: argparse.Namespace) -> tuple[Experiment, bool]:
             setup["pack_root"] = args.pack_root
         if args.pack_version:
             setup["pack_version"] = args.pack_version
-    key = args.env.replace("-", "_")
-    data = {"name": args.name or f"{args.env} bench", key: [setup], **seeds}
+    table = setup_classes()[args.env].table
+    data = {"name": args.name or f"{args.env} bench", table: [setup], **seeds}
     return Experiment.model_validate(data), False
 
 

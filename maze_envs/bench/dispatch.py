@@ -11,7 +11,8 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
 
 from maze_envs.bench.ledger import RUN_CAP_PREFIX, CapTable, RunLedger
 from maze_envs.bench.rollout import Row, not_started_row, task_columns
@@ -102,9 +103,39 @@ def _next_batch(queue: deque[GameTask], attempts: dict[str, int], size: int) -> 
     return batch
 
 
+def check_counts(**counts: int) -> None:
+    """``ValueError`` naming the first of a pool's ``counts`` (workers, games at once, attempts,
+    batch size) that is below 1."""
+    for name, value in counts.items():
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+class PoolSettings(Protocol):
+    """What a pool's dispatch is sized by: the executors' settings of the same names."""
+
+    workers: int
+    concurrency: int
+    max_attempts: int
+    max_batch: int
+
+
 class Dispatch:
     """The parent's bookkeeping of a pool of workers (process pool and Ray): the games left,
     their attempts, the batches in flight, the run's caps."""
+
+    @classmethod
+    def of(
+        cls,
+        pool: PoolSettings,
+        tasks: Sequence[GameTask],
+        caps: CapTable | None,
+        ledger: RunLedger | None,
+    ) -> Dispatch:
+        """The dispatch of ``tasks`` over a pool of these settings."""
+        return cls(
+            tasks, pool.workers, pool.concurrency, pool.max_attempts, caps, ledger, pool.max_batch
+        )
 
     def __init__(
         self,
@@ -172,3 +203,33 @@ class Dispatch:
                     continue
             self.queue.appendleft(task)
         return errors
+
+
+class RunInputs(NamedTuple):
+    """What an executor's ``run`` is given (see :class:`maze_envs.bench.executors.Executor`)."""
+
+    tasks: Sequence[GameTask]
+    shard_dir: Path | None
+    caps: CapTable | None
+    spent: Sequence[float] | None
+    shared: Sequence[Any]
+
+
+class ExecutorBase:
+    """The library's executors: ``run`` (the :class:`~maze_envs.bench.executors.Executor`
+    protocol's call) hands its arguments to ``play``, which each executor writes."""
+
+    def run(
+        self,
+        tasks: Sequence[GameTask],
+        shard_dir: Path | None,
+        caps: CapTable | None = None,
+        spent: Sequence[float] | None = None,
+        *,
+        shared: Sequence[Any] = (),
+    ) -> Iterator[Finished]:
+        return self.play(RunInputs(tasks, shard_dir, caps, spent, shared))
+
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        """The games of ``run``, in completion order."""
+        raise NotImplementedError

@@ -83,7 +83,10 @@ from maze_envs.bench.dispatch import (
     Batch,
     Batcher,
     Dispatch,
+    ExecutorBase,
     Fault,
+    RunInputs,
+    check_counts,
     failed_row,
 )
 from maze_envs.bench.folder import JOURNAL_HASH_SIZE
@@ -169,23 +172,15 @@ class Executor(Protocol):
 # --- executors -------------------------------------------------------------------------------
 
 
-class InlineExecutor:
+class InlineExecutor(ExecutorBase):
     """Games in this process: one at a time, or ``concurrency`` at once in an event loop."""
 
     def __init__(self, concurrency: int = 1) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        check_counts(concurrency=concurrency)
         self.concurrency = concurrency
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         from maze_envs.bench.workers import budget_for
         from maze_envs.journal import Journal
 
@@ -213,7 +208,7 @@ class InlineExecutor:
                 journal.close()
 
 
-class ProcessExecutor:
+class ProcessExecutor(ExecutorBase):
     """A local process pool of ``workers`` processes, each playing up to ``concurrency`` games
     of its batch at once; survives the death of a worker at any moment (module docstring).
 
@@ -229,14 +224,9 @@ class ProcessExecutor:
         fault: Fault | None = None,
         max_batch: int = MAX_BATCH,
     ) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-        if max_batch < 1:
-            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        check_counts(
+            workers=workers, concurrency=concurrency, max_attempts=max_attempts, max_batch=max_batch
+        )
         self.max_batch = max_batch
         self.workers = workers
         self.max_attempts = max_attempts
@@ -260,26 +250,11 @@ class ProcessExecutor:
         if self.fault is not None:
             self.fault(point, pool)
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         self._ledger = None if caps is None else SharedLedger(caps, self._context, spent)
         self._shares = RunShares.of(shared, self.workers)
-        dispatch = Dispatch(
-            tasks,
-            self.workers,
-            self.concurrency,
-            self.max_attempts,
-            caps,
-            self._ledger,
-            self.max_batch,
-        )
+        dispatch = Dispatch.of(self, tasks, caps, self._ledger)
         shards = None if shard_dir is None else str(shard_dir)
         marks = marks_folder()
         pool: Any = None

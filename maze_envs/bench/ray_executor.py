@@ -40,9 +40,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from maze_envs.bench.dispatch import MAX_BATCH, Batch, Dispatch, Fault
+from maze_envs.bench.dispatch import (
+    MAX_BATCH,
+    Batch,
+    Dispatch,
+    ExecutorBase,
+    Fault,
+    RunInputs,
+    check_counts,
+)
 from maze_envs.bench.ledger import CapTable, Charge, LocalLedger
-from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import STOP_SIGNALS
 from maze_envs.bench.travel import DriverLink, RunServices, ship_packs
 from maze_envs.bench.workers import BatchJob, Finished, RunShares, play_batch
@@ -148,7 +155,7 @@ class RayLedger:
         ray.kill(self.actor)
 
 
-class RayExecutor:
+class RayExecutor(ExecutorBase):
     """Ray remote tasks with back-pressure (see the module docstring).
 
     ``address``: the cluster to join (``host:port`` of its head; default: start a local one);
@@ -178,12 +185,9 @@ class RayExecutor:
                 stacklevel=2,
             )
             max_attempts = max_retries
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        check_counts(
+            workers=workers, concurrency=concurrency, max_attempts=max_attempts, max_batch=max_batch
+        )
         if address is not None and address.startswith("ray://"):
             raise ValueError(
                 f"--ray-address {address}: Ray Client addresses are not supported; run the "
@@ -203,15 +207,8 @@ class RayExecutor:
         if self.fault is not None:
             self.fault(point, None)
 
-    def run(
-        self,
-        tasks: Sequence[GameTask],
-        shard_dir: Path | None,
-        caps: CapTable | None = None,
-        spent: Sequence[float] | None = None,
-        *,
-        shared: Sequence[Any] = (),
-    ) -> Iterator[Finished]:
+    def play(self, run: RunInputs) -> Iterator[Finished]:
+        tasks, shard_dir, caps, spent, shared = run
         ray = import_ray()
         shares = RunShares.of(shared, self.workers)
         started = False
@@ -243,15 +240,7 @@ class RayExecutor:
             packs = ship_packs(tasks, ray.put)
             link = DriverLink(services, os.getcwd(), shard_dir is not None, packs)
             remote: Any = ray.remote(num_cpus=1, max_retries=0)(play_batch)
-            dispatch = Dispatch(
-                tasks,
-                self.workers,
-                self.concurrency,
-                self.max_attempts,
-                caps,
-                ledger,
-                self.max_batch,
-            )
+            dispatch = Dispatch.of(self, tasks, caps, ledger)
             while dispatch.busy:
                 yield from dispatch.refused()
                 while (batch := dispatch.take()) is not None:

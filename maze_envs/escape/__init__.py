@@ -4,13 +4,13 @@ Use :mod:`maze_envs.maze_escape_v1` (or ``maze_escape_v0``) for the versioned en
 package is split by idea, each floor importing only those below it:
 
 * ``vocab`` (moves, edge kinds, results: IntEnums and their names), ``config`` (the Config, its
-  presets, agent names, env versions);
+  presets, agent names, env versions), ``actions`` (the action-space check and the plain-data
+  normal form of actions);
+* ``types`` (data only: the engine state and the typed models; re-exports the names above);
 * ``features`` (the optional observation features, each declared once with every form: space,
   computation, typed and JSON form, text, numeric encoding, viewer panel; its docstring has the
-  three-step recipe for adding one);
-* ``actions`` (the action-space check and the plain-data normal form of actions), ``jsonform``
-  (the JSON form of observations and actions);
-* ``types`` (the engine state and the typed models; re-exports the names above);
+  three-step recipe for adding one), ``jsonform`` (the JSON form of observations and actions,
+  which the typed models' conversion methods call);
 * ``generator`` (instances), ``notebook`` and ``radio`` (their rules), ``engine`` (the turn
   rules), ``observe`` (what an agent sees), ``spaces`` (Gymnasium spaces), ``convert`` (models
   and the journal's stored form);

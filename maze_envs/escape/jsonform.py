@@ -6,9 +6,11 @@ of codes, optional features ``None`` when switched off, only the radio senders a
 actually shown, and per-teammate fields listing *teammates only*, whatever the layout version of
 the observation dict. This module is the one mapping in each direction (the optional features'
 parts are theirs, :mod:`maze_envs.escape.features`); the typed models and
-:mod:`maze_envs.escape.convert` go through it. It needs no models, so it sits below them:
-:func:`observation_values` gives the model's field values straight from the dict, which is what
-``Observation.from_space`` builds the model from.
+:mod:`maze_envs.escape.convert` go through it. It builds no models, and sits above the data
+module that defines them (:mod:`maze_envs.escape.types`, data only), handing the models'
+conversion methods its functions as it is imported: :func:`observation_values` gives the model's
+field values straight from the dict, which is what ``Observation.from_space`` builds the model
+from.
 
 Observation dicts come in two layouts (see :mod:`maze_envs.escape.observe`): version 0 keys
 per-teammate fields by the other agents, version 1 by all agents with the agent's own entry
@@ -36,6 +38,7 @@ import numpy as np
 from maze_envs.escape.actions import accept_action, take_symbol
 from maze_envs.escape.config import Config, EnvVersion
 from maze_envs.escape.features import FEATURES, agent_slots, enabled_features
+from maze_envs.escape.types import LATER_FIELDS, JsonForm, register_json_form
 from maze_envs.escape.vocab import (
     DIRECTIONS,
     EDGE_KINDS,
@@ -57,9 +60,6 @@ def layout_version(obs: Mapping[str, Any], agent: str) -> EnvVersion:
 _LANDMARKS: Final = (None, *LANDMARK_NAMES)
 #: The typed model's optional fields, None while their feature is off.
 _OFF: Final = {field: None for feature in FEATURES for field in feature.fields}
-#: Optional fields added after the JSON form was first released: left out of it while off, so
-#: the JSON form of every game without them is what it was.
-LATER_FIELDS: Final = frozenset({"radio_symbols"})
 
 
 def observation_values(
@@ -272,3 +272,8 @@ def action_from_json(data: Mapping[str, Any], config: Config) -> dict[str, Any]:
     elif symbol:
         raise ValueError("this game has no radio symbols (radio_symbols=0): radio_symbol is none")
     return action
+
+
+register_json_form(
+    JsonForm(observation_values, observation_from_json, action_to_json, action_from_json)
+)

@@ -16,14 +16,21 @@ Conventions used everywhere in the package:
 The typed models are for policies and research code; they are the same for both layout
 versions (their per-teammate fields list teammates only). Conversions: the models' methods,
 :mod:`maze_envs.escape.jsonform` and :mod:`maze_envs.escape.convert`.
+
+This module is data only, as Jumanji's ``types.py``: of its package it imports the configuration,
+the vocabularies and the actions' plain form, nothing that computes. The models' conversion
+methods (``from_space``, ``to_space``) call the mapping of :mod:`maze_envs.escape.jsonform`,
+which reads the optional features (and they read this module's ``State``), so it sits above this
+module and hands its four functions down when it is imported (:func:`register_json_form`);
+importing anything of ``maze_envs.escape`` imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import add
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,13 +56,6 @@ from maze_envs.escape.config import (
     NotebookMode,
     RewardMode,
     agent_names,
-)
-from maze_envs.escape.jsonform import (
-    LATER_FIELDS,
-    action_from_json,
-    action_to_json,
-    observation_from_json,
-    observation_values,
 )
 from maze_envs.escape.vocab import (
     DIRECTIONS,
@@ -99,6 +99,7 @@ __all__ = [
     "EdgeKindName",
     "EnvVersion",
     "Frame",
+    "JsonForm",
     "LastActionResult",
     "Move",
     "MoveName",
@@ -116,7 +117,37 @@ __all__ = [
     "SpliceEdit",
     "State",
     "agent_names",
+    "register_json_form",
 ]
+
+#: Optional fields added after the JSON form was first released: left out of it while off, so
+#: the JSON form of every game without them is what it was.
+LATER_FIELDS: Final = frozenset({"radio_symbols"})
+
+
+class JsonForm(NamedTuple):
+    """The mapping between the typed models' JSON form and the space dicts, as the models'
+    conversion methods call it: :mod:`maze_envs.escape.jsonform`'s functions of these names."""
+
+    observation_values: Callable[[Mapping[str, Any], Config, str], dict[str, Any]]
+    observation_from_json: Callable[[Mapping[str, Any], Config, str, EnvVersion], dict[str, Any]]
+    action_to_json: Callable[[Any, Config], dict[str, Any]]
+    action_from_json: Callable[[Mapping[str, Any], Config], dict[str, Any]]
+
+
+_JSON_FORM: list[JsonForm] = []
+
+
+def register_json_form(form: JsonForm) -> None:
+    """Hand the models their conversions (:mod:`maze_envs.escape.jsonform` calls this once, as
+    it is imported)."""
+    _JSON_FORM[:] = [form]
+
+
+def _json_form() -> JsonForm:
+    if not _JSON_FORM:  # only if this file were loaded outside its package
+        raise RuntimeError("the typed models convert through maze_envs.escape.jsonform: import it")
+    return _JSON_FORM[0]
 
 
 @dataclass
@@ -248,7 +279,7 @@ class Observation(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_unused_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The dump leaves the fields of :data:`~maze_envs.escape.jsonform.LATER_FIELDS` out
+        """The dump leaves the fields of :data:`LATER_FIELDS` out
         while they are off (as before those options), so the JSON form of every other game is
         what it was."""
         data: dict[str, Any] = handler(self)
@@ -267,7 +298,7 @@ class Observation(BaseModel):
         space), which fixes every value's type and range. A dict without that layout raises
         ``ValueError``. (``Observation.model_validate`` builds one from the JSON form, checked.)
         """
-        values = observation_values(obs, config, agent)
+        values = _json_form().observation_values(obs, config, agent)
         values["last_action"] = _built(LastActionResult, values["last_action"], _LAST_FIELDS)
         fields = _OBSERVATION_FIELDS
         for name in LATER_FIELDS:  # not in the JSON form while off, so not set
@@ -279,7 +310,7 @@ class Observation(BaseModel):
         """The observation dict of layout ``version``, a member of ``agent``'s space."""
         values = dict(self)
         values["last_action"] = dict(self.last_action)
-        return observation_from_json(values, config, agent, version)
+        return _json_form().observation_from_json(values, config, agent, version)
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -345,8 +376,8 @@ class Action(BaseModel):
     @classmethod
     def from_space(cls, action: Mapping[str, Any], config: Config) -> Action:
         """The model of an action dict (checked against the action space)."""
-        return cls.model_validate(action_to_json(action, config))
+        return cls.model_validate(_json_form().action_to_json(action, config))
 
     def to_space(self, config: Config) -> dict[str, Any]:
         """The action dict, a member of the action space."""
-        return action_from_json(self.model_dump(mode="json"), config)
+        return _json_form().action_from_json(self.model_dump(mode="json"), config)

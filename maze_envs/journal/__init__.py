@@ -58,7 +58,7 @@ rows, :class:`StoredGame`, copied between files), :mod:`.store` (the :class:`Jou
 :mod:`.recorder` (the :class:`Recorder` every environment records through), :mod:`.verify`
 (:func:`scan_turns`, :func:`verify_game`, the :class:`Replayer` protocol), :mod:`.capture` (what
 replayers record into). Reading games for the viewer and the analysis (Maze Escape tracks, AGI
-Maze steps) is a floor of its own above the environments, :mod:`maze_envs.journal.read`, which
+Maze steps) is a floor of its own above the environments, :mod:`maze_envs.reading`, which
 nothing else here imports.
 
 Example:

@@ -12,7 +12,7 @@ action, reward, flags, info and decision record as recorded, marked "recorded, n
 not verified by replay". A slider, buttons, the keyboard and ``#turn=N&agent=X`` links
 move through the game.
 
-The games are read through :mod:`maze_envs.journal.read` (Maze Escape trajectories, AGI Maze
+The games are read through :mod:`maze_envs.reading` (Maze Escape trajectories, AGI Maze
 steps replayed, text changes), the floor the analysis shares; :mod:`.tracks` names its Maze Escape
 part for the viewer's readers. Modules: :mod:`.escape_data`, :mod:`.agimaze_data` and
 :mod:`.generic_data` (page data), :mod:`.page` (templates and payload), :mod:`.cli` (the

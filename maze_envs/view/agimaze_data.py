@@ -6,7 +6,7 @@ recorded actions on the embedded engine (the journal does not store positions: t
 sees them on a hidden labyrinth). The game is verified on the way; a failing game is drawn only up
 to its first bad turn. The page draws the labyrinth with the cells the player has not visited yet
 shown as unknown when the labyrinth is hidden (a spectator can reveal them). The steps are read by
-:mod:`maze_envs.journal.read.agimaze`, which the analysis shares; each says whether the player's
+:mod:`maze_envs.reading.agimaze`, which the analysis shares; each says whether the player's
 state could still win (``dead``), and ``lost`` lists where a player entered a dead state (from
 that step on the labyrinth was unwinnable: an unwinnable episode, not a slow one).
 """
@@ -17,15 +17,16 @@ from typing import Any
 
 from maze_envs.agimaze.recording import PLAYER, SET_ENV_ID
 from maze_envs.journal import GameInfo, Journal, JournalError, VerifyReport
-from maze_envs.journal.read.agimaze import (
+from maze_envs.metrics import decision_metrics
+from maze_envs.reading.agimaze import (
     decision_steps,
     lost_steps,
     rebuild_env,
     replay_steps,
 )
-from maze_envs.journal.read.turns import read_turns
-from maze_envs.metrics import decision_metrics
+from maze_envs.reading.turns import read_turns
 from maze_envs.view.decisions import decision_tables, metric_lines
+from maze_envs.view.generic_data import page_header
 from maze_envs.view.verification import verify
 
 
@@ -80,13 +81,7 @@ def agimaze_game_data(
     decisions, blobs = decision_tables(journal, turns, [PLAYER])
     metrics = {PLAYER: decision_metrics(decision_steps(steps, turns, info), escape=False)}
     return {
-        "kind": "agimaze",
-        "game": game_id,
-        "env_id": info.env_id,
-        "seed": info.seed,
-        "config": info.config,
-        "meta": info.meta,
-        "outcome": info.outcome,
+        **page_header("agimaze", game_id, info),
         "summary": _summary(info, steps, labyrinths),
         "verification": report.describe(),
         "verified": report.ok,

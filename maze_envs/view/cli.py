@@ -1,8 +1,9 @@
 """``maze-envs view JOURNAL [--game ID] [--out FILE]``: write viewer pages of journaled games.
 
-The page's environment is chosen from the game's ``env_id`` (Maze Escape, any version; AGI Maze
-and its labyrinth sets); a game of any other environment (recorded by ``wrappers.recording``)
-gets the generic page: its rows as recorded, marked as not verified by replay. Without
+The page is chosen by the kind of the game's ``env_id`` in the table of environments
+(:data:`PAGES`: Maze Escape, any version; AGI Maze and its labyrinth sets); a game of any other
+environment (a kind without a page of its own, or one recorded by ``wrappers.recording``) gets
+the generic page: its rows as recorded, marked as not verified by replay. Without
 ``--game`` every game of the journal gets a page, written as ``JOURNAL-gameN.html`` beside the
 journal (or in ``--out`` when it names a directory); with ``--game`` (repeatable) only those.
 The journal is opened read-only and never changed.
@@ -17,39 +18,34 @@ verification or is unfinished, 2 not a usable journal or an unknown game id.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from maze_envs.journal import GameInfo, Journal, JournalError, VerifyReport
-from maze_envs.journal.read.tracks import is_escape_game
+from maze_envs._registration import ENVIRONMENTS, load
+from maze_envs.journal import Journal, JournalError, VerifyReport
+from maze_envs.verify import journal_parser, open_games
 from maze_envs.view.page import render_page
 
-
-def is_agimaze_game(info: GameInfo) -> bool:
-    """Whether the game is an AGI Maze game (single labyrinth or labyrinth set)."""
-    return info.env_id.startswith("maze_envs/AgiMaze")
+#: The page of each environment kind of the table that has a page of its own (import strings,
+#: loaded for the games that need them); a game of any other kind, or of an environment outside
+#: the library, gets the generic page: its rows as recorded.
+PAGES: Final[dict[str, str]] = {
+    "escape": "maze_envs.view.escape_data:escape_game_data",
+    "agimaze": "maze_envs.view.agimaze_data:agimaze_game_data",
+}
 
 
 def game_data(journal: Journal, game_id: int, report: VerifyReport | None = None) -> dict[str, Any]:
-    """The page data of any game (dispatch on its ``env_id``; ``report``: its verification,
-    when already made on this journal)."""
+    """The page data of any game (dispatch on the kind of its ``env_id`` in the table;
+    ``report``: its verification, when already made on this journal)."""
     info = journal.game(game_id)
-    if is_escape_game(info):
-        from maze_envs.view.escape_data import escape_game_data
-
-        return escape_game_data(journal, game_id, report)
-    if is_agimaze_game(info):
-        from maze_envs.view.agimaze_data import agimaze_game_data
-
-        return agimaze_game_data(journal, game_id, report)
-    if info.env_id.startswith("maze_envs/"):
-        raise JournalError(
-            f"game {game_id} is a {info.env_id!r} game, which this viewer does not know; it draws "
-            "maze_envs/MazeEscape-* and maze_envs/AgiMaze* games, and games of other environments"
-        )
+    kinds = {entry.id: entry.kind for entry in ENVIRONMENTS}
+    page = PAGES.get(kinds.get(info.env_id, ""))
+    if page is not None:
+        make: Callable[[Journal, int, VerifyReport | None], dict[str, Any]] = load(page)
+        return make(journal, game_id, report)
     from maze_envs.view.generic_data import generic_game_data
 
     return generic_game_data(journal, game_id, report)
@@ -110,18 +106,14 @@ def _out_path(journal: Path, out: str | None, game_id: int, many: bool) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the viewer pages (see the module docstring)."""
-    parser = argparse.ArgumentParser(
-        prog="maze-envs view",
-        description="Write a self-contained HTML page (no network) per journaled game, for both "
+    parser = journal_parser(
+        "maze-envs view",
+        "Write a self-contained HTML page (no network) per journaled game, for both "
         "Maze Escape and AGI Maze, and for games of any other environment recorded by "
         "wrappers.recording (shown as recorded, not verified by replay): step through the game "
         "turn by turn and see what each agent saw and did. Exit status: 0 written, 1 written "
         "but a game does not verify (a warning names it), 2 not a "
         "journal or unknown game.",
-    )
-    parser.add_argument("journal", help="path of the SQLite journal (opened read-only)")
-    parser.add_argument(
-        "--game", type=int, action="append", metavar="ID", help="only game ID (repeatable)"
     )
     parser.add_argument(
         "--out",
@@ -130,18 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     path = Path(args.journal)
-    try:
-        journal = Journal.open_readonly(path)
-    except JournalError as exc:
-        print(f"maze-envs view: {exc}", file=sys.stderr)
+    opened = open_games(path, "maze-envs view")
+    if opened is None:
         return 2
+    journal, ids = opened
     written = []
     with journal:
-        try:
-            ids = journal.game_ids()
-        except JournalError as exc:
-            print(f"maze-envs view: {exc}", file=sys.stderr)
-            return 2
         wanted = args.game or ids
         unknown = sorted(set(wanted) - set(ids))
         if unknown:

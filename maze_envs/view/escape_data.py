@@ -1,7 +1,7 @@
 """The data of a Maze Escape viewer page, read from a journal.
 
 Per turn and agent: the true cell, the path distance to the exit and the reward (from
-:mod:`maze_envs.journal.read.tracks`); the observation in its readable JSON form (edge kinds,
+:mod:`maze_envs.reading.tracks`); the observation in its readable JSON form (edge kinds,
 landmark names, distances, coordinates, trail...) and the optional features' panel rows
 (``panels``, each feature's own wording of its value); the notebook, stored as changes so a
 600-turn game stays small; the action as received and in readable form; the events; and the
@@ -42,9 +42,10 @@ from maze_envs.escape.features import FEATURES
 from maze_envs.escape.types import Action, Config
 from maze_envs.escape.viewer import AGENT_COLOURS, CORAL
 from maze_envs.journal import Journal, TurnRecord, VerifyReport
-from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 from maze_envs.metrics import Step, decision_metrics, escape_step
+from maze_envs.reading.tracks import EscapeTrack, escape_track
 from maze_envs.view.decisions import decision_tables, metric_lines
+from maze_envs.view.generic_data import page_header
 from maze_envs.view.page import text_deltas
 from maze_envs.view.verification import verify
 
@@ -208,13 +209,7 @@ def escape_game_data(
     }
     metrics = decision_counts(track)
     return {
-        "kind": "escape",
-        "game": game_id,
-        "env_id": track.info.env_id,
-        "seed": track.info.seed,
-        "config": track.info.config,
-        "meta": track.info.meta,
-        "outcome": track.info.outcome,
+        **page_header("escape", game_id, track.info),
         "summary": _summary(track, n),
         "verification": report.describe(),
         "verified": report.ok,

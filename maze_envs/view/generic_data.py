@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from maze_envs.journal import GameInfo, Journal, JournalError, TurnRecord, VerifyReport
-from maze_envs.journal.read.turns import read_turns
+from maze_envs.reading.turns import read_turns
 from maze_envs.view.decisions import decision_tables
 from maze_envs.view.verification import verify
 
@@ -131,6 +131,20 @@ def _verdict(report: Any) -> str:
     return f"{NOT_REPLAYED} (stored rows checked: {checked})"
 
 
+def page_header(kind: str, game_id: int, info: GameInfo) -> dict[str, Any]:
+    """The first entries of every game's page data: the page ``kind`` and the game as the
+    journal holds it (id, env id, seed, configuration, what the runner attached, outcome)."""
+    return {
+        "kind": kind,
+        "game": game_id,
+        "env_id": info.env_id,
+        "seed": info.seed,
+        "config": info.config,
+        "meta": info.meta,
+        "outcome": info.outcome,
+    }
+
+
 def generic_game_data(
     journal: Journal, game_id: int, report: VerifyReport | None = None
 ) -> dict[str, Any]:
@@ -181,13 +195,7 @@ def generic_game_data(
     if cuts[0]:
         summary.append(f"{cuts[0]} long arrays or texts shortened on the page")
     return {
-        "kind": "generic",
-        "game": game_id,
-        "env_id": info.env_id,
-        "seed": info.seed,
-        "config": info.config,
-        "meta": info.meta,
-        "outcome": info.outcome,
+        **page_header("generic", game_id, info),
         "summary": summary,
         "verification": _verdict(report),
         "verified": False,  # never replayed: the header must not show it as verified

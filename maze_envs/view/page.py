@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from maze_envs.journal.read.text import common_affixes
+from maze_envs.reading.text import common_affixes
 
 #: Payloads larger than this (bytes of JSON) are gzip-compressed in the page.
 COMPRESS_ABOVE: Final = 256 * 1024

@@ -159,7 +159,7 @@ def test_the_analysis_and_the_viewer_share_the_reading_floor_and_not_each_other(
         for m, found in analysis.items()
     }
     assert {m: i for m, i in into_view.items() if i} == {}
-    reading = "maze_envs.journal.read"
+    reading = "maze_envs.reading"
     assert any(i.startswith(reading) for found in analysis.values() for i in found)
     viewer = [found for m, found in imports.items() if m.startswith("maze_envs.view")]
     assert any(i.startswith(reading) for found in viewer for i in found)

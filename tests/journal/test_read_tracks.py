@@ -1,4 +1,4 @@
-"""Trajectories rebuilt from journal rows (maze_envs.journal.read.tracks), on a hand-made board."""
+"""Trajectories rebuilt from journal rows (maze_envs.reading.tracks), on a hand-made board."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from maze_envs.escape.env import ENV_ID, MazeEscapeEnv
 from maze_envs.escape.generator import FixedGenerator, describe_generator
 from maze_envs.escape.types import Config
 from maze_envs.journal import Journal
-from maze_envs.journal.read.tracks import escape_track, stored_move
+from maze_envs.reading.tracks import escape_track, stored_move
 from tests.escape.boards import E, N, S, W, act, comb_layout
 
 

@@ -144,7 +144,25 @@ def _action_id(request: Any, allowed: Sequence[str], extra_keys: frozenset[str])
     return str(name)
 
 
-class _AgiMazeGame:
+class _NamedActions:
+    """What both AGI Maze sessions share: actions by name, terminal once the env says so."""
+
+    env: Any
+    names: list[str]
+    over: bool
+
+    def parse(self, request: Any) -> str:
+        if self.over:
+            raise ContractError("the session is terminal: no further actions are accepted")
+        return _action_id(request, self.names, frozenset())
+
+    def _step(self, action: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        obs, _, terminated, truncated, info = self.env.step_name(str(action))
+        self.over = bool(terminated or truncated)
+        return obs, info
+
+
+class _AgiMazeGame(_NamedActions):
     """``AgiMaze-v0`` on one labyrinth (or a pack directory, drawn from the seed)."""
 
     def __init__(self, spec: SessionSpec) -> None:
@@ -162,14 +180,8 @@ class _AgiMazeGame:
         self.over = False
         self.response = self._respond(obs, info, None)
 
-    def parse(self, request: Any) -> str:
-        if self.over:
-            raise ContractError("the session is terminal: no further actions are accepted")
-        return _action_id(request, self.names, frozenset())
-
     def apply(self, action: Any) -> Response:
-        obs, _, terminated, truncated, info = self.env.step_name(str(action))
-        self.over = bool(terminated or truncated)
+        obs, info = self._step(action)
         self.response = self._respond(obs, info, str(action))
         return self.response
 
@@ -196,7 +208,7 @@ class _AgiMazeGame:
         return Response(files, status, self.description)
 
 
-class _AgiMazeSetGame:
+class _AgiMazeSetGame(_NamedActions):
     """``AgiMazeSet-v0``: an ordered set of labyrinths, each begun with ``start``."""
 
     def __init__(self, spec: SessionSpec) -> None:
@@ -216,14 +228,8 @@ class _AgiMazeSetGame:
         self.labyrinth_text = ""
         self.response = self._respond(obs, info, None)
 
-    def parse(self, request: Any) -> str:
-        if self.over:
-            raise ContractError("the session is terminal: no further actions are accepted")
-        return _action_id(request, self.names, frozenset())
-
     def apply(self, action: Any) -> Response:
-        obs, _, terminated, truncated, info = self.env.step_name(str(action))
-        self.over = bool(terminated or truncated)
+        obs, info = self._step(action)
         if str(action) == START_ACTION and not obs["waiting"] and "steps" in info:
             self.labyrinth_text = labyrinth_description(self.env, info)
         self.response = self._respond(obs, info, str(action))

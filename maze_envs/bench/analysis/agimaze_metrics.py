@@ -2,7 +2,7 @@
 
 The AGI Maze counterparts of the Maze Escape metrics that apply to a single player, from the
 journal's rows with the player's cells rebuilt by replaying the recorded actions on the embedded
-engine (:func:`maze_envs.journal.read.agimaze.replay_steps`):
+engine (:func:`maze_envs.reading.agimaze.replay_steps`):
 
 ``setup``, ``policy``, ``run_key``, ``status``  the benchmark arm of the game
                     (:mod:`.labels`) and how it ended, as for Maze Escape;
@@ -38,7 +38,7 @@ from maze_envs.agimaze.types import OPPOSITE_DIRECTION
 from maze_envs.bench.analysis.labels import game_labels
 from maze_envs.bench.metrics import decision_metrics, status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.journal.read.agimaze import decision_steps, lost_steps, not_played, replay_steps
+from maze_envs.reading.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
 _OPPOSITE: Final = OPPOSITE_DIRECTION
 

@@ -26,8 +26,8 @@ from maze_envs.bench.analysis.escape_metrics import (
 )
 from maze_envs.bench.analysis.generic_metrics import GenericMetrics, generic_metrics
 from maze_envs.journal import Journal, JournalError
-from maze_envs.journal.read.tracks import escape_track, is_escape_game
-from maze_envs.journal.read.turns import read_turns
+from maze_envs.reading.tracks import escape_track, is_escape_game
+from maze_envs.reading.turns import read_turns
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Each metric is computed from the journal alone (what each agent saw, sent and was told, and the
 status of each decision), with the agents' true cells rebuilt by
-:func:`maze_envs.journal.read.tracks.escape_track`. The metrics the benchmark results also
+:func:`maze_envs.reading.tracks.escape_track`. The metrics the benchmark results also
 report are the functions of :mod:`maze_envs.metrics` (the same numbers for the same game); only
 the policy's own decisions (status ``ok``) count in behaviour metrics, never a fallback or an
 outage.
@@ -63,7 +63,7 @@ from maze_envs.bench.analysis.study_metrics import FIELDS as STUDY_FIELDS
 from maze_envs.bench.analysis.study_metrics import study_metrics
 from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
-from maze_envs.journal.read.tracks import EscapeTrack
+from maze_envs.reading.tracks import EscapeTrack
 
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 TEAM: Final = "team"

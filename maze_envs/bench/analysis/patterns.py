@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
-from maze_envs.journal.read.text import common_affixes
+from maze_envs.reading.text import common_affixes
 
 #: Shortest run of characters counted as a copied passage.
 COPY_MIN_CHARS: Final = 40

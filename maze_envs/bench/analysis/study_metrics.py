@@ -1,7 +1,7 @@
 """The behaviour metrics of the Maze Escape study's later questions, per agent of one game.
 
 Each is counted from the journal alone (what the agent saw, wrote and sent, its decisions'
-statuses, and its true cells rebuilt by :func:`maze_envs.journal.read.tracks.escape_track`), over
+statuses, and its true cells rebuilt by :func:`maze_envs.reading.tracks.escape_track`), over
 the policy's own decisions (status ``ok``): a fallback or an outage never counts. The definitions
 are the functions named below, each defined once:
 
@@ -47,8 +47,6 @@ from maze_envs.bench.analysis.patterns import (
     states_offset,
 )
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
-from maze_envs.journal.read.text import common_affixes
-from maze_envs.journal.read.tracks import EscapeTrack
 from maze_envs.metrics import (
     Step,
     exit_choice,
@@ -58,6 +56,8 @@ from maze_envs.metrics import (
     position_right,
     stays_while_searching,
 )
+from maze_envs.reading.text import common_affixes
+from maze_envs.reading.tracks import EscapeTrack
 
 _SIDES: Final = "NESW"
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())

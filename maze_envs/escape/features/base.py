@@ -187,18 +187,33 @@ class Feature(ABC):
 
     #: Its name (what the conformance test reports).
     name: ClassVar[str]
-    #: The :class:`~maze_envs.escape.config.Config` field that switches it on.
+    #: The :class:`~maze_envs.escape.config.Config` field that switches it on (default: its name).
     switch: ClassVar[str]
     #: Its keys in the observation dict, in order.
     keys: ClassVar[tuple[str, ...]]
-    #: Its fields of the typed :class:`~maze_envs.escape.types.Observation` (JSON form alike).
+    #: Its fields of the typed :class:`~maze_envs.escape.types.Observation` (JSON form alike;
+    #: default: its keys).
     fields: ClassVar[tuple[str, ...]]
-    #: Config overrides that switch it on (what tests and examples use).
+    #: Config overrides that switch it on (what tests and examples use; default: the switch
+    #: ``True``).
     example: ClassVar[Mapping[str, Any]]
     #: When its keys' values change from one turn to the next (the change hint the journal is
     #: handed, :meth:`~maze_envs.escape.observe.Observer.changes`): ``"own_move"`` only when
     #: the agent moves, ``"any_move"`` when any agent moves, ``"turn"`` every turn.
     changes: ClassVar[Literal["own_move", "any_move", "turn"]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A declaration's defaults: its switch is the ``Config`` field of its name, its typed
+        fields are its keys, and its example switches it on (``{switch: True}``)."""
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            return
+        if "switch" not in cls.__dict__:
+            cls.switch = cls.name
+        if "fields" not in cls.__dict__:
+            cls.fields = cls.keys
+        if "example" not in cls.__dict__:
+            cls.example = {cls.switch: True}
 
     def enabled(self, config: Config) -> bool:
         """Whether the feature is on in ``config``."""

@@ -32,10 +32,8 @@ class Coordinates(Feature):
     ``shared`` (origin at agent A's start cell)."""
 
     name = "coordinates"
-    switch = "coordinates"
     keys = ("position",)
     changes = "own_move"
-    fields = ("position",)
     example: ClassVar[Mapping[str, Any]] = {"coordinates": "own"}
 
     def enabled(self, config: Config) -> bool:

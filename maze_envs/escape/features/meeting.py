@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -28,11 +28,8 @@ class MeetingAlert(Feature):
     """``colocated_with``: 1 for each agent slot whose agent is on this cell."""
 
     name = "meeting_alert"
-    switch = "meeting_alert"
     keys = ("colocated_with",)
     changes = "any_move"
-    fields = ("colocated_with",)
-    example: ClassVar[Mapping[str, Any]] = {"meeting_alert": True}
 
     def spaces(self, config: Config, slots: int) -> dict[str, spaces.Space[Any]]:
         return {"colocated_with": spaces.MultiBinary(slots)}

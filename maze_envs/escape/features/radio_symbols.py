@@ -30,9 +30,7 @@ class RadioSymbols(Feature):
     it cools down or is switched off. The communication of the batched engine."""
 
     name = "radio_symbols"
-    switch = "radio_symbols"
     keys = ("radio_symbols",)
-    fields = ("radio_symbols",)
     example: ClassVar[Mapping[str, Any]] = {"radio_symbols": 4}
     changes = "turn"  # what was sent last turn: any turn may change it
 

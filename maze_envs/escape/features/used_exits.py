@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from gymnasium import spaces
@@ -42,11 +42,8 @@ class UsedExits(Feature):
     crossed in either direction, leaving or entering the cell."""
 
     name = "used_exits"
-    switch = "used_exits"
     keys = ("used_exits",)
     changes = "own_move"
-    fields = ("used_exits",)
-    example: ClassVar[Mapping[str, Any]] = {"used_exits": True}
 
     def spaces(self, config: Config, slots: int) -> dict[str, spaces.Space[Any]]:
         return {"used_exits": spaces.MultiBinary(len(DIRECTIONS))}

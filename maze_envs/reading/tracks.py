@@ -32,7 +32,7 @@ from maze_envs.journal import (
     decode_json,
     encode_json,
 )
-from maze_envs.journal.read.turns import read_turns
+from maze_envs.reading.turns import read_turns
 
 #: Environment ids whose games :func:`escape_track` reads.
 ESCAPE_ENV_PREFIX: Final = "maze_envs/MazeEscape-"
