@@ -11,8 +11,8 @@ A language model as a policy of :mod:`maze_envs.policies.interface`, for Maze Es
   (:mod:`llm_policies.harness`), the checks before each request (context window, caps:
   :mod:`llm_policies.guard`, :mod:`llm_policies.tokens`), what the agents of a game share
   (:mod:`llm_policies.game`), the policies (:mod:`llm_policies.policy_base`,
-  :mod:`llm_policies.policy`), decision replay (:mod:`llm_policies.replay`,
-  :mod:`llm_policies.replay_report`);
+  :mod:`llm_policies.policy`), decision replay (:mod:`llm_policies.apps.replay`,
+  :mod:`llm_policies.apps.replay_report`);
 * the backends: hosted models through pydantic-ai, local ones through Ollama's native API, a
   scripted backend for tests (:mod:`llm_policies.backends`), what a server really does (output
   modes it honours, context window, tokenizer: :mod:`llm_policies.capabilities`,
@@ -34,7 +34,7 @@ _EXPORTS = {
     "HarnessSettings": "llm_policies.harness",
     "ModelSettings": "llm_policies.settings",
     "make_llm_policy": "llm_policies.registry",
-    "replay_decisions": "llm_policies.replay",
+    "replay_decisions": "llm_policies.apps.replay",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,6 +1,6 @@
 """What the front ends that hand an LLM policy's model to an evaluation framework share.
 
-The Inspect AI tasks (:mod:`llm_policies.inspect.policy`) and the verifiers environments
+The Inspect AI tasks (:mod:`llm_policies.apps.inspect.policy`) and the verifiers environments
 (:mod:`llm_policies.apps.verifiers.policy`) build the ordinary LLM policies over a backend of
 the framework. Both take the policies' options, minus the settings the framework owns (each of
 those refused with the framework's own option to use instead): :class:`FrontOptions` routes

@@ -12,7 +12,7 @@ from typing import Any
 
 from llm_policies.backends.base import ModelRequest
 from llm_policies.policy import EscapeLLMPolicy
-from llm_policies.replay import (
+from llm_policies.apps.replay import (
     full_game_summary,
     main,
     open_journal,

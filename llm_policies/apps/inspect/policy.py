@@ -2,9 +2,9 @@
 
 :func:`escape_policy` and :func:`agimaze_policy` build the ordinary
 :class:`~llm_policies.policy.EscapeLLMPolicy` / :class:`~llm_policies.policy.AgiMazeLLMPolicy`
-over an :class:`~llm_policies.inspect.backend.InspectBackend`: one harness (prompts, schema,
+over an :class:`~llm_policies.apps.inspect.backend.InspectBackend`: one harness (prompts, schema,
 parsing, re-asks, decision records), Inspect's model API underneath. They are reached by import
-path (``llm_policies.inspect.policy:escape_policy``), so a game task of the benchmark runner
+path (``llm_policies.apps.inspect.policy:escape_policy``), so a game task of the benchmark runner
 names them like any other policy and the runner's rollout plays and journals the game; the
 model is the one Inspect is evaluating (``inspect_ai.model.get_model()``), or ``model=`` names
 one (``model=openai/gpt-4o-mini``, usable from ``maze-envs bench`` too).
@@ -45,14 +45,14 @@ from llm_policies.apps.front import (
 )
 from llm_policies.backends.base import ModelBackend
 from llm_policies.harness import HarnessSettings
-from llm_policies.inspect.backend import GameControl, InspectBackend
+from llm_policies.apps.inspect.backend import GameControl, InspectBackend
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
 from maze_envs.policies.interface import Decision, as_decision
 
 #: Import paths of the factories, as policy specs of the runner (``maze_envs.bench``).
-ESCAPE_POLICY: Final = "llm_policies.inspect.policy:escape_policy"
-AGIMAZE_POLICY: Final = "llm_policies.inspect.policy:agimaze_policy"
+ESCAPE_POLICY: Final = "llm_policies.apps.inspect.policy:escape_policy"
+AGIMAZE_POLICY: Final = "llm_policies.apps.inspect.policy:agimaze_policy"
 
 #: Settings Inspect owns in this front end, with the Inspect option that sets them.
 INSPECT_OWNED: Final[dict[str, str]] = {
@@ -187,10 +187,10 @@ def make_inspect_policy(
 
 
 def escape_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """A Maze Escape agent on an Inspect model (``llm_policies.inspect.policy:escape_policy``)."""
+    """A Maze Escape agent on an Inspect model (``llm_policies.apps.inspect.policy:escape_policy``)."""
     return make_inspect_policy("escape", model, **options)
 
 
 def agimaze_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """The AGI Maze player as an Inspect model (``llm_policies.inspect.policy:agimaze_policy``)."""
+    """The AGI Maze player as an Inspect model (``llm_policies.apps.inspect.policy:agimaze_policy``)."""
     return make_inspect_policy("agimaze", model, **options)

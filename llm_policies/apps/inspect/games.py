@@ -27,7 +27,7 @@ import orjson
 from inspect_ai.dataset import Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llm_policies.inspect.policy import AGIMAZE_POLICY, ESCAPE_POLICY
+from llm_policies.apps.inspect.policy import AGIMAZE_POLICY, ESCAPE_POLICY
 from maze_envs.agimaze.set_env import DEFAULT_TARGET, TUTORIAL_PATHS
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec
 from maze_envs.bench.seeds import parse_seeds

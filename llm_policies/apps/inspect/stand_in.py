@@ -14,7 +14,7 @@ decision falls back to STAY), and it counts tokens with tiktoken, whose tables i
 first use, so offline every call fails and each game is an outage.
 
 The provider registers when the tasks load (``inspect eval maze_envs/...``: the entry point of
-the ``inspect_ai`` group imports :mod:`llm_policies.inspect.tasks`, which imports this module).
+the ``inspect_ai`` group imports :mod:`llm_policies.apps.inspect.tasks`, which imports this module).
 """
 
 from __future__ import annotations
