@@ -37,11 +37,11 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from llm_policies.apps.inspect import tasks
 from llm_policies.backends.base import ChatMessage as HarnessMessage
 from llm_policies.backends.base import ModelRequest
 from llm_policies.backends.scripted import CHARS_PER_TOKEN
 from llm_policies.backends.stand_in import stand_in_script
-from llm_policies.apps.inspect import tasks
 from llm_policies.settings import ModelSettings
 
 _SCHEMA_AFTER = "It must follow this JSON schema:\n"

@@ -242,14 +242,14 @@ def _replay_model(
     label: str,
     cache: str,
 ) -> dict[str, Any] | None:
-    from llm_policies.backends.base import make_backend
-    from llm_policies.cache import CachedBackend
     from llm_policies.apps.replay import (
         full_game_summary,
         recorded_decisions,
         replay_decisions,
         replay_settings,
     )
+    from llm_policies.backends.make import make_backend
+    from llm_policies.cache import CachedBackend
     from llm_policies.settings import ModelSettings
 
     def games(arm: str) -> list[int]:

@@ -14,7 +14,8 @@ Modules, one part each:
 * :mod:`~llm_policies.apps.inspect.games`: one game per sample (the dataset);
 * :mod:`~llm_policies.apps.inspect.solver`: plays the sample's game into the journal;
 * :mod:`~llm_policies.apps.inspect.sets`: the labyrinth-set game loop;
-* :mod:`~llm_policies.apps.inspect.scores`, :mod:`~llm_policies.apps.inspect.scorer`: what a game scores;
+* :mod:`~llm_policies.apps.inspect.scores`, :mod:`~llm_policies.apps.inspect.scorer`: what a
+  game scores;
 * :mod:`~llm_policies.apps.inspect.tasks`: the tasks and their ``-T`` parameters.
 """
 
@@ -29,8 +30,8 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
         "the Inspect AI tasks need inspect-ai; install the extra: pip install 'maze-envs[inspect]'"
     ) from error
 
-#: The tasks (``maze_envs/escape``...), imported from :mod:`~llm_policies.apps.inspect.tasks` on first
-#: use, so importing one part of this package does not register them all.
+#: The tasks (``maze_envs/escape``...), imported from :mod:`~llm_policies.apps.inspect.tasks` on
+#: first use, so importing one part of this package does not register them all.
 __all__ = ["agimaze", "agimaze_set", "escape"]
 
 

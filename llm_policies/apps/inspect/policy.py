@@ -43,9 +43,9 @@ from llm_policies.apps.front import (
     policy_class,
     settings_of,
 )
+from llm_policies.apps.inspect.backend import GameControl, InspectBackend
 from llm_policies.backends.base import ModelBackend
 from llm_policies.harness import HarnessSettings
-from llm_policies.apps.inspect.backend import GameControl, InspectBackend
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
 from maze_envs.policies.interface import Decision, as_decision
@@ -187,10 +187,12 @@ def make_inspect_policy(
 
 
 def escape_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """A Maze Escape agent on an Inspect model (``llm_policies.apps.inspect.policy:escape_policy``)."""
+    """A Maze Escape agent on an Inspect model
+    (``llm_policies.apps.inspect.policy:escape_policy``)."""
     return make_inspect_policy("escape", model, **options)
 
 
 def agimaze_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """The AGI Maze player as an Inspect model (``llm_policies.apps.inspect.policy:agimaze_policy``)."""
+    """The AGI Maze player as an Inspect model
+    (``llm_policies.apps.inspect.policy:agimaze_policy``)."""
     return make_inspect_policy("agimaze", model, **options)
