@@ -50,7 +50,7 @@ from llm_policies.outcome import (
     truncation_message,
 )
 from llm_policies.parsing import ParseResult, parse_reply
-from llm_policies.prompts import load
+from llm_policies.prompt_data import load
 from llm_policies.schema import Check, ReplySchema
 from llm_policies.settings import HarnessOutputMode, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage

@@ -31,7 +31,7 @@ from llm_policies.backends.base import ChatMessage, ModelBackend
 from llm_policies.harness import Outcome
 from llm_policies.history import REASONING_FIELD, History
 from llm_policies.policy_base import LLMPolicyBase
-from llm_policies.prompts import resolve_version
+from llm_policies.prompt_data import resolve_version
 from llm_policies.prompts.agimaze import AGIMAZE_PROMPT_VERSIONS, agimaze_system
 from llm_policies.prompts.escape import escape_system, escape_user
 from llm_policies.schema import agimaze_schema, escape_action, escape_schema, short_errors
