@@ -141,13 +141,7 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
         )
         if outcome.values is None:
             record["fallback_action"] = record["action"]
-        return Decision(
-            action,
-            record=record,
-            usage=outcome.usage,
-            stop=self._stop_reason(outcome),
-            status=outcome.status,
-        )
+        return self._decision(action, outcome)
 
 
 def with_rejections(observation: Observation, rejected: Mapping[str, str]) -> Observation:
@@ -403,10 +397,4 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             record["history_left_out"] = self.history.first_shown(self.history_start)
         if outcome.values is None:
             record["fallback_action"] = action
-        return Decision(
-            action,
-            record=record,
-            usage=outcome.usage,
-            stop=self._stop_reason(outcome),
-            status=outcome.status,
-        )
+        return self._decision(action, outcome)

@@ -40,7 +40,7 @@ from llm_policies.harness import HarnessSettings, Outcome, decide
 from llm_policies.output_mode import OutputModeChoice
 from llm_policies.schema import ReplySchema
 from llm_policies.settings import ModelSettings, OutputMode
-from maze_envs.policies.interface import AsyncPolicyBase, Usage
+from maze_envs.policies.interface import AsyncPolicyBase, Decision, Usage
 
 log = logging.getLogger(__name__)
 
@@ -205,6 +205,17 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
     def _build_system(self, mode: OutputMode) -> str:
         """The system prompt of this game in output ``mode`` (written by each policy)."""
         raise NotImplementedError
+
+    def _decision(self, action: ActT, outcome: Outcome) -> Decision[ActT]:
+        """The decision of ``action`` on ``outcome``: its record, usage and status, and the
+        game's stop request when a stop rule fired (:meth:`_stop_reason`)."""
+        return Decision(
+            action,
+            record=outcome.record,
+            usage=outcome.usage,
+            stop=self._stop_reason(outcome),
+            status=outcome.status,
+        )
 
     def _stop_reason(self, outcome: Outcome) -> str | None:
         self.total_usage = self.total_usage + outcome.usage

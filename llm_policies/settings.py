@@ -17,7 +17,7 @@ Ollama), so a game's settings are one JSON object in the journal and the cache k
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -114,6 +114,14 @@ class ModelSettings(BaseModel):
 
 #: The settings that go out with each request (the sampling ones), in the order they are sent.
 REQUEST_FIELDS: tuple[str, ...] = ("temperature", "max_output_tokens", "seed", "reasoning_effort")
+#: The request settings under the OpenAI API's names, which Inspect's ``GenerateConfig`` and
+#: verifiers' sampling arguments use too.
+OPENAI_NAMES: Final = {
+    "temperature": "temperature",
+    "max_output_tokens": "max_tokens",
+    "seed": "seed",
+    "reasoning_effort": "reasoning_effort",
+}
 #: Wire names of the reasoning effort that take thinking on or off: ``"none"`` goes as ``False``.
 _THINKING_NAMES = frozenset({"thinking", "think"})
 
@@ -145,4 +153,23 @@ def request_values(settings: ModelSettings, names: Mapping[str, str]) -> dict[st
         if field == "reasoning_effort" and wire in _THINKING_NAMES:
             value = False if value == "none" else value
         out[wire] = value
+    return out
+
+
+def settings_values(values: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """:func:`request_values` read backwards: the model settings that a framework's sampling
+    ``values`` (under the wire's ``names``) set; a reasoning effort this project does not name
+    (``minimal``...) is left out.
+
+    >>> settings_values({"max_tokens": 64, "seed": None, "reasoning_effort": "xhigh"}, OPENAI_NAMES)
+    {'max_output_tokens': 64}
+    """
+    out: dict[str, Any] = {}
+    for field, wire in names.items():
+        value = values.get(wire)
+        if value is None:
+            continue
+        if field == "reasoning_effort" and value not in get_args(ReasoningEffort):
+            continue
+        out[field] = value
     return out

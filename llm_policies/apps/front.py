@@ -87,6 +87,14 @@ class FrontOptions:
             harness["order"] = tuple(part.strip() for part in harness["order"].split(","))
         return model, harness, other
 
+    def validated(
+        self, options: Mapping[str, Any]
+    ) -> tuple[ModelSettings, HarnessSettings, Options]:
+        """The model settings, the harness settings and the other options of ``options``;
+        ValueError naming what is wrong."""
+        model, harness, other = self.split(options)
+        return (*settings_of(model, harness), other)
+
 
 def settings_of(model: Options, harness: Options) -> tuple[ModelSettings, HarnessSettings]:
     """The validated settings; ValueError listing every invalid one (``field: why (got x)``)."""

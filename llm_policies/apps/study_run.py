@@ -36,12 +36,11 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.bench.command import EXIT_OUTAGE, OneLineParser, run_error_status
+from maze_envs.bench.command import OneLineParser, finished_status, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
 from maze_envs.bench.ray_executor import parse_runtime_env
-from maze_envs.bench.report import outage_report
 from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, parse_size
@@ -406,9 +405,4 @@ def _main(given: list[str]) -> int:
             print(f"wrote {path}")
         if written.note:
             print(f"note: {written.note}")
-    outages = outage_report(result.rows)
-    if outages is not None:
-        print(f"maze-envs study run: {outages}", file=sys.stderr)
-    if not result.verified_ok:
-        return 1
-    return EXIT_OUTAGE if outages is not None else 0
+    return finished_status("maze-envs study run", result)

@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from http import HTTPStatus
-from typing import Any, Final, get_args
+from typing import Any, Final
 
 from inspect_ai.model import (
     ChatMessage,
@@ -58,11 +58,12 @@ from llm_policies.backends.base import (
 )
 from llm_policies.backends.retry import RETRIED_4XX
 from llm_policies.settings import (
+    OPENAI_NAMES,
     OUTPUT_MODES,
     ModelSettings,
     OutputMode,
-    ReasoningEffort,
     request_values,
+    settings_values,
 )
 from maze_envs.policies.interface import Usage
 
@@ -129,13 +130,8 @@ def inspect_schema(schema: Mapping[str, Any]) -> JSONSchema:
     return _schema(json.dumps(schema, ensure_ascii=False))
 
 
-#: The request settings as Inspect's ``GenerateConfig`` names them.
-CONFIG_NAMES: Final = {
-    "temperature": "temperature",
-    "max_output_tokens": "max_tokens",
-    "seed": "seed",
-    "reasoning_effort": "reasoning_effort",
-}
+#: The request settings as Inspect's ``GenerateConfig`` names them (the OpenAI API's names).
+CONFIG_NAMES: Final = OPENAI_NAMES
 
 
 def generate_config(request: ModelRequest) -> GenerateConfig:
@@ -261,13 +257,8 @@ class InspectBackend:
         policy takes precedence (it is sent with every call).
         """
         config = self.model.config
-        update: dict[str, Any] = {}
-        for field, wire in CONFIG_NAMES.items():  # the request's mapping, read backwards
-            value = getattr(config, wire, None)
-            if getattr(settings, field) is None and value is not None:
-                update[field] = value
-        if update.get("reasoning_effort") not in (None, *get_args(ReasoningEffort)):
-            del update["reasoning_effort"]  # an effort of Inspect's that ours does not name
+        given = settings_values(config.model_dump(), CONFIG_NAMES)
+        update = {name: value for name, value in given.items() if getattr(settings, name) is None}
         return settings.model_copy(update=update) if update else settings
 
     async def complete(self, request: ModelRequest) -> ModelReply:
