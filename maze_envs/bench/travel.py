@@ -47,8 +47,12 @@ try:
 except ImportError:  # not POSIX: journals of killed workers stay in the temporary folder
     fcntl = None  # type: ignore[assignment]
 
-# the policies read the link set here through maze_envs.policies.driver (driver_link,
-# driver_path, driver_call, adriver_call)
+# the policies read the link set here through maze_envs.policies.driver; its calls are this
+# module's too (the runner's side names them here)
+from maze_envs.policies.driver import adriver_call as adriver_call
+from maze_envs.policies.driver import driver_call as driver_call
+from maze_envs.policies.driver import driver_link as driver_link
+from maze_envs.policies.driver import driver_path as driver_path
 from maze_envs.policies.driver import use_link
 
 if TYPE_CHECKING:
