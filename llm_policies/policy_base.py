@@ -38,6 +38,7 @@ from llm_policies.game import GAMES, GameShare
 from llm_policies.guard import Guard
 from llm_policies.harness import HarnessSettings, Outcome, decide
 from llm_policies.output_mode import OutputModeChoice
+from llm_policies.output_mode import default_output_mode as default_output_mode
 from llm_policies.schema import ReplySchema
 from llm_policies.settings import ModelSettings, OutputMode
 from maze_envs.policies.interface import AsyncPolicyBase, Decision, Usage

@@ -28,7 +28,9 @@ model's play).
 
 from __future__ import annotations
 
+import importlib
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -376,3 +378,18 @@ def parse_spec(spec: str) -> tuple[str, str]:
             "'openrouter:<vendor>/<model>', 'ollama:qwen3:8b' or 'scripted:<name>'"
         )
     return prefix, name
+
+
+def __getattr__(name: str) -> Any:
+    """``make_backend``, deprecated here: it moved above the backends it chooses among
+    (:mod:`llm_policies.backends.make`; import it from ``llm_policies.backends``)."""
+    if name == "make_backend":
+        warnings.warn(
+            "llm_policies.backends.base.make_backend moved to llm_policies.backends.make "
+            "(import it from llm_policies.backends)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        # by name: the protocol's module never imports the backends (backend-layers contract)
+        return importlib.import_module("llm_policies.backends.make").make_backend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,3 +62,12 @@ def test_the_commands_of_the_llm_policies_name_their_new_homes() -> None:
         if target.startswith("llm_policies."):
             module, _, name = target.partition(":")
             assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_make_backend_is_still_named_by_the_protocol_module_with_a_warning() -> None:
+    import llm_policies.backends.base as base
+    from llm_policies.backends import make_backend
+
+    with pytest.warns(DeprecationWarning, match="moved to llm_policies.backends.make"):
+        moved = base.make_backend
+    assert moved is make_backend
