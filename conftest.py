@@ -15,15 +15,6 @@ os.environ.setdefault("MAZE_ENVS_CHECK_HINTS", "1")
 
 # Entry-point scripts run the command line when imported; they have no examples.
 collect_ignore_glob = ["maze_envs/__main__.py", "maze_envs/*/__main__.py"]
-# Deprecated import paths of modules that moved (issue 26): each is the module of its new home,
-# whose doctests run there.
-collect_ignore_glob += [
-    "llm_policies/inspect/*",
-    "llm_policies/study_run.py",
-    "llm_policies/study_plan.py",
-    "llm_policies/replay.py",
-    "llm_policies/replay_report.py",
-]
 
 # The verifiers environments import verifiers, which lives in an environment of its own (the
 # verifiers extra cannot be installed beside the llm extra): their doctests run there.

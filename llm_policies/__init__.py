@@ -28,6 +28,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from llm_policies._moved import install as install_moved
+
 _EXPORTS = {
     "AgiMazeLLMPolicy": "llm_policies.policy",
     "EscapeLLMPolicy": "llm_policies.policy",
@@ -38,6 +40,18 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+# The applications moved to llm_policies.apps (issue 26): their old import paths still work,
+# with a DeprecationWarning.
+install_moved(
+    {
+        "llm_policies.inspect": "llm_policies.apps.inspect",
+        "llm_policies.study_run": "llm_policies.apps.study_run",
+        "llm_policies.study_plan": "llm_policies.apps.study_plan",
+        "llm_policies.replay": "llm_policies.apps.replay",
+        "llm_policies.replay_report": "llm_policies.apps.replay_report",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -66,8 +66,8 @@ def test_every_module_lies_in_a_floor() -> None:
 
 def test_the_llm_policy_contract_names_every_module_but_the_applications() -> None:
     """Every module of ``llm_policies`` lies in the policy part (which never imports the runner
-    nor ``llm_policies.apps``) except the applications, the package's ``__init__`` and the
-    deprecated import paths of modules that moved to ``apps`` (issue 26)."""
+    nor ``llm_policies.apps``) except the applications and the package's ``__init__``
+    (issue 26)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     (contract,) = [c for c in config["contracts"] if c["id"] == "llm-policy-apart-from-apps"]
     policy = contract["source_modules"]
@@ -78,8 +78,6 @@ def test_the_llm_policy_contract_names_every_module_but_the_applications() -> No
         parts = path.relative_to(ROOT).with_suffix("").parts
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         if module == "llm_policies" or module.startswith("llm_policies.apps"):
-            continue
-        if "moved(__name__," in path.read_text():  # a deprecated path to an application
             continue
         if not any(module == name or module.startswith(name + ".") for name in policy):
             outside.append(module)
