@@ -30,8 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from llm_policies.study_plan import study_plan  # noqa: E402
-from llm_policies.study_run import main as study_main  # noqa: E402
+from llm_policies.apps.study_plan import study_plan  # noqa: E402
+from llm_policies.apps.study_run import main as study_main  # noqa: E402
 from maze_envs.studies.catalog import find, shipped  # noqa: E402
 
 MODEL = "stand-in:wall-follower"

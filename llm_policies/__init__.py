@@ -11,8 +11,8 @@ A language model as a policy of :mod:`maze_envs.policies.interface`, for Maze Es
   (:mod:`llm_policies.harness`), the checks before each request (context window, caps:
   :mod:`llm_policies.guard`, :mod:`llm_policies.tokens`), what the agents of a game share
   (:mod:`llm_policies.game`), the policies (:mod:`llm_policies.policy_base`,
-  :mod:`llm_policies.policy`), decision replay (:mod:`llm_policies.replay`,
-  :mod:`llm_policies.replay_report`);
+  :mod:`llm_policies.policy`), decision replay (:mod:`llm_policies.apps.replay`,
+  :mod:`llm_policies.apps.replay_report`);
 * the backends: hosted models through pydantic-ai, local ones through Ollama's native API, a
   scripted backend for tests (:mod:`llm_policies.backends`), what a server really does (output
   modes it honours, context window, tokenizer: :mod:`llm_policies.capabilities`,
@@ -28,16 +28,30 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+from llm_policies._moved import install as install_moved
+
 _EXPORTS = {
     "AgiMazeLLMPolicy": "llm_policies.policy",
     "EscapeLLMPolicy": "llm_policies.policy",
     "HarnessSettings": "llm_policies.harness",
     "ModelSettings": "llm_policies.settings",
     "make_llm_policy": "llm_policies.registry",
-    "replay_decisions": "llm_policies.replay",
+    "replay_decisions": "llm_policies.apps.replay",
 }
 
 __all__ = sorted(_EXPORTS)
+
+# The applications moved to llm_policies.apps (issue 26): their old import paths still work,
+# with a DeprecationWarning.
+install_moved(
+    {
+        "llm_policies.inspect": "llm_policies.apps.inspect",
+        "llm_policies.study_run": "llm_policies.apps.study_run",
+        "llm_policies.study_plan": "llm_policies.apps.study_plan",
+        "llm_policies.replay": "llm_policies.apps.replay",
+        "llm_policies.replay_report": "llm_policies.apps.replay_report",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -34,7 +34,7 @@ Where the file is: the process that opens a :class:`CachedBackend` reads and wri
 file itself (:class:`ReplyFile`), except in a Ray worker of a benchmark run, whose node may not
 see the driver's disk: there every lookup and store goes to the one :class:`ReplyFile` the
 driver's node holds for the run (:class:`DriverReplies`, through
-:func:`maze_envs.bench.travel.adriver_call`), so a run on a cluster fills the driver's cache
+:func:`maze_envs.policies.driver.adriver_call`), so a run on a cluster fills the driver's cache
 file and a rerun on any cluster sends nothing.
 """
 
@@ -241,39 +241,39 @@ class ReplyFile:
 class DriverReplies:
     """The replies of the cache file ``path`` of a Ray run's driver, from one of its workers:
     every lookup and store runs in the one :class:`ReplyFile` of that file the driver's node
-    holds for the run (:func:`maze_envs.bench.travel.adriver_call`)."""
+    holds for the run (:func:`maze_envs.policies.driver.adriver_call`)."""
 
     def __init__(self, path: str, mode: CacheMode) -> None:
-        from maze_envs.bench.travel import driver_path
+        from maze_envs.policies.driver import driver_path
 
         self.path = Path(driver_path(path))
         self._key = (str(self.path), mode)
 
     def lookup(self, key: str) -> str | None:
-        from maze_envs.bench.travel import driver_call
+        from maze_envs.policies.driver import driver_call
 
         found: str | None = driver_call(ReplyFile, self._key, "lookup", key)
         return found
 
     async def alookup(self, key: str) -> str | None:
-        from maze_envs.bench.travel import adriver_call
+        from maze_envs.policies.driver import adriver_call
 
         found: str | None = await adriver_call(ReplyFile, self._key, "lookup", key)
         return found
 
     def served(self, spec: str, base_url: str) -> str | None:
-        from maze_envs.bench.travel import driver_call
+        from maze_envs.policies.driver import driver_call
 
         found: str | None = driver_call(ReplyFile, self._key, "served", spec, base_url)
         return found
 
     def remember_served(self, spec: str, base_url: str, identity: str) -> None:
-        from maze_envs.bench.travel import driver_call
+        from maze_envs.policies.driver import driver_call
 
         driver_call(ReplyFile, self._key, "remember_served", spec, base_url, identity)
 
     async def astore(self, key: str, spec: str, request: str, reply: str) -> None:
-        from maze_envs.bench.travel import adriver_call
+        from maze_envs.policies.driver import adriver_call
 
         await adriver_call(ReplyFile, self._key, "store", key, spec, request, reply)
 
@@ -284,7 +284,7 @@ class DriverReplies:
 def _open_replies(path: Path, mode: CacheMode) -> ReplyFile | DriverReplies:
     """The replies of the cache file ``path``: this process's own, or the driver's (a Ray
     worker of a benchmark run, see the module's docstring)."""
-    from maze_envs.bench.travel import driver_link
+    from maze_envs.policies.driver import driver_link
 
     if driver_link() is not None:
         return DriverReplies(str(path), mode)

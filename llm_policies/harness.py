@@ -49,8 +49,9 @@ from llm_policies.outcome import (
     mode_rejected_message,
     truncation_message,
 )
+from llm_policies.output_mode import OutputModeChoice
 from llm_policies.parsing import ParseResult, parse_reply
-from llm_policies.prompts import load
+from llm_policies.prompt_data import load
 from llm_policies.schema import Check, ReplySchema
 from llm_policies.settings import HarnessOutputMode, ModelSettings, OutputMode
 from maze_envs.policies.interface import Usage
@@ -212,10 +213,7 @@ async def decide(
     now) with a reason for the retry; ``guard`` checks each request against the context window
     and the game's caps before it is sent, and charges what it cost.
     """
-    if mode is None:
-        if harness.output_mode == "auto":
-            raise ValueError("decide() needs the output mode that 'auto' chose (mode=...)")
-        mode = harness.output_mode
+    mode = OutputModeChoice.fixed(harness.output_mode, mode)
     retry_text = load("escape/reply.toml")["retry"]["invalid"]
     conversation = list(messages)
     decision = DecisionRecord(

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from llm_policies.prompts import load
+from llm_policies.prompt_data import load
 
 HistoryKind = Literal["observations", "planning", "world_model"]
 HISTORY_KINDS: Final = ("observations", "planning", "world_model")

@@ -31,7 +31,7 @@ from llm_policies.backends.base import ChatMessage, ModelBackend
 from llm_policies.harness import Outcome
 from llm_policies.history import REASONING_FIELD, History
 from llm_policies.policy_base import LLMPolicyBase
-from llm_policies.prompts import resolve_version
+from llm_policies.prompt_data import resolve_version
 from llm_policies.prompts.agimaze import AGIMAZE_PROMPT_VERSIONS, agimaze_system
 from llm_policies.prompts.escape import escape_system, escape_user
 from llm_policies.schema import agimaze_schema, escape_action, escape_schema, short_errors
@@ -141,13 +141,7 @@ class EscapeLLMPolicy(LLMPolicyBase[EscapeEpisode, Observation, Action]):
         )
         if outcome.values is None:
             record["fallback_action"] = record["action"]
-        return Decision(
-            action,
-            record=record,
-            usage=outcome.usage,
-            stop=self._stop_reason(outcome),
-            status=outcome.status,
-        )
+        return self._decision(action, outcome)
 
 
 def with_rejections(observation: Observation, rejected: Mapping[str, str]) -> Observation:
@@ -403,10 +397,4 @@ class AgiMazeLLMPolicy(LLMPolicyBase[AgiMazeEpisode, AgiMazeObservation, str]):
             record["history_left_out"] = self.history.first_shown(self.history_start)
         if outcome.values is None:
             record["fallback_action"] = action
-        return Decision(
-            action,
-            record=record,
-            usage=outcome.usage,
-            stop=self._stop_reason(outcome),
-            status=outcome.status,
-        )
+        return self._decision(action, outcome)

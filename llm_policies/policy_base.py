@@ -23,7 +23,7 @@ import concurrent.futures
 import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from llm_policies.accounting import Budget, BudgetNode
 from llm_policies.backends.base import (
@@ -36,10 +36,12 @@ from llm_policies.backends.base import (
 from llm_policies.capabilities import ENDPOINTS, Endpoint, endpoint_of
 from llm_policies.game import GAMES, GameShare
 from llm_policies.guard import Guard
-from llm_policies.harness import HarnessSettings, Outcome, decide, mode_rejected_message
+from llm_policies.harness import HarnessSettings, Outcome, decide
+from llm_policies.output_mode import OutputModeChoice
+from llm_policies.output_mode import default_output_mode as default_output_mode
 from llm_policies.schema import ReplySchema
 from llm_policies.settings import ModelSettings, OutputMode
-from maze_envs.policies.interface import AsyncPolicyBase, Usage
+from maze_envs.policies.interface import AsyncPolicyBase, Decision, Usage
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +51,6 @@ ActT = TypeVar("ActT")
 
 #: Backend closes scheduled by ``close()`` inside a running event loop.
 _CLOSING: set[asyncio.Task[None]] = set()
-#: Pydantic-ai prefixes whose servers are OpenAI-compatible ones of the user's when local.
-_COMPATIBLE_PREFIXES: Final = frozenset({"openai-chat"})
 
 
 @dataclass(frozen=True)
@@ -64,21 +64,6 @@ class RunEndpoints:
         """Put it in place in this process, which shares each server's slots with
         ``processes - 1`` others."""
         ENDPOINTS.adopt(list(self.snapshots), share=processes)
-
-
-def default_output_mode(backend: ModelBackend) -> str:
-    """The output mode a policy uses when none is asked for.
-
-    ``auto`` for an OpenAI-compatible server declared local (llama.cpp, vLLM, LM Studio: they
-    differ in what they honour), the backend's first mode when it has no ``tool`` mode (Ollama:
-    ``native``), else ``tool``.
-    """
-    served = tuple(getattr(backend, "output_modes", ()) or ())
-    if backend.local and backend.spec.partition(":")[0] in _COMPATIBLE_PREFIXES:
-        return "auto"
-    if served and "tool" not in served:
-        return served[0]
-    return "tool"
 
 
 class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, ObsT, ActT]):
@@ -102,19 +87,11 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         self.backend = backend
         self.settings = settings if settings is not None else ModelSettings()
         self.options = harness if harness is not None else HarnessSettings(**harness_options)
-        served = tuple(getattr(backend, "output_modes", ()) or ())
-        if "output_mode" not in self.options.model_fields_set:
-            self.options = self.options.model_copy(
-                update={"output_mode": default_output_mode(backend)}
-            )
-        elif served and self.options.output_mode not in (*served, "auto"):
-            raise ValueError(
-                f"output mode {self.options.output_mode!r} is not served by {backend.spec}; use "
-                f"one of {', '.join(served)} or auto"
-            )
-        requested = self.options.output_mode
-        #: the output mode requests are sent in (``None`` until ``auto`` has chosen)
-        self.mode: OutputMode | None = None if requested == "auto" else requested
+        asked = self.options.output_mode if "output_mode" in self.options.model_fields_set else None
+        #: the owner of the output mode: asked, and in force (see :mod:`llm_policies.output_mode`)
+        self.output = OutputModeChoice.of(backend, asked)
+        if asked is None:  # the default is recorded as the harness setting it stands for
+            self.options = self.options.model_copy(update={"output_mode": self.output.asked})
         self.endpoint: Endpoint = endpoint_of(backend, self.settings)
         #: settings the provider's requests go out without, with the reason (recorded per game)
         self.dropped_settings = dropped_settings(backend, self.settings)
@@ -129,6 +106,11 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         self._harness_recorded = False
         #: notices of this decision met before it was sent (a trimmed history)
         self._pending_notices: list[dict[str, Any]] = []
+
+    @property
+    def mode(self) -> OutputMode | None:
+        """The output mode requests are sent in (``None`` until ``auto`` has chosen)."""
+        return self.output.current
 
     # -- what the runner stores ------------------------------------------------------------
 
@@ -187,7 +169,7 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         if self.endpoint.unreachable is not None:
             return
         self._identify()
-        if self.options.output_mode == "auto":
+        if self.output.auto:
             try:
                 await self.endpoint.pick_mode(self.backend, self.settings)
             except ModelError:  # asked again at the first decision, where it is recorded
@@ -224,6 +206,17 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
     def _build_system(self, mode: OutputMode) -> str:
         """The system prompt of this game in output ``mode`` (written by each policy)."""
         raise NotImplementedError
+
+    def _decision(self, action: ActT, outcome: Outcome) -> Decision[ActT]:
+        """The decision of ``action`` on ``outcome``: its record, usage and status, and the
+        game's stop request when a stop rule fired (:meth:`_stop_reason`)."""
+        return Decision(
+            action,
+            record=outcome.record,
+            usage=outcome.usage,
+            stop=self._stop_reason(outcome),
+            status=outcome.status,
+        )
 
     def _stop_reason(self, outcome: Outcome) -> str | None:
         self.total_usage = self.total_usage + outcome.usage
@@ -265,21 +258,14 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
         if self._unreachable():
             return self._unreachable_outage()
         self._identify()
-        if self.mode is not None:
-            rejected = self.endpoint.rejected(self.mode)
-            if rejected is None:
-                return None
-            if self.options.output_mode != "auto":
-                return mode_rejected_message(self.mode, rejected)
-            self.mode = None  # auto: choose again without the rejected mode
-            self.endpoint.choice = None
+        before = self.output.current
         try:
-            choice = await self.endpoint.pick_mode(self.backend, self.settings)
+            refused = await self.output.ready(self.endpoint, self.backend, self.settings)
         except ModelError as exc:
             return self._probe_outage(exc)
-        self.mode = choice.mode
-        self.system = self._build_system(choice.mode)
-        return None
+        if refused is None and self.output.current != before and self.output.current is not None:
+            self.system = self._build_system(self.output.current)
+        return refused
 
     def _unreachable(self) -> bool:
         """The server could not be reached when the run began and has not answered since
@@ -353,7 +339,7 @@ class LLMPolicyBase(AsyncPolicyBase[EpisodeT, ObsT, ActT], Generic[EpisodeT, Obs
             cache_history=cache_history,
             guard=Guard(self.backend, self.caps, self.endpoint),
         )
-        if outcome.reason == "config" and self.options.output_mode == "auto":
+        if outcome.reason == "config" and self.output.auto:
             # the mode auto chose was rejected in play: choose again and ask once more
             again = await self._prepare()
             if again is None:

@@ -48,7 +48,8 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from llm_policies.accounting import Budget
-from llm_policies.backends.base import ModelBackend, make_backend
+from llm_policies.backends.base import ModelBackend
+from llm_policies.backends.make import make_backend
 from llm_policies.harness import HarnessSettings
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
 from llm_policies.settings import ModelSettings

@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from llm_policies.prompts import load
+from llm_policies.prompt_data import load
 from maze_envs.escape.types import (
     ACTION_TEXT_MAX_BYTES,
     MOVES,

@@ -16,7 +16,8 @@ Ollama), so a game's settings are one JSON object in the journal and the cache k
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -109,3 +110,66 @@ class ModelSettings(BaseModel):
     def cache_fields(self) -> dict[str, object]:
         """The settings that can change a reply (the response cache's part of the key)."""
         return self.model_dump(mode="json", exclude=set(TRANSPORT_ONLY_FIELDS))
+
+
+#: The settings that go out with each request (the sampling ones), in the order they are sent.
+REQUEST_FIELDS: tuple[str, ...] = ("temperature", "max_output_tokens", "seed", "reasoning_effort")
+#: The request settings under the OpenAI API's names, which Inspect's ``GenerateConfig`` and
+#: verifiers' sampling arguments use too.
+OPENAI_NAMES: Final = {
+    "temperature": "temperature",
+    "max_output_tokens": "max_tokens",
+    "seed": "seed",
+    "reasoning_effort": "reasoning_effort",
+}
+#: Wire names of the reasoning effort that take thinking on or off: ``"none"`` goes as ``False``.
+_THINKING_NAMES = frozenset({"thinking", "think"})
+
+
+def request_values(settings: ModelSettings, names: Mapping[str, str]) -> dict[str, Any]:
+    """The one mapping from model settings to a request: each of :data:`REQUEST_FIELDS` that
+    ``names`` maps (setting -> the wire's field) and that is set, under the wire's name; a
+    setting left at ``None`` is not sent (the provider's default). A reasoning effort sent as
+    ``thinking``/``think`` is ``False`` for ``"none"``, else the effort.
+
+    Every backend builds its request from it (pydantic-ai's model settings, Ollama's options,
+    Inspect's ``GenerateConfig``).
+
+    >>> request_values(ModelSettings(temperature=0.2, reasoning_effort="none"),
+    ...                {"temperature": "temperature", "reasoning_effort": "thinking"})
+    {'temperature': 0.2, 'thinking': False}
+    """
+    unknown = set(names) - set(REQUEST_FIELDS)
+    if unknown:
+        raise ValueError(
+            f"not request settings: {sorted(unknown)}; choose among {', '.join(REQUEST_FIELDS)}"
+        )
+    out: dict[str, Any] = {}
+    for field in REQUEST_FIELDS:
+        wire = names.get(field)
+        value = getattr(settings, field)
+        if wire is None or value is None:
+            continue
+        if field == "reasoning_effort" and wire in _THINKING_NAMES:
+            value = False if value == "none" else value
+        out[wire] = value
+    return out
+
+
+def settings_values(values: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """:func:`request_values` read backwards: the model settings that a framework's sampling
+    ``values`` (under the wire's ``names``) set; a reasoning effort this project does not name
+    (``minimal``...) is left out.
+
+    >>> settings_values({"max_tokens": 64, "seed": None, "reasoning_effort": "xhigh"}, OPENAI_NAMES)
+    {'max_output_tokens': 64}
+    """
+    out: dict[str, Any] = {}
+    for field, wire in names.items():
+        value = values.get(wire)
+        if value is None:
+            continue
+        if field == "reasoning_effort" and value not in get_args(ReasoningEffort):
+            continue
+        out[field] = value
+    return out

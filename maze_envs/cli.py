@@ -47,7 +47,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "print a study's file (TOML: a starting point to copy)",
     ),
     ("study", "run"): (
-        "llm_policies.study_run:main",
+        "llm_policies.apps.study_run:main",
         "play a study with a model, through the benchmark runner (llm extra)",
     ),
     ("study", "report"): (
@@ -63,7 +63,7 @@ COMMANDS: dict[tuple[str, ...], tuple[str, str]] = {
         "regenerate the shipped AGI Maze packs (deterministic)",
     ),
     ("replay-decisions",): (
-        "llm_policies.replay:main",
+        "llm_policies.apps.replay:main",
         "replay a journal's decisions and print the report",
     ),
     ("contract", "start"): ("wrappers.contract.cli:start_main", "start a session in a workspace"),

@@ -2,7 +2,7 @@
 
 The benchmark results (:mod:`maze_envs.bench`: the results table, CSV and JSON), ``maze-envs
 analyze`` (:mod:`maze_envs.bench.analysis`), the decision replay report
-(``llm_policies.replay``) and the viewer (:mod:`maze_envs.view`) all call these functions, so a
+(``llm_policies.apps.replay``) and the viewer (:mod:`maze_envs.view`) all call these functions, so a
 number means the same wherever it is shown. (This module sits below the viewer and the runner so
 that both can call it; :mod:`maze_envs.bench.metrics` re-exports it with the runner's tallies.)
 

@@ -37,9 +37,9 @@ besides() {
     .venv/bin/mypy || status=1
     # The Inspect tasks as the inspect_evals register's lint service checks them (its layout for
     # a repository with one evaluation, from the task file; docs/inspect.md)
-    .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py \
+    .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/apps/inspect/tasks.py \
         >/dev/null \
-        || .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/inspect/tasks.py \
+        || .venv/bin/inspect-evals-lint --preset single-eval --task llm_policies/apps/inspect/tasks.py \
         || status=1
     if [ "$#" -eq 0 ]; then
         python3 -m venv .venv-lowest

@@ -44,7 +44,7 @@ def _floors() -> list[str]:
 def test_every_contract_is_kept() -> None:
     result = _lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 kept, 0 broken" in result.stdout
+    assert "11 kept, 0 broken" in result.stdout
 
 
 def test_every_module_lies_in_a_floor() -> None:
@@ -62,6 +62,26 @@ def test_every_module_lies_in_a_floor() -> None:
             if not any(module == f or module.startswith(f + ".") for f in floors):
                 unplaced.append(module)
     assert unplaced == [], f"place these modules in a floor of [tool.importlinter]: {unplaced}"
+
+
+def test_the_llm_policy_contract_names_every_module_but_the_applications() -> None:
+    """Every module of ``llm_policies`` lies in the policy part (which never imports the runner
+    nor ``llm_policies.apps``) except the applications and the package's ``__init__``
+    (issue 26)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == "llm-policy-apart-from-apps"]
+    policy = contract["source_modules"]
+    assert "llm_policies.apps" in contract["forbidden_modules"]
+    assert "maze_envs.bench" in contract["forbidden_modules"]
+    outside = []
+    for path in (ROOT / "llm_policies").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if module == "llm_policies" or module.startswith("llm_policies.apps"):
+            continue
+        if not any(module == name or module.startswith(name + ".") for name in policy):
+            outside.append(module)
+    assert outside == [], f"place these in the llm-policy-apart-from-apps contract: {outside}"
 
 
 def test_an_import_from_a_lower_floor_to_a_higher_one_breaks_the_contract(tmp_path: Path) -> None:

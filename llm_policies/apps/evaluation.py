@@ -34,9 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Final
+from typing import Any, Final
+
+from pydantic import ValidationError
 
 from maze_envs.bench.seeds import parse_seeds
+from maze_envs.bench.spec import Experiment, GameTask, describe_errors
 
 #: The seeds of the Inspect task ``maze_envs/escape`` unless ``-T seeds=`` says otherwise.
 INSPECT_ESCAPE_SEEDS: Final = "0-9"
@@ -58,7 +61,6 @@ _SHOWN: Final = 3
 def evaluation_seeds() -> Mapping[str, frozenset[int]]:
     """The Maze Escape evaluation seeds, by where they are evaluated: ``study:<name>`` for each
     shipped study, ``bench default`` for the runner's default, ``inspect:maze_envs/escape``."""
-    from maze_envs.bench.spec import Experiment
     from maze_envs.studies.catalog import shipped
 
     found: dict[str, frozenset[int]] = {
@@ -133,3 +135,18 @@ def check_clear_of_evaluation(
         raise ValueError(
             f"{what}: {'; '.join(problems)}, or allow evaluation games (allow_evaluation=true)"
         )
+
+
+def front_games(
+    front: str, kind: str, setup: Mapping[str, Any], seeds: Any, what: str
+) -> list[GameTask]:
+    """The games of one setup of a hub front end (``front``: ``inspect``, ``verifiers``): the
+    benchmark's experiment ``front:kind`` of ``setup`` (its policies included) over ``seeds``;
+    ValueError naming what is wrong with the ``what`` (``task parameters``, ``dataset``)."""
+    try:
+        experiment = Experiment.model_validate(
+            {"name": f"{front}:{kind}", "seeds": seeds, kind: [dict(setup)]}
+        )
+        return experiment.tasks()
+    except ValidationError as exc:
+        raise ValueError(f"invalid {kind} {what}: {describe_errors(exc)}") from None

@@ -1,6 +1,6 @@
 """What the front ends that hand an LLM policy's model to an evaluation framework share.
 
-The Inspect AI tasks (:mod:`llm_policies.inspect.policy`) and the verifiers environments
+The Inspect AI tasks (:mod:`llm_policies.apps.inspect.policy`) and the verifiers environments
 (:mod:`llm_policies.apps.verifiers.policy`) build the ordinary LLM policies over a backend of
 the framework. Both take the policies' options, minus the settings the framework owns (each of
 those refused with the framework's own option to use instead): :class:`FrontOptions` routes
@@ -86,6 +86,14 @@ class FrontOptions:
         if isinstance(harness.get("order"), str) and "," in harness["order"]:
             harness["order"] = tuple(part.strip() for part in harness["order"].split(","))
         return model, harness, other
+
+    def validated(
+        self, options: Mapping[str, Any]
+    ) -> tuple[ModelSettings, HarnessSettings, Options]:
+        """The model settings, the harness settings and the other options of ``options``;
+        ValueError naming what is wrong."""
+        model, harness, other = self.split(options)
+        return (*settings_of(model, harness), other)
 
 
 def settings_of(model: Options, harness: Options) -> tuple[ModelSettings, HarnessSettings]:

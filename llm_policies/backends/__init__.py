@@ -16,9 +16,9 @@ from llm_policies.backends.base import (
     check_output_mode,
     context_error,
     dropped_settings,
-    make_backend,
     parse_spec,
 )
+from llm_policies.backends.make import make_backend
 from llm_policies.backends.retry import RetryPolicy
 from llm_policies.backends.scripted import ScriptedBackend, ScriptedReply
 

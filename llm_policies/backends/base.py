@@ -1,4 +1,5 @@
-"""What every model backend takes and gives: requests, replies, errors, and ``make_backend``.
+"""What every model backend takes and gives: requests, replies, errors (``make_backend``, which
+chooses a backend for a spec, is :mod:`~llm_policies.backends.make`, above the backends).
 
 A backend sends one :class:`ModelRequest` (a stable system prompt, the conversation, an output
 mode and the JSON schema of the reply object) and returns the provider's *raw* reply as a
@@ -27,7 +28,9 @@ model's play).
 
 from __future__ import annotations
 
+import importlib
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -377,62 +380,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return prefix, name
 
 
-INSTALL_HINT = "install the LLM extra: pip install 'maze-envs[llm]'"
-
-
-def make_backend(
-    spec: str,
-    settings: ModelSettings | None = None,
-    *,
-    client: Any = None,
-    provider: Any = None,
-    local: bool | None = None,
-    retry: Any = None,
-) -> ModelBackend:
-    """The backend for ``spec``.
-
-    Args:
-        spec: ``"anthropic:<model>"``, ``"openai:<model>"`` (OpenAI's Responses API),
-            ``"openai-chat:<model>"`` (Chat Completions, what most OpenAI-compatible servers
-            speak), ``"openrouter:<vendor>/<model>"``, any other pydantic-ai provider prefix,
-            ``"ollama:<model>"`` (Ollama's native ``/api/chat``) or ``"scripted:<name>"`` (a
-            stand-in model of :mod:`llm_policies.backends.stand_in` such as
-            ``scripted:wall-follower``, or, with ``client=``, a script of your own).
-        settings: the model settings (defaults when ``None``).
-        client: an SDK client to send through (an ``openai.AsyncOpenAI``,
-            ``anthropic.AsyncAnthropic``, ``ollama.AsyncClient``, or an ``httpx2``/``httpx``
-            ``AsyncClient``); for ``scripted:`` the script (see
-            :class:`~llm_policies.backends.scripted.ScriptedBackend`; without one, the named
-            stand-in model).
-        provider: a pydantic-ai ``Provider`` instance (proxies, OpenRouter through a gateway...).
-        local: count the model as local (cost 0, ``"local"``), e.g. a vLLM server of your own;
-            ``None``: only Ollama and scripted backends are local.
-        retry: a :class:`~llm_policies.backends.retry.RetryPolicy` (backoff shape, seeded jitter).
-    """
-    settings = settings if settings is not None else ModelSettings()
-    prefix, _ = parse_spec(spec)
-    if prefix in ("scripted", "stand-in"):  # stand-in:NAME is always a named stand-in
-        from llm_policies.backends.scripted import ScriptedBackend
-
-        if client is None:  # a named stand-in model (scripted:wall-follower), or an error
-            from llm_policies.backends.stand_in import stand_in_script
-
-            client = stand_in_script(spec)
-        return ScriptedBackend(client, spec=spec, settings=settings)
-    if prefix == "ollama":
-        try:
-            from llm_policies.backends.ollama import OllamaBackend
-        except ImportError as error:  # the ollama client is an optional dependency
-            raise ImportError(
-                f"the ollama: backend needs the ollama client; {INSTALL_HINT}"
-            ) from error
-        return OllamaBackend(
-            spec, settings, client=client, retry=retry, local=True if local is None else local
+def __getattr__(name: str) -> Any:
+    """``make_backend``, deprecated here: it moved above the backends it chooses among
+    (:mod:`llm_policies.backends.make`; import it from ``llm_policies.backends``)."""
+    if name == "make_backend":
+        warnings.warn(
+            "llm_policies.backends.base.make_backend moved to llm_policies.backends.make "
+            "(import it from llm_policies.backends)",
+            DeprecationWarning,
+            stacklevel=2,
         )
-    try:
-        from llm_policies.backends.pydantic_ai import PydanticAIBackend
-    except ImportError as error:  # pydantic-ai is an optional dependency
-        raise ImportError(f"hosted models go through pydantic-ai; {INSTALL_HINT}") from error
-    return PydanticAIBackend.from_spec(
-        spec, settings, client=client, provider=provider, retry=retry, local=bool(local)
-    )
+        # by name: the protocol's module never imports the backends (backend-layers contract)
+        return importlib.import_module("llm_policies.backends.make").make_backend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

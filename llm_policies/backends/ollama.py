@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Final
 
 import httpx
 import ollama
@@ -44,7 +44,7 @@ from llm_policies.backends.base import (
     parse_spec,
 )
 from llm_policies.backends.retry import RETRIED_4XX, RetryPolicy, call_with_retries
-from llm_policies.settings import ModelSettings, OutputMode
+from llm_policies.settings import ModelSettings, OutputMode, request_values
 from maze_envs.policies.interface import Usage
 
 # httpx's connection pool scans every connection for every request it places (its cost grows
@@ -57,29 +57,28 @@ _last_response: contextvars.ContextVar[dict[str, Any] | None] = contextvars.Cont
 )
 
 
-def _think(settings: ModelSettings) -> bool | str:
-    if settings.reasoning_effort is None:
-        return settings.think
-    return False if settings.reasoning_effort == "none" else settings.reasoning_effort
+#: The request settings as Ollama names them (the options, and ``think`` beside them).
+OPTION_NAMES: Final = {
+    "temperature": "temperature",
+    "seed": "seed",
+    "max_output_tokens": "num_predict",
+}
 
 
 def request_body(name: str, request: ModelRequest) -> dict[str, Any]:
     """The keyword arguments of ``AsyncClient.chat`` for ``request``."""
     settings = request.settings
     options: dict[str, Any] = {"num_ctx": settings.num_ctx}
-    if settings.temperature is not None:
-        options["temperature"] = settings.temperature
-    if settings.seed is not None:
-        options["seed"] = settings.seed
-    if settings.max_output_tokens is not None:
-        options["num_predict"] = settings.max_output_tokens
+    options.update(request_values(settings, OPTION_NAMES))
+    # a reasoning effort, when set, says whether to think; else the ``think`` setting does
+    think = request_values(settings, {"reasoning_effort": "think"}).get("think", settings.think)
     messages = [{"role": "system", "content": request.system}] if request.system else []
     messages += [{"role": m.role, "content": m.content} for m in request.messages]
     body: dict[str, Any] = {
         "model": name,
         "messages": messages,
         "stream": False,
-        "think": _think(settings),
+        "think": think,
         "options": options,
     }
     if request.output_mode == "tool":

@@ -74,7 +74,7 @@ from llm_policies.backends.providers import (
     build_provider,
 )
 from llm_policies.backends.retry import RETRIED_4XX, RetryPolicy, call_with_retries
-from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
+from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode, request_values
 from maze_envs.policies.interface import Usage
 
 __all__ = [
@@ -88,6 +88,13 @@ __all__ = [
     "is_openai_endpoint",
 ]
 
+#: The request settings as pydantic-ai's model settings name them.
+REQUEST_NAMES: Final = {
+    "temperature": "temperature",
+    "max_output_tokens": "max_tokens",
+    "seed": "seed",
+    "reasoning_effort": "thinking",
+}
 # prefixes that speak Chat Completions to a base URL of the user's (json_object, max_tokens)
 _CHAT_PREFIXES = frozenset({"openai-chat"})
 #: Hosts that are OpenAI itself (they read ``max_completion_tokens``).
@@ -120,16 +127,7 @@ def pydantic_settings(
     ``{"type": "json_object", "schema": ...}``.
     """
     out: dict[str, Any] = {"max_retries": 0, "timeout": settings.timeout_s}
-    if settings.temperature is not None:
-        out["temperature"] = settings.temperature
-    if settings.max_output_tokens is not None:
-        out["max_tokens"] = settings.max_output_tokens
-    if settings.seed is not None:
-        out["seed"] = settings.seed
-    if settings.reasoning_effort is not None:
-        out["thinking"] = (
-            False if settings.reasoning_effort == "none" else settings.reasoning_effort
-        )
+    out.update(request_values(settings, REQUEST_NAMES))
     if grammar is not None:
         out["extra_body"] = {"response_format": {"type": "json_object", "schema": grammar}}
     if prefix in ANTHROPIC_PREFIXES:

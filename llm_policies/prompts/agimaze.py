@@ -21,7 +21,7 @@ from typing import Final
 
 from llm_policies.history import HistoryKind, history_text
 from llm_policies.parsing import OutputMode
-from llm_policies.prompts import load
+from llm_policies.prompt_data import load
 from llm_policies.prompts.escape import reply_instructions
 from llm_policies.schema import Check, ReplySchema
 from maze_envs.text.agimaze import AgiMazeEpisodeLike, agimaze_description

@@ -32,7 +32,7 @@ Example:
 from __future__ import annotations
 
 from llm_policies.parsing import OutputMode
-from llm_policies.prompts import Layout, escape_rules_for, escape_version, load
+from llm_policies.prompt_data import Layout, escape_rules_for, escape_version, load
 from llm_policies.schema import Check, ReplySchema
 from maze_envs.escape.types import Config, Observation
 from maze_envs.text.escape import escape_legend, render_escape

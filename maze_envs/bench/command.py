@@ -442,6 +442,17 @@ def run_error_status(command: str, error: Exception, out: Path, resume: str) -> 
     return 3
 
 
+def finished_status(command: str, result: RunResult) -> int:
+    """The exit status of a run that finished: 1 when its journal did not verify, else
+    :data:`EXIT_OUTAGE` (with the outages printed) when a model was unavailable, else 0."""
+    outages = outage_report(result.rows)
+    if outages is not None:
+        print(f"{command}: {outages}", file=sys.stderr)
+    if not result.verified_ok:
+        return 1
+    return EXIT_OUTAGE if outages is not None else 0
+
+
 def _stopped(stop: RunStopped, argv: Sequence[str]) -> int:
     done = "" if stop.done is None else f" after {stop.done} of {stop.total} games"
     where = f" in {stop.out}" if stop.out else ""
@@ -537,9 +548,4 @@ def _main(given: list[str]) -> int:
         return run_error_status("maze-envs bench", exc, out, resume)
     if not args.quiet:
         _report(result, main_job)
-    outages = outage_report(result.rows)
-    if outages is not None:
-        print(f"maze-envs bench: {outages}", file=sys.stderr)
-    if not result.verified_ok:
-        return 1
-    return EXIT_OUTAGE if outages is not None else 0
+    return finished_status("maze-envs bench", result)

@@ -17,15 +17,16 @@ A worker on another node can neither read nor write the driver's files, so on Ra
 * **What the driver owns stays on its node.** The batches' start marks and the objects that own
   a file of the driver (the LLM policies' response cache) live in one actor placed on the
   driver's node, :class:`RunServices`, which the run stops when it ends; a worker reaches such
-  an object with :func:`driver_call` (``await`` :func:`adriver_call` in an event loop). The run's
-  ledger (:mod:`.ledger`) is an actor on the driver's node too. A worker node that dies takes
-  none of them with it.
+  an object with :func:`~maze_envs.policies.driver.driver_call` (``await`` ``adriver_call``
+  in an event loop). The run's ledger (:mod:`.ledger`) is an actor on the driver's node too.
+  A worker node that dies takes none of them with it.
 
 Everything else a worker needs comes with the task (cases, policy specs, seeds) or from the
 package installed on every node (shipped packs, prompts, configurations).
 
 Nothing here imports Ray, or the experiment's models, at module level: the process pool and
-inline runs never load Ray, and the response cache reads :func:`driver_link` cheaply.
+inline runs never load Ray, and the response cache reads
+:func:`~maze_envs.policies.driver.driver_link` cheaply.
 """
 
 from __future__ import annotations
@@ -45,6 +46,14 @@ try:
     import fcntl
 except ImportError:  # not POSIX: journals of killed workers stay in the temporary folder
     fcntl = None  # type: ignore[assignment]
+
+# the policies read the link set here through maze_envs.policies.driver; its calls are this
+# module's too (the runner's side names them here)
+from maze_envs.policies.driver import adriver_call as adriver_call
+from maze_envs.policies.driver import driver_call as driver_call
+from maze_envs.policies.driver import driver_link as driver_link
+from maze_envs.policies.driver import driver_path as driver_path
+from maze_envs.policies.driver import use_link
 
 if TYPE_CHECKING:
     from maze_envs.bench.spec import GameTask
@@ -81,21 +90,6 @@ class DriverLink:
     cwd: str
     record: bool
     packs: tuple[PackCopy, ...] = ()
-
-
-_LINK: DriverLink | None = None  # the link of the batch this Ray worker plays
-
-
-def driver_link() -> DriverLink | None:
-    """The driver of the Ray batch this process is playing, or ``None`` (not on Ray)."""
-    return _LINK
-
-
-def driver_path(path: str | os.PathLike[str]) -> str:
-    """``path`` as the driver names it absolutely (relative paths are the driver's)."""
-    link = _LINK
-    base = link.cwd if link is not None else os.getcwd()
-    return os.path.join(base, os.fspath(path))
 
 
 # --- the driver's side ------------------------------------------------------------------------
@@ -200,13 +194,9 @@ def install_packs(copies: Sequence[PackCopy], get: Callable[[Any], Any]) -> None
 @contextlib.contextmanager
 def linked(link: DriverLink, get: Callable[[Any], Any]) -> Iterator[None]:
     """Play a batch for the driver of ``link``: its packs readable, :func:`driver_link` set."""
-    global _LINK
     install_packs(link.packs, get)
-    previous, _LINK = _LINK, link
-    try:
+    with use_link(link):
         yield
-    finally:
-        _LINK = previous
 
 
 def _journal_files(lock: str) -> list[str]:
@@ -273,27 +263,3 @@ def batch_journal(record: bool) -> Iterator[Any]:
                 with contextlib.suppress(OSError):
                     os.unlink(name)
             os.close(handle)
-
-
-def driver_call(factory: Callable[..., Any], key: tuple[Any, ...], method: str, *args: Any) -> Any:
-    """``factory(*key).method(*args)`` run in the driver's :class:`RunServices` actor (on the
-    driver's node, where its files are), from a Ray worker (:func:`driver_link` is set)."""
-    import ray
-
-    link = _require_link()
-    return ray.get(link.services.call.remote(factory, key, method, args))
-
-
-async def adriver_call(
-    factory: Callable[..., Any], key: tuple[Any, ...], method: str, *args: Any
-) -> Any:
-    """:func:`driver_call`, awaited (the event loop goes on with the other games meanwhile)."""
-    link = _require_link()
-    return await link.services.call.remote(factory, key, method, args)
-
-
-def _require_link() -> DriverLink:
-    link = _LINK
-    if link is None:
-        raise RuntimeError("driver_call: this process is not playing a batch of a Ray run")
-    return link

@@ -15,8 +15,8 @@ with intervals. The parts:
 * :mod:`.report`, :mod:`.document`, :mod:`.render`, :mod:`.plots`: the report as data, as
   sections, as Markdown and HTML, and its plots; :mod:`.folder`: a run's files;
 * :mod:`.cli`: ``maze-envs study list``, ``show`` and ``report``. ``maze-envs study run``
-  plays a study with a model and lives with the models (:mod:`llm_policies.study_run`, with
-  its dry run in :mod:`llm_policies.study_plan`).
+  plays a study with a model and lives with the models (:mod:`llm_policies.apps.study_run`, with
+  its dry run in :mod:`llm_policies.apps.study_plan`).
 
 See docs/studies.md.
 """

@@ -1,6 +1,6 @@
 """``maze-envs study list``, ``study show NAME`` and ``study report DIR``.
 
-(``maze-envs study run`` plays a study with a model: :mod:`llm_policies.study_run`.)
+(``maze-envs study run`` plays a study with a model: :mod:`llm_policies.apps.study_run`.)
 
 Exit status: 0 done; 2 an unknown study, an unreadable study file, or a folder that holds no
 study run.

@@ -77,7 +77,7 @@ def _by_hand(journal: Journal, game_id: int) -> dict[str, Any]:
 
 
 def test_every_report_gives_the_same_escape_metrics(escape_run: RunResult) -> None:
-    from llm_policies.replay import full_game_summary
+    from llm_policies.apps.replay import full_game_summary
 
     rows = escape_run.rows
     assert escape_run.journal is not None and len(rows) == 24

@@ -6,8 +6,8 @@ runs ``inspect eval`` exactly as a researcher types it, except for two things a 
 * the ``inspect_ai`` entry points are read from this checkout's ``pyproject.toml`` instead of the
   installed package metadata (which may predate them), so the task name resolves through the
   entry point as it will once the package is installed;
-* the model provider ``mazescripted`` answers offline with the scripted wall follower of
-  :mod:`tests.inspect.support` (a provider of Inspect's model API, like any other).
+* the model provider ``mazescripted`` answers offline: it is the package's stand-in provider
+  (:mod:`llm_policies.apps.inspect.stand_in`, the scripted wall follower) under another name.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 import inspect_ai._util.entrypoints as inspect_entry_points
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import modelapi
 
+from llm_policies.apps.inspect.stand_in import StandIn
 from tests.conftest import REPO_ROOT
-from tests.inspect.support import wall_follower
 
 
 def pyproject_entry_points() -> list[EntryPoint]:
@@ -39,28 +38,9 @@ def pyproject_entry_points() -> list[EntryPoint]:
     return [EntryPoint(name, value, "inspect_ai") for name, value in table.items()]
 
 
-@modelapi(name="mazescripted")
-class ScriptedWallFollower(ModelAPI):
-    """A model provider whose every model is the scripted wall follower."""
-
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),  # noqa: B008  (Inspect's own signature)
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
-        return wall_follower(input, tools, tool_choice, config)
+#: The package's stand-in provider (``stand-in/NAME``) under a name of the tests' own, so a
+#: test sees the provider it names reach the journal (``inspect:mazescripted/...``).
+ScriptedWallFollower = modelapi(name="mazescripted")(StandIn)
 
 
 def main() -> None:

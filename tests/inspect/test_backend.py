@@ -16,6 +16,8 @@ from inspect_ai.model._call_tools import parse_tool_call  # the parser Inspect's
 from inspect_ai.tool import ToolFunction
 from inspect_ai.util import LimitExceededError
 
+from llm_policies.apps.inspect.backend import InspectBackend, tool_arguments, unavailable
+from llm_policies.apps.inspect.policy import InspectPolicy, make_inspect_policy
 from llm_policies.backends.base import (
     ChatMessage,
     ModelRequest,
@@ -23,8 +25,6 @@ from llm_policies.backends.base import (
     ModelUnavailable,
 )
 from llm_policies.backends.scripted import ScriptedBackend
-from llm_policies.inspect.backend import InspectBackend, tool_arguments, unavailable
-from llm_policies.inspect.policy import InspectPolicy, make_inspect_policy
 from llm_policies.policy import EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
 from maze_envs import maze_escape_v1
@@ -208,7 +208,7 @@ def test_the_policy_records_the_settings_the_inspect_model_samples_with() -> Non
 
 
 def test_a_schema_inspect_could_not_carry_is_refused_not_changed() -> None:
-    from llm_policies.inspect.backend import inspect_schema
+    from llm_policies.apps.inspect.backend import inspect_schema
 
     schema = {"type": "object", "properties": {"move": {"type": "string", "const": "N"}}}
     with pytest.raises(ValueError, match="keywords Inspect's JSONSchema does not carry"):

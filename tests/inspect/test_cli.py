@@ -19,11 +19,11 @@ from tests.conftest import REPO_ROOT
 
 def test_pyproject_registers_the_tasks_module_under_maze_envs() -> None:
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["inspect_ai"] == {"maze_envs": "llm_policies.inspect.tasks"}
+    assert project["entry-points"]["inspect_ai"] == {"maze_envs": "llm_policies.apps.inspect.tasks"}
     extras = project["optional-dependencies"]
     assert any(r.startswith("inspect-ai") for r in extras["inspect"])
     assert any("inspect" in r for r in extras["test"] if r.startswith("maze-envs["))
-    module = importlib.import_module("llm_policies.inspect.tasks")
+    module = importlib.import_module("llm_policies.apps.inspect.tasks")
     for name in ("escape", "agimaze", "agimaze_set"):
         assert callable(getattr(module, name))
 
@@ -32,7 +32,7 @@ def test_the_installed_entry_point_when_the_metadata_has_it() -> None:
     installed = {ep.name: ep.value for ep in entry_points(group="inspect_ai")}
     if "maze_envs" not in installed:
         pytest.skip("the package metadata predates the inspect_ai entry point: pip install -e .")
-    assert installed["maze_envs"] == "llm_policies.inspect.tasks"
+    assert installed["maze_envs"] == "llm_policies.apps.inspect.tasks"
 
 
 def test_inspect_eval_maze_envs_escape_from_the_command_line(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_maze_envs_bench_plays_through_an_inspect_model_by_import_path(tmp_path:
     from maze_envs.bench.runner import RunOptions, run_experiment
     from maze_envs.bench.spec import Experiment
 
-    policy = "llm_policies.inspect.policy:escape_policy:model=mazescripted/wall-follower"
+    policy = "llm_policies.apps.inspect.policy:escape_policy:model=mazescripted/wall-follower"
     experiment = Experiment.model_validate(
         {
             "seeds": "0",
@@ -130,7 +130,7 @@ def test_the_offline_quick_try_of_the_docs(tmp_path: Path) -> None:
 def test_an_unknown_stand_in_names_the_known_ones() -> None:
     from inspect_ai.model import get_model
 
-    import llm_policies.inspect.tasks  # noqa: F401  (registers the provider stand-in/...)
+    import llm_policies.apps.inspect.tasks  # noqa: F401  (registers the provider stand-in/...)
 
     with pytest.raises(ValueError, match=r"no stand-in model 'stand-in:nope'; the stand-ins are"):
         get_model("stand-in/nope")

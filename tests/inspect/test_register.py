@@ -6,7 +6,7 @@
   the solver ``play_game`` and each scorer (``escape_score``, ``agimaze_score``,
   ``agimaze_set_score``) compose a task of one's own, as a researcher reusing them would, and
   score what the games did;
-* the tasks resolve by name through the package (``llm_policies.inspect.escape``...).
+* the tasks resolve by name through the package (``llm_policies.apps.inspect.escape``...).
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ import pytest
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset
 
-import llm_policies.inspect as inspect_tasks
-from llm_policies.inspect import tasks
-from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
-from llm_policies.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
-from llm_policies.inspect.solver import play_game
+import llm_policies.apps.inspect as inspect_tasks
+from llm_policies.apps.inspect import tasks
+from llm_policies.apps.inspect.games import agimaze_games, escape_games, game_sample, set_games
+from llm_policies.apps.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
+from llm_policies.apps.inspect.solver import play_game
 from maze_envs.agimaze.scoring import rhae
 from maze_envs.agimaze.set_env import TUTORIAL_PATHS
 from tests.conftest import REPO_ROOT
 from tests.inspect.support import agimaze_player, mock_model, run, wall_follower
 from tests.llm.bench_support import agimaze_plan
 
-TASK_FILE = "llm_policies/inspect/tasks.py"
+TASK_FILE = "llm_policies/apps/inspect/tasks.py"
 
 
 def test_inspect_evals_lint_passes_as_the_register_runs_it() -> None:

@@ -16,7 +16,7 @@ import pytest
 from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.model._call_tools import parse_tool_call  # the parser Inspect's providers use
 
-from llm_policies.inspect import tasks
+from llm_policies.apps.inspect import tasks
 from maze_envs.agimaze.scoring import rhae
 from maze_envs.agimaze.set_env import TUTORIAL_PATHS
 from maze_envs.journal import Journal
@@ -378,7 +378,7 @@ def test_a_game_cut_by_an_inspect_time_limit_is_journaled_as_aborted(tmp_path: P
 def test_a_policy_failure_fails_the_sample_and_the_journal_keeps_the_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from llm_policies.inspect.policy import InspectPolicy
+    from llm_policies.apps.inspect.policy import InspectPolicy
 
     journal = tmp_path / "games.sqlite"
     real = InspectPolicy.aact

@@ -100,7 +100,7 @@ def test_unknown_version_is_refused_with_the_choices() -> None:
 
 
 def test_prompts_are_package_data_files() -> None:
-    data = resources.files("llm_policies.prompts").joinpath("data")
+    data = resources.files("llm_policies.prompt_data").joinpath("data")
     names = {p.name for p in data.joinpath("escape").iterdir()}
     assert {"ladder.toml", "rules.toml", "reply.toml"} <= names
     assert {p.name for p in data.joinpath("agimaze").iterdir()} >= {"history.toml", "prompt.toml"}

@@ -10,15 +10,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from llm_policies.backends.base import ModelRequest
-from llm_policies.policy import EscapeLLMPolicy
-from llm_policies.replay import (
+from llm_policies.apps.replay import (
     full_game_summary,
     main,
     open_journal,
     recorded_decisions,
     replay_decisions,
 )
+from llm_policies.backends.base import ModelRequest
+from llm_policies.policy import EscapeLLMPolicy
 from llm_policies.settings import ModelSettings
 from tests.llm.harness_support import (
     FakeBackend,
@@ -110,7 +110,7 @@ def test_full_games_are_summarised_beside_the_replay(tmp_path: Path, capsys: Any
 def test_the_command_reports_side_by_side(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
     source = tmp_path / "recorded.sqlite"
     _record(source)
-    import llm_policies.backends.base as base
+    import llm_policies.backends.make as base
 
     monkeypatch.setattr(base, "make_backend", lambda spec, settings: FakeBackend(_always_north))
     out = tmp_path / "report.json"
@@ -145,7 +145,7 @@ def test_a_replay_reuses_the_recorded_settings_unless_set_changes_them(
     path = tmp_path / "recorded.sqlite"
     played_with = ModelSettings(max_output_tokens=300, seed=5, temperature=0.7)
     _record_with(path, FakeBackend(wall_follower_reply), settings=played_with, output_mode="native")
-    import llm_policies.backends.base as base
+    import llm_policies.backends.make as base
 
     replayers: list[FakeBackend] = []
 

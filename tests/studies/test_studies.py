@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llm_policies.study_run import main as run_main
+from llm_policies.apps.study_run import main as run_main
 from maze_envs.bench.rowstore import RowStore
 from maze_envs.cli import main as cli_main
 from maze_envs.studies import Study, find, shipped
@@ -200,7 +200,7 @@ def test_the_dry_run_estimate_is_within_one_and_a_half_times_a_stand_in_run(
 ) -> None:
     # the [tokens] tables are the stand-in's own spend per call: an estimate that assumed 150
     # output tokens a call was 4-6x high on output (benchmarks/dry_run_calibration.py)
-    from llm_policies.study_plan import study_plan
+    from llm_policies.apps.study_plan import study_plan
 
     study, _, _ = find("radio")
     lines = study_plan(study, [STAND_IN], seeds=[0])

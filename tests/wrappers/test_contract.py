@@ -29,7 +29,7 @@ SHIPPED_COMMANDS = {
     ("contract", "start"): "wrappers.contract.cli:start_main",
     ("contract", "move"): "wrappers.contract.cli:move_main",
     ("contract", "status"): "wrappers.contract.cli:status_main",
-    ("replay-decisions",): "llm_policies.replay:main",
+    ("replay-decisions",): "llm_policies.apps.replay:main",
 }
 
 

@@ -30,12 +30,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from llm_policies.apps.evaluation import (
     TRAINING_PACKS,
     TRAINING_SEED_START,
     check_clear_of_evaluation,
+    front_games,
 )
 from llm_policies.apps.verifiers.policy import (
     AGIMAZE_POLICY,
@@ -44,7 +43,7 @@ from llm_policies.apps.verifiers.policy import (
 )
 from maze_envs.bench.agimaze_spec import AgiMazeSetCase
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec
-from maze_envs.bench.spec import AgiMazeCase, EscapeCase, Experiment, GameTask, describe_errors
+from maze_envs.bench.spec import AgiMazeCase, EscapeCase, GameTask
 
 #: The experiment name the games' journal meta carries (``verifiers:<kind>``).
 EXPERIMENT: Final = "verifiers"
@@ -55,14 +54,25 @@ DEFAULT_AGIMAZE_SEEDS: Final = f"{TRAINING_SEED_START}"
 DEFAULT_PACKS: Final = TRAINING_PACKS
 
 
-def _tasks(kind: str, setup: Mapping[str, Any], seeds: Any) -> list[GameTask]:
-    try:
-        experiment = Experiment.model_validate(
-            {"name": f"{EXPERIMENT}:{kind}", "seeds": seeds, kind: [dict(setup)]}
-        )
-        return experiment.tasks()
-    except ValidationError as exc:
-        raise ValueError(f"invalid {kind} dataset: {describe_errors(exc)}") from None
+def _games(
+    kind: str,
+    spec: str,
+    env_kind: str,
+    setup: Mapping[str, Any],
+    seeds: Any,
+    options: Mapping[str, Any],
+) -> list[GameTask]:
+    """The games of ``setup``, every agent the verifiers policy ``spec`` with ``options``."""
+    policy = _entry(spec, env_kind, options)
+    return front_games(EXPERIMENT, kind, {**setup, "policies": [policy]}, seeds, "dataset")
+
+
+def _check_bundles(
+    bundles: list[str], setup: Mapping[str, Any], allow_evaluation: bool, what: str
+) -> None:
+    """Refuse evaluation labyrinths in a dataset of the shipped packs (unless allowed)."""
+    if not allow_evaluation and setup.get("pack_root") is None:
+        check_clear_of_evaluation(bundles=bundles, what=what)
 
 
 def _entry(spec: str, env_kind: str, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,15 +92,10 @@ def escape_games(
     ``setup``: the fields of :class:`~maze_envs.bench.spec.EscapeSetup` (``preset``, ``sizes``,
     ``max_turns``, ``version``, ``set``); ``options``: the policy's options.
     """
-    policy = _entry(ESCAPE_POLICY, "escape", options)
-    games = _tasks("escape", {**setup, "policies": [policy]}, seeds)
+    games = _games("escape", ESCAPE_POLICY, "escape", setup, seeds, options)
     if not allow_evaluation:
         check_clear_of_evaluation(seeds=[g.seed for g in games], what="Maze Escape dataset")
     return games
-
-
-def _shipped(pack_root: str | None) -> bool:
-    return pack_root is None
 
 
 def agimaze_games(
@@ -105,13 +110,9 @@ def agimaze_games(
     ``setup``: the fields of :class:`~maze_envs.bench.spec.AgiMazeSetup` (``packs``,
     ``budget_factor``, ``max_steps``, ``pack_root``, ``pack_version``).
     """
-    policy = _entry(AGIMAZE_POLICY, "agimaze", options)
-    games = _tasks("agimaze", {**setup, "policies": [policy]}, seeds)
-    if not allow_evaluation and _shipped(setup.get("pack_root")):
-        check_clear_of_evaluation(
-            bundles=[g.case.pack for g in games if isinstance(g.case, AgiMazeCase)],
-            what="AGI Maze dataset",
-        )
+    games = _games("agimaze", AGIMAZE_POLICY, "agimaze", setup, seeds, options)
+    packs = [g.case.pack for g in games if isinstance(g.case, AgiMazeCase)]
+    _check_bundles(packs, setup, allow_evaluation, "AGI Maze dataset")
     return games
 
 
@@ -127,13 +128,9 @@ def agimaze_set_games(
     ``setup``: the fields of :class:`~maze_envs.bench.agimaze_spec.AgiMazeSetSetup` (``targets``
     with ``tutorials``, or ``paths``; ``budget_factor``, ``pack_root``, ``pack_version``).
     """
-    policy = _entry(AGIMAZE_POLICY, "agimaze", options)
-    games = _tasks("agimaze_set", {**setup, "policies": [policy]}, seeds)
-    if not allow_evaluation and _shipped(setup.get("pack_root")):
-        check_clear_of_evaluation(
-            bundles=[g.case.target for g in games if isinstance(g.case, AgiMazeSetCase)],
-            what="AGI Maze labyrinth-set dataset",
-        )
+    games = _games("agimaze_set", AGIMAZE_POLICY, "agimaze", setup, seeds, options)
+    targets = [g.case.target for g in games if isinstance(g.case, AgiMazeSetCase)]
+    _check_bundles(targets, setup, allow_evaluation, "AGI Maze labyrinth-set dataset")
     return games
 
 

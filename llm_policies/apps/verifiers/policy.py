@@ -45,7 +45,7 @@ from llm_policies.apps.front import (
 from llm_policies.apps.verifiers.backend import InteractionBackend, Seat
 from llm_policies.harness import HarnessSettings
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
-from llm_policies.settings import ModelSettings
+from llm_policies.settings import OPENAI_NAMES, ModelSettings, settings_values
 from maze_envs.bench.policyspec import parse_value
 from maze_envs.policies.interface import Decision, as_decision
 
@@ -80,19 +80,11 @@ OPTIONS: Final = FrontOptions(
 )
 
 
-def policy_option_names() -> list[str]:
-    """Every option the verifiers policies take (aliases included), sorted."""
-    return OPTIONS.names()
-
-
-def split_policy_options(
-    options: Mapping[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """``options`` as (model settings, harness settings, others), aliases resolved.
-
-    Raises ValueError for an option verifiers owns (naming its option) or an unknown one.
-    """
-    return OPTIONS.split(options)
+#: Every option the verifiers policies take (aliases included), sorted.
+policy_option_names = OPTIONS.names
+#: ``options`` as (model settings, harness settings, others), aliases resolved; ValueError for
+#: an option verifiers owns (naming its option) or an unknown one.
+split_policy_options = OPTIONS.split
 
 
 def validated(
@@ -112,17 +104,7 @@ def validated(
 
 def sampling_settings(sampling: Mapping[str, Any]) -> dict[str, Any]:
     """The model settings that verifiers' sampling config sets (what the game records)."""
-    out: dict[str, Any] = {}
-    if sampling.get("temperature") is not None:
-        out["temperature"] = sampling["temperature"]
-    if sampling.get("max_tokens") is not None:
-        out["max_output_tokens"] = sampling["max_tokens"]
-    if sampling.get("seed") is not None:
-        out["seed"] = sampling["seed"]
-    effort = sampling.get("reasoning_effort")
-    if effort in ("none", "low", "medium", "high"):
-        out["reasoning_effort"] = effort
-    return out
+    return settings_values(sampling, OPENAI_NAMES)
 
 
 def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:

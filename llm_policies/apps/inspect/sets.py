@@ -5,7 +5,7 @@ the game meta before reset (run key, the game, the policy spec, its harness repo
 decision's record noted before its step, the policy reset with each labyrinth's episode after
 ``start`` (so with ``set_memory`` the conversation goes on across labyrinths), and a game a
 policy asks to stop, or whose policy fails, stored as aborted with the reason. The row carries
-the set's scores (:func:`~llm_policies.inspect.scores.set_scores`) and the usage columns.
+the set's scores (:func:`~llm_policies.apps.inspect.scores.set_scores`) and the usage columns.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from llm_policies.inspect.games import SetGame
-from llm_policies.inspect.scores import set_scores
+from llm_policies.apps.inspect.games import SetGame
+from llm_policies.apps.inspect.scores import set_scores
 from maze_envs.agimaze.observation import AgiMazeObservation
 from maze_envs.agimaze.recording import set_outcome
 from maze_envs.agimaze.set_env import AgiMazeSetEnv

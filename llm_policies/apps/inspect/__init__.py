@@ -9,13 +9,14 @@ verify``, ``view`` and ``analyze`` work on it.
 
 Modules, one part each:
 
-* :mod:`~llm_policies.inspect.backend`: a ``ModelBackend`` on ``inspect_ai.model``;
-* :mod:`~llm_policies.inspect.policy`: the LLM policies on it (policy-registry factories);
-* :mod:`~llm_policies.inspect.games`: one game per sample (the dataset);
-* :mod:`~llm_policies.inspect.solver`: plays the sample's game into the journal;
-* :mod:`~llm_policies.inspect.sets`: the labyrinth-set game loop;
-* :mod:`~llm_policies.inspect.scores`, :mod:`~llm_policies.inspect.scorer`: what a game scores;
-* :mod:`~llm_policies.inspect.tasks`: the tasks and their ``-T`` parameters.
+* :mod:`~llm_policies.apps.inspect.backend`: a ``ModelBackend`` on ``inspect_ai.model``;
+* :mod:`~llm_policies.apps.inspect.policy`: the LLM policies on it (policy-registry factories);
+* :mod:`~llm_policies.apps.inspect.games`: one game per sample (the dataset);
+* :mod:`~llm_policies.apps.inspect.solver`: plays the sample's game into the journal;
+* :mod:`~llm_policies.apps.inspect.sets`: the labyrinth-set game loop;
+* :mod:`~llm_policies.apps.inspect.scores`, :mod:`~llm_policies.apps.inspect.scorer`: what a
+  game scores;
+* :mod:`~llm_policies.apps.inspect.tasks`: the tasks and their ``-T`` parameters.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
         "the Inspect AI tasks need inspect-ai; install the extra: pip install 'maze-envs[inspect]'"
     ) from error
 
-#: The tasks (``maze_envs/escape``...), imported from :mod:`~llm_policies.inspect.tasks` on first
-#: use, so importing one part of this package does not register them all.
+#: The tasks (``maze_envs/escape``...), imported from :mod:`~llm_policies.apps.inspect.tasks` on
+#: first use, so importing one part of this package does not register them all.
 __all__ = ["agimaze", "agimaze_set", "escape"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from llm_policies.inspect import tasks
+        from llm_policies.apps.inspect import tasks
 
         return getattr(tasks, name)
-    raise AttributeError(f"module 'llm_policies.inspect' has no attribute {name!r}")
+    raise AttributeError(f"module 'llm_policies.apps.inspect' has no attribute {name!r}")

@@ -57,7 +57,14 @@ from llm_policies.backends.base import (
     ModelUnavailable,
 )
 from llm_policies.backends.retry import RETRIED_4XX
-from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
+from llm_policies.settings import (
+    OPENAI_NAMES,
+    OUTPUT_MODES,
+    ModelSettings,
+    OutputMode,
+    request_values,
+    settings_values,
+)
 from maze_envs.policies.interface import Usage
 
 #: Inspect providers whose models run on your own hardware: cost 0, marked ``local``.
@@ -123,21 +130,16 @@ def inspect_schema(schema: Mapping[str, Any]) -> JSONSchema:
     return _schema(json.dumps(schema, ensure_ascii=False))
 
 
+#: The request settings as Inspect's ``GenerateConfig`` names them (the OpenAI API's names).
+CONFIG_NAMES: Final = OPENAI_NAMES
+
+
 def generate_config(request: ModelRequest) -> GenerateConfig:
     """The per-call Inspect config: the sampling settings of the request and the output mode.
 
     Transport settings (deadline, retries) are Inspect's and are not sent from here.
     """
-    settings = request.settings
-    values: dict[str, Any] = {}
-    if settings.temperature is not None:
-        values["temperature"] = settings.temperature
-    if settings.max_output_tokens is not None:
-        values["max_tokens"] = settings.max_output_tokens
-    if settings.seed is not None:
-        values["seed"] = settings.seed
-    if settings.reasoning_effort is not None:
-        values["reasoning_effort"] = settings.reasoning_effort
+    values: dict[str, Any] = request_values(request.settings, CONFIG_NAMES)
     if request.output_mode == "native":
         values["response_schema"] = ResponseSchema(
             name=request.schema_name,
@@ -255,16 +257,8 @@ class InspectBackend:
         policy takes precedence (it is sent with every call).
         """
         config = self.model.config
-        update: dict[str, Any] = {}
-        if settings.temperature is None and config.temperature is not None:
-            update["temperature"] = config.temperature
-        if settings.max_output_tokens is None and config.max_tokens is not None:
-            update["max_output_tokens"] = config.max_tokens
-        if settings.seed is None and config.seed is not None:
-            update["seed"] = config.seed
-        effort = config.reasoning_effort
-        if settings.reasoning_effort is None and effort in ("none", "low", "medium", "high"):
-            update["reasoning_effort"] = effort
+        given = settings_values(config.model_dump(), CONFIG_NAMES)
+        update = {name: value for name, value in given.items() if getattr(settings, name) is None}
         return settings.model_copy(update=update) if update else settings
 
     async def complete(self, request: ModelRequest) -> ModelReply:

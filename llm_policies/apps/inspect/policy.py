@@ -2,9 +2,9 @@
 
 :func:`escape_policy` and :func:`agimaze_policy` build the ordinary
 :class:`~llm_policies.policy.EscapeLLMPolicy` / :class:`~llm_policies.policy.AgiMazeLLMPolicy`
-over an :class:`~llm_policies.inspect.backend.InspectBackend`: one harness (prompts, schema,
+over an :class:`~llm_policies.apps.inspect.backend.InspectBackend`: one harness (prompts, schema,
 parsing, re-asks, decision records), Inspect's model API underneath. They are reached by import
-path (``llm_policies.inspect.policy:escape_policy``), so a game task of the benchmark runner
+path (``llm_policies.apps.inspect.policy:escape_policy``), so a game task of the benchmark runner
 names them like any other policy and the runner's rollout plays and journals the game; the
 model is the one Inspect is evaluating (``inspect_ai.model.get_model()``), or ``model=`` names
 one (``model=openai/gpt-4o-mini``, usable from ``maze-envs bench`` too).
@@ -41,18 +41,15 @@ from llm_policies.apps.front import (
     check_built,
     front_run_budget,
     policy_class,
-    settings_of,
 )
+from llm_policies.apps.inspect.backend import GameControl, InspectBackend
 from llm_policies.backends.base import ModelBackend
-from llm_policies.harness import HarnessSettings
-from llm_policies.inspect.backend import GameControl, InspectBackend
 from llm_policies.policy import AgiMazeLLMPolicy, EscapeLLMPolicy
-from llm_policies.settings import ModelSettings
 from maze_envs.policies.interface import Decision, as_decision
 
 #: Import paths of the factories, as policy specs of the runner (``maze_envs.bench``).
-ESCAPE_POLICY: Final = "llm_policies.inspect.policy:escape_policy"
-AGIMAZE_POLICY: Final = "llm_policies.inspect.policy:agimaze_policy"
+ESCAPE_POLICY: Final = "llm_policies.apps.inspect.policy:escape_policy"
+AGIMAZE_POLICY: Final = "llm_policies.apps.inspect.policy:agimaze_policy"
 
 #: Settings Inspect owns in this front end, with the Inspect option that sets them.
 INSPECT_OWNED: Final[dict[str, str]] = {
@@ -89,26 +86,11 @@ def game_control() -> Iterator[GameControl]:
         _CONTROL.reset(token)
 
 
-def policy_option_names() -> list[str]:
-    """Every option the Inspect policies take (aliases included), sorted."""
-    return OPTIONS.names()
-
-
-def split_policy_options(
-    options: Mapping[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """``options`` as (model settings, harness settings, cache and run caps), aliases resolved.
-
-    Raises ValueError for an option Inspect owns (naming the Inspect option) or an unknown one.
-    """
-    return OPTIONS.split(options)
-
-
-def _validated(
-    options: Mapping[str, Any],
-) -> tuple[ModelSettings, HarnessSettings, dict[str, Any]]:
-    model, harness, other = OPTIONS.split(options)
-    return (*settings_of(model, harness), other)
+#: Every option the Inspect policies take (aliases included), sorted.
+policy_option_names = OPTIONS.names
+#: ``options`` as (model settings, harness settings, cache and run caps), aliases resolved;
+#: ValueError for an option Inspect owns (naming the Inspect option) or an unknown one.
+split_policy_options = OPTIONS.split
 
 
 def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
@@ -117,7 +99,7 @@ def check_policy_options(env_kind: str, options: Mapping[str, Any]) -> None:
     Builds the policy over a stand-in backend, so the policy's own checks run (prompt
     version, output mode, history...) before any model is called.
     """
-    settings, harness, _ = _validated(options)
+    settings, harness, _ = OPTIONS.validated(options)
     check_built(env_kind, settings, harness)
 
 
@@ -166,7 +148,7 @@ def make_inspect_policy(
     ``model``: an Inspect model or model name (``anthropic/claude-sonnet-5-5``); None: the
     model of the running Inspect eval (``get_model()``).
     """
-    settings, harness, other = _validated(options)
+    settings, harness, other = OPTIONS.validated(options)
     inspect_model = (
         model if isinstance(model, Model) else get_model(model) if model else get_model()
     )
@@ -187,10 +169,12 @@ def make_inspect_policy(
 
 
 def escape_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """A Maze Escape agent on an Inspect model (``llm_policies.inspect.policy:escape_policy``)."""
+    """A Maze Escape agent on an Inspect model
+    (``llm_policies.apps.inspect.policy:escape_policy``)."""
     return make_inspect_policy("escape", model, **options)
 
 
 def agimaze_policy(model: str | None = None, **options: Any) -> InspectPolicy:
-    """The AGI Maze player as an Inspect model (``llm_policies.inspect.policy:agimaze_policy``)."""
+    """The AGI Maze player as an Inspect model
+    (``llm_policies.apps.inspect.policy:agimaze_policy``)."""
     return make_inspect_policy("agimaze", model, **options)

@@ -14,7 +14,7 @@ decision falls back to STAY), and it counts tokens with tiktoken, whose tables i
 first use, so offline every call fails and each game is an outage.
 
 The provider registers when the tasks load (``inspect eval maze_envs/...``: the entry point of
-the ``inspect_ai`` group imports :mod:`llm_policies.inspect.tasks`, which imports this module).
+the ``inspect_ai`` group imports :mod:`llm_policies.apps.inspect.tasks`, which imports this module).
 """
 
 from __future__ import annotations
@@ -37,10 +37,27 @@ from llm_policies.backends.base import ChatMessage as Message
 from llm_policies.backends.base import ModelRequest, OutputMode
 from llm_policies.backends.scripted import CHARS_PER_TOKEN
 from llm_policies.backends.stand_in import stand_in_script
+from llm_policies.prompt_data import load
 from llm_policies.settings import ModelSettings
 
 #: The Inspect provider name: ``--model stand-in/wall-follower``.
 PROVIDER = "stand-in"
+
+
+def _prompted_schema(system: str) -> tuple[OutputMode, dict[str, Any]]:
+    """The text output mode and the reply schema a system prompt asks for (the harness writes
+    the schema right after the mode's instruction, ``escape/reply.toml``)."""
+    instructions = load("escape/reply.toml")["mode"]
+    for mode in ("prompted", "json_object", "grammar"):  # grammar's text is json_object's
+        lead = instructions[mode].partition("{schema}")[0]
+        at = system.find(lead)
+        if at >= 0:
+            found = json.JSONDecoder().raw_decode(system, at + len(lead))[0]
+            return mode, found
+    raise ValueError(
+        "the stand-in answers in the reply schema of the maze tasks: it got no tool, no "
+        "response schema and no JSON schema in the system prompt"
+    )
 
 
 def _request(
@@ -60,11 +77,9 @@ def _request(
     elif config.response_schema is not None:
         mode, name = "native", config.response_schema.name
         schema = config.response_schema.json_schema.model_dump(exclude_none=True)
-    else:
-        raise ValueError(
-            "the stand-in answers in the reply schema of the maze tasks: it got neither a tool "
-            "nor a response schema (-T output_mode=prompted is not for the stand-ins)"
-        )
+    else:  # a text mode: the schema is in the system prompt, after the mode's instruction
+        mode, schema = _prompted_schema(system)
+        name = str(schema.get("title") or "maze_action")
     return ModelRequest(
         system=system,
         messages=messages,
@@ -75,9 +90,9 @@ def _request(
     )
 
 
-@modelapi(name=PROVIDER)
-class StandInAPI(ModelAPI):
-    """Every model of the provider is the stand-in of that name (``stand-in/wall-follower``)."""
+class StandIn(ModelAPI):
+    """Every model of the provider is the stand-in of that name (``stand-in/wall-follower``);
+    registered as the provider :data:`PROVIDER` (:data:`StandInAPI`)."""
 
     def __init__(
         self,
@@ -114,3 +129,7 @@ class StandInAPI(ModelAPI):
             total_tokens=input_tokens + output_tokens,
         )
         return output
+
+
+#: The provider ``stand-in`` (Inspect's registered factory of :class:`StandIn`).
+StandInAPI = modelapi(name=PROVIDER)(StandIn)

@@ -8,10 +8,10 @@
     inspect eval maze_envs/agimaze_set --model ollama/qwen3:8b \\
         -T targets=CLASSIC/HARD/pits/8x8/0005.json
 
-Each sample is one whole game (:mod:`~llm_policies.inspect.games`), played by the LLM policies
-on the model under evaluation (:mod:`~llm_policies.inspect.solver`), written to our journal
+Each sample is one whole game (:mod:`~llm_policies.apps.inspect.games`), played by the LLM policies
+on the model under evaluation (:mod:`~llm_policies.apps.inspect.solver`), written to our journal
 (``journal=``, default ``logs/maze_envs.sqlite`` beside Inspect's logs, or under
-``$INSPECT_LOG_DIR``) and scored by :mod:`~llm_policies.inspect.scorer`.
+``$INSPECT_LOG_DIR``) and scored by :mod:`~llm_policies.apps.inspect.scorer`.
 
 Task parameters (``-T key=value``):
 
@@ -23,7 +23,7 @@ Task parameters (``-T key=value``):
   ``targets`` (each played after the seven tutorials) or ``paths`` (one whole set);
 * ``seeds`` (``0-19``, ``1,5,9``);
 * the harness, as the LLM policies take it
-  (:func:`~llm_policies.inspect.policy.policy_option_names`):
+  (:func:`~llm_policies.apps.inspect.policy.policy_option_names`):
   ``prompt_version``, ``output_mode`` (``tool``, ``native``, ``prompted``), ``check``,
   ``order``, ``history``, ``window``, ``parse_retries``, ``temperature``, caps...;
 * ``journal``: the SQLite file every game is written to.
@@ -52,11 +52,11 @@ from llm_policies.apps.evaluation import (
     INSPECT_AGIMAZE_SEEDS,
     INSPECT_ESCAPE_SEEDS,
 )
-from llm_policies.inspect import stand_in  # noqa: F401  (registers the provider stand-in/...)
-from llm_policies.inspect.games import agimaze_games, escape_games, game_sample, set_games
-from llm_policies.inspect.policy import check_policy_options
-from llm_policies.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
-from llm_policies.inspect.solver import play_game
+from llm_policies.apps.inspect import stand_in  # noqa: F401  (registers the provider stand-in/...)
+from llm_policies.apps.inspect.games import agimaze_games, escape_games, game_sample, set_games
+from llm_policies.apps.inspect.policy import check_policy_options
+from llm_policies.apps.inspect.scorer import agimaze_score, agimaze_set_score, escape_score
+from llm_policies.apps.inspect.solver import play_game
 from maze_envs.agimaze.set_env import DEFAULT_TARGET
 from maze_envs.bench.spec import DEFAULT_BUDGET_FACTOR
 from maze_envs.escape.types import Config
@@ -70,7 +70,7 @@ DEFAULT_SEEDS: Final = INSPECT_ESCAPE_SEEDS
 
 F = TypeVar("F", bound=Callable[..., Any])
 #: This module's name when imported from the package (the entry point's value).
-__spec_name__: Final = "llm_policies.inspect.tasks"
+__spec_name__: Final = "llm_policies.apps.inspect.tasks"
 
 
 def _in_maze_envs(function: F) -> F:

@@ -1,6 +1,6 @@
 """Inspect scorers of the maze tasks: each game's outcome, with honest intervals over games.
 
-The scores come from the game's row (left by :func:`~llm_policies.inspect.solver.play_game`),
+The scores come from the game's row (left by :func:`~llm_policies.apps.inspect.solver.play_game`),
 whose columns are the runner's metric functions (:mod:`maze_envs.bench.metrics`):
 
 * Maze Escape (:func:`escape_score`): ``team_success`` (1 when every agent visited the exit) and
@@ -8,7 +8,7 @@ whose columns are the runner's metric functions (:mod:`maze_envs.bench.metrics`)
 * AGI Maze (:func:`agimaze_score`): ``solved`` (within the budget) and ``rhae70``;
 * labyrinth sets (:func:`agimaze_set_score`): ``solved`` and ``rhae70`` of the set's target,
   ``labyrinths_solved`` and ``mean_rhae70`` over the set
-  (:func:`~llm_policies.inspect.scores.set_scores`).
+  (:func:`~llm_policies.apps.inspect.scores.set_scores`).
 
 A value that does not exist for a game (the finish ratio of a failure) is NaN, which Inspect
 leaves out of that key's metrics. Rates get their Wilson interval, means a seeded bootstrap
@@ -45,7 +45,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from llm_policies.inspect.solver import RESULT_KEY, summary
+from llm_policies.apps.inspect.solver import RESULT_KEY, summary
 from maze_envs.bench.stats import bootstrap_mean, wilson_interval
 
 NAN: Final = float("nan")

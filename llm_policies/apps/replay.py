@@ -7,14 +7,14 @@ re-sends every recorded request (system prompt, messages, output mode and schema
 stored) with the recorded model settings (seed, output cap, temperature...: those the game was
 played with), changed only where ``--set`` says, and compares the actions with the recorded ones
 (agreement, wall-move rate); :func:`full_game_summary` reads full games played with the same
-settings from another journal; :class:`~llm_policies.replay_report.ReplayReport` shows both side
-by side. ``--set output_mode=...`` changes the output mode too.
+settings from another journal; :class:`~llm_policies.apps.replay_report.ReplayReport` shows both
+side by side. ``--set output_mode=...`` changes the output mode too.
 
 The figures and what they leave out (fallbacks and outages, counted apart) are defined in
-:mod:`llm_policies.replay_report`. Wall-move rate: the share of decisions whose move goes through
-a side of the cell that is not ``open`` (Maze Escape; read from the observation the decision was
-made on). AGI Maze has no walls in its observations, so there only agreement is compared, and
-the recorded games' bump rate (``bumped_wall``/``bumped_monolith`` events) is shown.
+:mod:`llm_policies.apps.replay_report`. Wall-move rate: the share of decisions whose move goes
+through a side of the cell that is not ``open`` (Maze Escape; read from the observation the
+decision was made on). AGI Maze has no walls in its observations, so there only agreement is
+compared, and the recorded games' bump rate (``bumped_wall``/``bumped_monolith`` events) is shown.
 
 Command line: ``maze-envs replay-decisions JOURNAL [--model SPEC] [--set temperature=0.2]
 [--full-games OTHER.sqlite] [--games 1 2] [--limit 60] [--json report.json]``.
@@ -34,10 +34,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from llm_policies.apps.replay_report import FullGameSummary, ReplayedDecision, ReplayReport
 from llm_policies.backends.base import ChatMessage, ModelBackend, ModelError, ModelRequest
 from llm_policies.harness import decode_messages
 from llm_policies.parsing import parse_reply
-from llm_policies.replay_report import FullGameSummary, ReplayedDecision, ReplayReport
 from llm_policies.schema import ReplySchema, agimaze_schema, escape_schema
 from llm_policies.settings import OUTPUT_MODES, ModelSettings, OutputMode
 from maze_envs import metrics
@@ -427,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if spec is None or settings is None:
         print(f"maze-envs replay-decisions: no LLM decisions in {args.journal}", file=sys.stderr)
         return 1
-    from llm_policies.backends.base import make_backend
+    from llm_policies.backends.make import make_backend
 
     backend = make_backend(spec, settings)
     if args.cache:

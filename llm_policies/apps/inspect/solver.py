@@ -3,8 +3,9 @@
 :func:`play_game` reads the sample's game (``metadata["game"]``) and plays it: a Maze Escape game
 or a single AGI Maze labyrinth through the benchmark runner's rollout
 (:func:`maze_envs.bench.rollout.aplay`: every agent's turn awaited together, the game meta, each
-decision's record, aborts), a labyrinth set through :func:`~llm_policies.inspect.sets.play_set`.
-The policies are the LLM policies on Inspect's model (:mod:`llm_policies.inspect.policy`), so
+decision's record, aborts), a labyrinth set through
+:func:`~llm_policies.apps.inspect.sets.play_set`.
+The policies are the LLM policies on Inspect's model (:mod:`llm_policies.apps.inspect.policy`), so
 each model call is an Inspect ``generate`` (logged by Inspect as a model event).
 
 The game's row (the runner's columns: outcome metrics, usage, decisions, fallbacks, outages,
@@ -27,10 +28,10 @@ from typing import Any, Final
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from llm_policies.apps.inspect.games import SetGame
+from llm_policies.apps.inspect.policy import game_control
+from llm_policies.apps.inspect.sets import play_set
 from llm_policies.apps.journals import JOURNALS
-from llm_policies.inspect.games import SetGame
-from llm_policies.inspect.policy import game_control
-from llm_policies.inspect.sets import play_set
 from maze_envs.bench.rollout import aplay
 from maze_envs.bench.spec import GameTask
 from maze_envs.journal import Journal

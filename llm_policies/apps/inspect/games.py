@@ -25,9 +25,10 @@ from typing import Any, Final, Literal
 
 import orjson
 from inspect_ai.dataset import Sample
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from llm_policies.inspect.policy import AGIMAZE_POLICY, ESCAPE_POLICY
+from llm_policies.apps.evaluation import front_games
+from llm_policies.apps.inspect.policy import AGIMAZE_POLICY, ESCAPE_POLICY
 from maze_envs.agimaze.set_env import DEFAULT_TARGET, TUTORIAL_PATHS
 from maze_envs.bench.policyspec import PolicyEntry, PolicySpec
 from maze_envs.bench.seeds import parse_seeds
@@ -35,24 +36,14 @@ from maze_envs.bench.spec import (
     DEFAULT_BUDGET_FACTOR,
     AgiMazeCase,
     EscapeCase,
-    Experiment,
     GameTask,
-    describe_errors,
 )
 from maze_envs.policies.episodes import AGIMAZE_SET_ENV_ID
 
 #: The experiment name the games' journal meta carries.
 EXPERIMENT: Final = "inspect"
-
-
-def _experiment(kind: str, setup: Mapping[str, Any], seeds: Any) -> list[GameTask]:
-    try:
-        experiment = Experiment.model_validate(
-            {"name": f"{EXPERIMENT}:{kind}", "seeds": seeds, kind: [dict(setup)]}
-        )
-        return experiment.tasks()
-    except ValidationError as exc:
-        raise ValueError(f"invalid {kind} task parameters: {describe_errors(exc)}") from None
+#: What an error in a setup names.
+PARAMETERS: Final = "task parameters"
 
 
 def escape_games(
@@ -64,7 +55,7 @@ def escape_games(
     ``max_turns``, ``version``, ``set``); ``options``: the policy's options.
     """
     policy = PolicyEntry(policy=PolicySpec(spec=ESCAPE_POLICY, options=dict(options)))
-    return _experiment("escape", {**setup, "policies": [policy]}, seeds)
+    return front_games(EXPERIMENT, "escape", {**setup, "policies": [policy]}, seeds, PARAMETERS)
 
 
 def agimaze_games(
@@ -76,7 +67,7 @@ def agimaze_games(
     ``budget_factor``, ``max_steps``, ``pack_root``).
     """
     policy = PolicyEntry(policy=PolicySpec(spec=AGIMAZE_POLICY, options=dict(options)))
-    return _experiment("agimaze", {**setup, "policies": [policy]}, seeds)
+    return front_games(EXPERIMENT, "agimaze", {**setup, "policies": [policy]}, seeds, PARAMETERS)
 
 
 class SetGame(BaseModel):

@@ -8,11 +8,11 @@ that compared arms play the same mazes (:func:`~maze_envs.studies.pairing.check_
 Every model gets the response cache ``--cache`` (default ``OUT/responses.sqlite``): a rerun
 of the same study (``--fresh``, or another folder with the same ``--cache``) sends nothing and
 reproduces every reply, token and cost. The temperature study also replays the recorded
-decisions of one arm with changed settings (:mod:`llm_policies.replay`), through the same
+decisions of one arm with changed settings (:mod:`llm_policies.apps.replay`), through the same
 cache. Then the report is written (:func:`maze_envs.studies.folder.write_report`).
 
 ``--dry-run`` plays nothing: it prints the games, the model calls to expect and a cost estimate
-(:mod:`llm_policies.study_plan`).
+(:mod:`llm_policies.apps.study_plan`).
 
 Offline, the stand-in models (``--model stand-in:wall-follower``,
 :mod:`llm_policies.backends.stand_in`) play through the real harness at no cost.
@@ -36,12 +36,11 @@ from typing import Any, Final
 
 import orjson
 
-from maze_envs.bench.command import EXIT_OUTAGE, OneLineParser, run_error_status
+from maze_envs.bench.command import OneLineParser, finished_status, run_error_status
 from maze_envs.bench.executors import EXECUTORS, ExecutorError
 from maze_envs.bench.folder import held_run
 from maze_envs.bench.policyspec import PolicySpec
 from maze_envs.bench.ray_executor import parse_runtime_env
-from maze_envs.bench.report import outage_report
 from maze_envs.bench.runner import RunError, RunOptions, RunResult, run_experiment
 from maze_envs.bench.seeds import parse_seeds
 from maze_envs.bench.spec import Experiment, parse_size
@@ -219,7 +218,7 @@ def _replay(study: Study, result: RunResult, models: Sequence[PolicySpec], cache
     response cache, beside the full games of the other arm."""
     if study.replay is None or result.journal is None:
         return None
-    from llm_policies.replay import open_journal
+    from llm_policies.apps.replay import open_journal
 
     journal = open_journal(result.journal)
     try:
@@ -242,14 +241,14 @@ def _replay_model(
     label: str,
     cache: str,
 ) -> dict[str, Any] | None:
-    from llm_policies.backends.base import make_backend
-    from llm_policies.cache import CachedBackend
-    from llm_policies.replay import (
+    from llm_policies.apps.replay import (
         full_game_summary,
         recorded_decisions,
         replay_decisions,
         replay_settings,
     )
+    from llm_policies.backends.make import make_backend
+    from llm_policies.cache import CachedBackend
     from llm_policies.settings import ModelSettings
 
     def games(arm: str) -> list[int]:
@@ -356,7 +355,7 @@ def _main(given: list[str]) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     if args.dry_run:
-        from llm_policies.study_plan import plan_text, study_plan
+        from llm_policies.apps.study_plan import plan_text, study_plan
 
         plan = study_plan(
             study,
@@ -406,9 +405,4 @@ def _main(given: list[str]) -> int:
             print(f"wrote {path}")
         if written.note:
             print(f"note: {written.note}")
-    outages = outage_report(result.rows)
-    if outages is not None:
-        print(f"maze-envs study run: {outages}", file=sys.stderr)
-    if not result.verified_ok:
-        return 1
-    return EXIT_OUTAGE if outages is not None else 0
+    return finished_status("maze-envs study run", result)
