@@ -76,8 +76,10 @@ from maze_envs.metrics import (
     escape_kind_of_move,
     escape_step,
     fallbacks,
+    fastest_finish,
     finish_ratio,
     finish_ratio_censored,
+    finish_turn,
     first_out,
     game_status,
     history_trims,
@@ -198,8 +200,8 @@ class EscapeTally:
         turns = int(outcome["turns"])
         visits = outcome.get("first_visit_turn") or {}
         exit_turns = {agent: visits.get(agent) for agent in self.agents}
-        fastest = int(outcome["fastest_possible_finish"])
-        finish = turns if success else None
+        fastest = fastest_finish(outcome)
+        finish = finish_turn(success, turns)
         behaviour = decision_metrics(self.all_steps())
         return {
             "success": success,

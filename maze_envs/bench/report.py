@@ -22,13 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from maze_envs.bench.results import AGIMAZE_LEVELS
 from maze_envs.bench.stats import describe_estimate
-from maze_envs.metrics import stop_kind
+from maze_envs.metrics import Metric, metrics_for, stop_kind
 
 Row = dict[str, Any]
 
@@ -212,6 +212,23 @@ def _with_excluded(g: dict[str, Any], name: str, successes: int, games: int) -> 
     return _rate(successes, games + excluded, low, high)
 
 
+#: The means of the Maze Escape table, from :data:`maze_envs.metrics.METRICS` (each a mean over
+#: games with its bootstrap interval in the results).
+ESCAPE_REPORT_MEANS: Final = tuple(
+    m for m in metrics_for("report", "escape") if m.interval == "bootstrap"
+)
+
+
+def _mean_cell(metric: Metric, estimate: dict[str, Any]) -> str:
+    """A metric's mean over a group, in its unit (with its interval when its label says so)."""
+    if "(95% CI)" in metric.label:
+        return _interval(estimate)
+    if metric.unit == "share":
+        return _percent(estimate["mean"])
+    digits = {"bytes": 0, "ratio": 2}.get(metric.unit, 1)
+    return _num(estimate["mean"], digits)
+
+
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
     """The Maze Escape table: one line per setup, size and policy."""
     with_usage = _with_usage(groups)
@@ -222,14 +239,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "team success (95% CI)",
         "excluded",
         WITH_EXCLUDED.replace("success", "team success"),
-        "finish turn",
-        "finish / fastest (95% CI)",
-        "censored ratio",
-        "first out (turn)",
-        "wall-move rate",
-        "STAYs / game",
-        "radio msgs / game",
-        "notebook bytes (end)",
+        *(m.label for m in ESCAPE_REPORT_MEANS),
     ]
     if with_usage:
         header += USAGE_HEADER
@@ -242,14 +252,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
             _excluded(g),
             _with_excluded(g, "success_rate", g["successes"], g["games"]),
-            _num(g["finish_turn"]["mean"], 1),
-            _interval(g["finish_ratio"]),
-            _num(g["finish_ratio_censored"]["mean"]),
-            _num(g["first_out"]["mean"], 1),
-            _percent(g["wall_move_rate"]["mean"]),
-            _num(g["stays"]["mean"], 1),
-            _num(g["radio_messages"]["mean"], 1),
-            _num(g["notebook_bytes"]["mean"], 0),
+            *(_mean_cell(m, g[m.column("results")]) for m in ESCAPE_REPORT_MEANS),
         ]
         if with_usage:
             cells += _usage_cells(g)
