@@ -29,6 +29,7 @@ _E = "maze_envs.bench.analysis.escape_behaviour:"
 _G = "maze_envs.bench.analysis.agimaze_behaviour:"
 _BOTH: Final[tuple[RowKind, ...]] = ("escape", "agimaze")
 _ALL_DECISION_READERS: Final[tuple[Reader, ...]] = ("tally", "analyze", "viewer", "replay")
+_COUNTED: Final[tuple[Reader, ...]] = ("analyze", "viewer", "studies")
 
 #: Every metric, in the order of ``maze-envs analyze``'s rows.
 # fmt: off
@@ -58,20 +59,22 @@ METRICS: Final[tuple[Metric, ...]] = (
     Metric("outages", _D + "outages", "out", "outages", kinds=_BOTH,
            readers=(*_ALL_DECISION_READERS, "results", "report"), team="recount"),
     Metric("moves_tried", _D + "moves_tried", "tried", "moves tried", kinds=_BOTH,
-           readers=("analyze", "viewer", "replay", "studies"), team="recount", text=()),
+           readers=_COUNTED, team="recount", text=()),
     Metric("wall_moves", _D + "wall_moves", "walls", "wall moves", kinds=_BOTH,
-           readers=("tally", "analyze", "viewer", "replay", "studies"), team="recount", text=()),
+           readers=("tally", "analyze", "studies"), team="recount", text=()),
     Metric("wall_move_rate", _D + "wall_move_rate", "wall%", "wall-move rate", "{:.1%}",
-           "share", kinds=_BOTH,
+           "share",
            readers=("tally", "results", "report", "analyze", "studies", "viewer", "replay"),
            interval="bootstrap", over="games with a move tried", team="recount"),
+    Metric("wall_move_rate", _D + "wall_move_rate", "wall%", "wall-move rate", "{:.1%}",
+           "share", kinds=("agimaze",), readers=("tally", "analyze", "viewer")),
     # --- behaviour (maze-envs analyze) ---
     Metric("reversals", _E + "reversals", "rev", "reversals"),
     Metric("reversals_after_rise", _E + "reversals_after_rise", "rev^",
            "reversals right after a rise in the distance reading",
            readers=("analyze", "studies"), team="own"),
     Metric("stays", _D + "stays", "stay", "STAYs / game", "{:.1f}",
-           readers=("tally", "results", "report", "analyze", "studies", "viewer"),
+           readers=("tally", "results", "report", "analyze", "studies"),
            interval="bootstrap", team="recount"),
     Metric("exit_turns_after_reaching", _E + "exit_turns_after_reaching", "on-exit",
            "turns on the exit after reaching it", readers=("analyze", "studies")),
