@@ -214,25 +214,35 @@ class AgentGame:
         return [(t, line) for t, before, after in self.edits for line in _new_lines(before, after)]
 
     @cached_property
-    def exits(self) -> list[tuple[str | None, list[str], set[str]]]:
-        """Per decision of its play: its move, the open sides of its cell, and the sides of
-        that cell it had moved through before (in or out)."""
-        board, cells, moves, results, own = (
-            self.track.board,
+    def exits(self) -> list[tuple[bool | None, bool]]:
+        """Per decision of its play: whether its move took an untried exit where the cell
+        offered a choice (:func:`maze_envs.metrics.exit_choice`; None: no choice, or not a
+        move), and whether the cell was used up (:func:`maze_envs.metrics.is_exhausted`), both
+        judged on the sides of the cell it had moved through before (in or out)."""
+        step_to, cells, moves, results, own = (
+            self.track.board.step_to,
             self.cells,
             self.moves,
             self.results,
             self.own,
         )
         used: dict[int, set[str]] = {}
-        out = []
+        open_sides: dict[int, list[str]] = {}
+        none: set[str] = set()
+        out: list[tuple[bool | None, bool]] = []
         for t in range(1, self.length):
             if not own[t]:
                 continue
             here = cells[t - 1]
-            opened = [d for k, d in enumerate(_SIDES) if board.step_to[here][k] >= 0]
+            opened = open_sides.get(here)
+            if opened is None:
+                opened = open_sides[here] = [
+                    d for k, d in enumerate(_SIDES) if step_to[here][k] >= 0
+                ]
+            tried = used.get(here, none)
             move = moves[t]
-            out.append((move, opened, set(used.get(here, ()))))
+            choice = exit_choice(move, opened, tried) if move in _OPPOSITE else None
+            out.append((choice, is_exhausted(opened, tried)))
             if results[t] == "moved" and move in _OPPOSITE:
                 used.setdefault(here, set()).add(move)
                 used.setdefault(cells[t], set()).add(_OPPOSITE[move])
@@ -416,28 +426,20 @@ def notebook_compactions(game: AgentGame) -> int:
 def exit_choices(game: AgentGame) -> int:
     """Exit choices: moves of the policy's play made on a cell that offered a choice between
     untried and used exits (:func:`maze_envs.metrics.exit_choice`)."""
-    return sum(
-        1
-        for move, opened, tried in game.exits
-        if move in _OPPOSITE and exit_choice(move, opened, tried) is not None
-    )
+    return sum(1 for choice, _ in game.exits if choice is not None)
 
 
 @metric_function
 def untried_exit_moves(game: AgentGame) -> int:
     """Untried exit moves: of the exit choices, the moves through an untried exit."""
-    return sum(
-        1
-        for move, opened, tried in game.exits
-        if move in _OPPOSITE and exit_choice(move, opened, tried)
-    )
+    return sum(1 for choice, _ in game.exits if choice)
 
 
 @metric_function
 def exhausted_turns(game: AgentGame) -> int:
     """Exhausted turns: decisions of the policy's play made on a cell whose every open side the
     agent had already moved through (:func:`maze_envs.metrics.is_exhausted`)."""
-    return sum(1 for _, opened, tried in game.exits if is_exhausted(opened, tried))
+    return sum(1 for _, exhausted in game.exits if exhausted)
 
 
 @metric_function

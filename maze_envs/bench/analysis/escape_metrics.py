@@ -24,12 +24,21 @@ benchmark row's), takes the union of the cells for coverage, and the earliest fi
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any, Final
 
 from maze_envs.bench.analysis.escape_behaviour import AgentGame
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
-from maze_envs.bench.metrics import Step, decision_metrics, escape_step, status_from_outcome
+from maze_envs.bench.metrics import (
+    Step,
+    decision_metrics,
+    decision_status,
+    escape_step,
+    radio_sent,
+    status_from_outcome,
+)
 from maze_envs.journal.read.tracks import EscapeTrack
 from maze_envs.metrics import Metric, metrics_for
 
@@ -112,12 +121,24 @@ def _success_turn(track: EscapeTrack) -> int | None:
 
 def escape_steps(track: EscapeTrack, agent: str) -> list[Step]:
     """One agent's decisions of a journaled game as the metrics count them (turns 1 to the
-    last): the kind from the recorded move result, the status from the decision record."""
+    last): the kind from the recorded move result, the status from the decision record
+    (:func:`maze_envs.metrics.escape_step`; a game's few distinct decisions are built once)."""
     turns, results = track.turns, track.results[agent]
-    return [
-        escape_step(results[t], turns[t].decisions.get(agent), turns[t].events.get(agent))
-        for t in range(1, len(turns))
-    ]
+    made: dict[tuple[Any, Any, bool], Step] = {}
+    out = []
+    for t in range(1, len(turns)):
+        record, event = turns[t].decisions.get(agent), turns[t].events.get(agent)
+        # what escape_step reads of the record and the event (decoded JSON: plain dicts)
+        status = record.get("status") if type(record) is dict else decision_status(record)
+        sent = event.get("radio") == "sent" if type(event) is dict else radio_sent(event)
+        key = (results[t], status if isinstance(status, str) else None, sent)
+        step = made.get(key)
+        if step is None:
+            step = made[key] = escape_step(
+                key[0], {"status": key[1]}, {"radio": "sent" if sent else None}
+            )
+        out.append(step)
+    return out
 
 
 def _game_status(track: EscapeTrack, steps: list[Step]) -> str:
@@ -131,13 +152,16 @@ def agent_metrics(
     success_turn: int | None,
     labels: GameLabels | None = None,
     status: str | None = None,
+    steps: list[Step] | None = None,
 ) -> AgentMetrics:
     """The metrics of one agent of a game: each row of :data:`ESCAPE_METRICS` by its function
-    (the per-decision ones by :func:`maze_envs.metrics.decision_metrics`)."""
-    steps = escape_steps(track, agent)
+    (the per-decision ones by :func:`maze_envs.metrics.decision_metrics`); ``steps`` are its
+    decisions (:func:`escape_steps`), when already read."""
+    if steps is None:
+        steps = escape_steps(track, agent)
     labels = labels or game_labels(track.info.meta)
     game = AgentGame(track, agent, steps, success_turn)
-    counts = decision_metrics(steps)
+    counts = decision_metrics(Counter(steps))
     values = {
         metric.column("analyze"): (
             counts[metric.name] if metric.name in _DECISION_METRICS else metric.compute(game)
@@ -162,7 +186,11 @@ def agent_metrics(
 
 
 def _team_value(
-    metric: Metric, track: EscapeTrack, agents: list[AgentMetrics], counts: dict[str, Any]
+    metric: Metric,
+    track: EscapeTrack,
+    agents: list[AgentMetrics],
+    counts: dict[str, Any],
+    success_turn: int | None,
 ) -> Any:
     """The team row's value of one metric (:attr:`~maze_envs.metrics.Metric.team`)."""
     column = metric.column("analyze")
@@ -187,7 +215,6 @@ def _team_value(
     if metric.name == "first_exit_turn":
         return min(firsts) if firsts else None
     if metric.name == "turns_to_team_success":
-        success_turn = _success_turn(track)
         return success_turn - min(firsts) if success_turn is not None and firsts else None
     if metric.name == "team_success":
         return values[0]
@@ -195,13 +222,19 @@ def _team_value(
 
 
 def team_metrics(
-    track: EscapeTrack, agents: list[AgentMetrics], steps: list[Step] | None = None
+    track: EscapeTrack,
+    agents: list[AgentMetrics],
+    steps: list[Step] | None = None,
+    success_turn: int | EllipsisType | None = ...,
 ) -> AgentMetrics:
-    """The team row of a game from its agents' rows (and all its agents' decisions)."""
+    """The team row of a game from its agents' rows (and all its agents' decisions, and the
+    turn of team success when already read)."""
+    if isinstance(success_turn, EllipsisType):
+        success_turn = _success_turn(track)
     first = agents[0]
     if steps is None:
         steps = [step for agent in track.agents for step in escape_steps(track, agent)]
-    counts = decision_metrics(steps)
+    counts = decision_metrics(Counter(steps))
     return AgentMetrics(
         game=first.game,
         env_id=first.env_id,
@@ -215,7 +248,7 @@ def team_metrics(
         agent=TEAM,
         turns=first.turns,
         values={
-            metric.column("analyze"): _team_value(metric, track, agents, counts)
+            metric.column("analyze"): _team_value(metric, track, agents, counts, success_turn)
             for metric in ESCAPE_METRICS
         },
         note=first.note,
@@ -226,7 +259,11 @@ def game_metrics(track: EscapeTrack) -> list[AgentMetrics]:
     """One row per agent, then the team row."""
     success_turn = _success_turn(track)
     labels = game_labels(track.info.meta)
-    steps = [step for agent in track.agents for step in escape_steps(track, agent)]
+    by_agent = {agent: escape_steps(track, agent) for agent in track.agents}
+    steps = [step for agent in track.agents for step in by_agent[agent]]
     status = _game_status(track, steps)
-    rows = [agent_metrics(track, agent, success_turn, labels, status) for agent in track.agents]
-    return [*rows, team_metrics(track, rows, steps)] if rows else []
+    rows = [
+        agent_metrics(track, agent, success_turn, labels, status, by_agent[agent])
+        for agent in track.agents
+    ]
+    return [*rows, team_metrics(track, rows, steps, success_turn)] if rows else []
