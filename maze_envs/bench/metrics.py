@@ -85,6 +85,7 @@ from maze_envs.metrics import (
     history_trims,
     is_play,
     is_played,
+    metrics_for,
     moves_tried,
     notebook_bytes,
     outages,
@@ -147,6 +148,11 @@ __all__ = [
 ]
 
 _NO_STATUSES: Final[Mapping[str, Status]] = {}
+#: The per-decision metrics of a game's row (the rows of METRICS its tally shows; decisions,
+#: fallbacks and outages come from the usage tally, which counts every decision's status).
+_USAGE: Final = frozenset({"decisions", "fallbacks", "outages"})
+_ESCAPE_TALLIED: Final = tuple(m for m in metrics_for("tally", "escape") if m.name not in _USAGE)
+_AGIMAZE_TALLIED: Final = tuple(m for m in metrics_for("tally", "agimaze") if m.name not in _USAGE)
 #: The RHAE reference factors reported, by column name.
 RHAE_FACTORS: Final = {"rhae70": 0.7, "rhae60": 0.6, "rhae80": 0.8}
 
@@ -213,11 +219,11 @@ class EscapeTally:
             "fastest": fastest,
             "finish_ratio": finish_ratio(finish, fastest),
             "finish_ratio_censored": finish_ratio_censored(finish, max_turns, fastest),
-            "wall_moves": behaviour["wall_moves"],
-            "wall_move_rate": behaviour["wall_move_rate"],
-            "stays": behaviour["stays"],
-            "radio_messages": behaviour["radio_messages"],
             "notebook_bytes": notebook_bytes(notebooks),
+            # the per-decision metrics the table gives the row (maze_envs.metrics.METRICS)
+            **{
+                m.column("tally"): behaviour[m.name] for m in _ESCAPE_TALLIED if m.name in behaviour
+            },
         }
 
 
@@ -234,9 +240,12 @@ class AgiMazeTally:
         self.steps.append(Step(agimaze_kind(action, events, played), status))
 
     def metrics(self) -> dict[str, Any]:
-        """``wall_moves`` and ``wall_move_rate`` of the episode."""
+        """The per-decision metrics of the episode its row holds (``wall_moves`` and
+        ``wall_move_rate``: the rows of METRICS the AGI Maze tally shows)."""
         behaviour = decision_metrics(self.steps, escape=False)
-        return {k: behaviour[k] for k in ("wall_moves", "wall_move_rate")}
+        return {
+            m.column("tally"): behaviour[m.name] for m in _AGIMAZE_TALLIED if m.name in behaviour
+        }
 
 
 def agimaze_scores(

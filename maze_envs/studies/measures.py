@@ -201,3 +201,23 @@ MEASURES: Final[dict[str, Measure]] = {
     )
 }
 # fmt: on
+
+
+def _derived_measures() -> dict[str, Measure]:
+    """A mean per game for every row of METRICS the studies show that no measure above reads:
+    a new metric is measurable in a study file by its row alone."""
+    read = {c for m in MEASURES.values() for c in (m.key, m.numerator, m.denominator)}
+    out = {}
+    for row in metrics_for("studies"):
+        column = row.column("studies")
+        if column in read or row.name in read:
+            continue
+        source: Literal["row", "team"] = "team" if "analyze" in row.readers else "row"
+        label = row.label if row.unit == "share" else f"{row.label} per game"
+        out[row.name] = Measure(
+            row.name, label, source, column, None, row.function, percent=row.unit == "share"
+        )
+    return out
+
+
+MEASURES.update(_derived_measures())

@@ -10,10 +10,16 @@ prompt is stored once, not 600 times.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from maze_envs.journal import Journal, JournalError, TurnRecord
-from maze_envs.metrics import METRIC
+from maze_envs.metrics import METRIC, metrics_for
+
+#: The viewer's metrics :func:`metric_lines` words into its sentence; any other row of
+#: METRICS the viewer shows follows as "label value".
+_IN_THE_SENTENCE: Final = frozenset(
+    {"decisions", "fallbacks", "outages", "wall_move_rate", "moves_tried"}
+)
 
 BLOB_KEY = "$blob"
 
@@ -86,5 +92,10 @@ def metric_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
         )
         if "stays" in counts:
             text += f", {counts['stays']} STAY"
+        text += "".join(
+            f", {m.label} {m.format(counts[m.column('viewer')])}"
+            for m in metrics_for("viewer")
+            if m.name not in _IN_THE_SENTENCE and m.column("viewer") in counts
+        )
         lines.append(text)
     return lines

@@ -49,12 +49,6 @@ OBSERVATION_KEYS: Final = ("distances", "notebook", "teammate_notebooks")
 EVENT_KEYS: Final = ("move", "radio", "first_exit_visit", "team_success")
 #: The metrics of a Maze Escape row, in the table's order.
 ESCAPE_METRICS: Final[tuple[Metric, ...]] = metrics_for("analyze", "escape")
-#: The metrics :func:`maze_envs.metrics.decision_metrics` computes (over every agent's
-#: decisions for the team row).
-_DECISION_METRICS: Final = frozenset(
-    {"decisions", "fallbacks", "outages", "moves_tried", "wall_moves", "wall_move_rate"}
-    | {"stays", "radio_messages"}
-)
 
 
 @dataclass(frozen=True)
@@ -164,7 +158,7 @@ def agent_metrics(
     counts = decision_metrics(Counter(steps))
     values = {
         metric.column("analyze"): (
-            counts[metric.name] if metric.name in _DECISION_METRICS else metric.compute(game)
+            counts[metric.name] if metric.name in counts else metric.compute(game)
         )
         for metric in ESCAPE_METRICS
     }
