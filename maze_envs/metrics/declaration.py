@@ -129,7 +129,7 @@ class Metric:
         target: Any = importlib.import_module(module)
         for part in attribute.split("."):
             target = getattr(target, part)
-        return target  # type: ignore[no-any-return]
+        return target
 
     @property
     def legend(self) -> str:

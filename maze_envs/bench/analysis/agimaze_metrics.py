@@ -35,9 +35,9 @@ from typing import Any, Final
 
 from maze_envs.bench.analysis.agimaze_behaviour import AgiMazeGame
 from maze_envs.bench.analysis.labels import game_labels
-from maze_envs.bench.metrics import decision_metrics, status_from_outcome
+from maze_envs.bench.metrics import status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.metrics import Metric, metrics_for
+from maze_envs.metrics import Metric, decision_metrics, metrics_for
 
 #: The metrics of an AGI Maze row, in the table's order (each a field of :class:`AgiMazeMetrics`).
 AGIMAZE_METRICS: Final[tuple[Metric, ...]] = metrics_for("analyze", "agimaze")

@@ -31,16 +31,17 @@ from typing import Any, Final
 
 from maze_envs.bench.analysis.escape_behaviour import AgentGame
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
-from maze_envs.bench.metrics import (
+from maze_envs.bench.metrics import status_from_outcome
+from maze_envs.journal.read.tracks import EscapeTrack
+from maze_envs.metrics import (
+    Metric,
     Step,
     decision_metrics,
     decision_status,
     escape_step,
+    metrics_for,
     radio_sent,
-    status_from_outcome,
 )
-from maze_envs.journal.read.tracks import EscapeTrack
-from maze_envs.metrics import Metric, metrics_for
 
 TEAM: Final = "team"
 #: The observation keys the metrics read (the analysis reads only these from the journal).
