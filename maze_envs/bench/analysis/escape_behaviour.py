@@ -142,20 +142,22 @@ class AgentGame:
         return [t for t in range(1, self.length) if results[t] == "moved" and moves[t] is not None]
 
     @cached_property
-    def reversal_rises(self) -> list[bool]:
-        """Per reversal of its play, whether the move before it raised the distance reading."""
-        moves, own, observations = self.moves, self.own, self.observations
-        out: list[bool] = []
-        last_dir: str | None = None
-        last_rise = False
+    def reversals(self) -> list[int]:
+        """Per reversal of its play, the turn of the successful move it undid."""
+        moves, own = self.moves, self.own
+        out: list[int] = []
+        last: int | None = None
         for t in self.moved:
-            move = moves[t]
-            if last_dir is not None and _OPPOSITE.get(last_dir) == move and own[t]:
-                out.append(last_rise)
-            before, after = _distance(observations[t - 1]), _distance(observations[t])
-            last_dir = move
-            last_rise = before is not None and after is not None and after > before
+            if last is not None and _OPPOSITE.get(moves[last]) == moves[t] and own[t]:
+                out.append(last)
+            last = t
         return out
+
+    def rise(self, t: int) -> bool:
+        """Whether the move of turn ``t`` raised its distance reading to the exit."""
+        observations = self.observations
+        before, after = _distance(observations[t - 1]), _distance(observations[t])
+        return before is not None and after is not None and after > before
 
     @cached_property
     def visits(self) -> tuple[set[int], int]:
@@ -287,14 +289,16 @@ def reversals(game: AgentGame) -> int:
     """Reversals: successful moves straight back to the cell the agent left with its previous
     successful move (STAYs and bumps in between do not break the pair), by the policy's own
     decisions."""
-    return len(game.reversal_rises)
+    return len(game.reversals)
 
 
 @metric_function
 def reversals_after_rise(game: AgentGame) -> int | None:
     """Reversals after a rise: reversals whose previous successful move raised the distance
     reading to the exit (the straight-line sensor); None when the game had no distance sensor."""
-    return sum(game.reversal_rises) if game.track.config.distance_sensor else None
+    if not game.track.config.distance_sensor:
+        return None
+    return sum(game.rise(t) for t in game.reversals)
 
 
 @metric_function
