@@ -12,9 +12,14 @@ radio; built once into ``--games-file`` when given):
 
 The metrics' own cost is the difference. Rounds alternate the order of the two; the script
 prints each round, the medians, the load average at the start and the end, and the verdict
-against issue 30's goal (the analysis of 1,000 games of 120 turns in <= 2 s of CPU).
+against issue 30's goal (the analysis of 1,000 games of 120 turns in <= 2 s of CPU). Since a
+difference of two noisy times is noisier still, it then times the metrics alone
+(:func:`~maze_envs.bench.analysis.escape_metrics.game_metrics`) on the first ``--held`` games'
+tracks read beforehand and held in memory. To compare two versions of the metrics, run the
+script with each checkout first on ``PYTHONPATH`` on the same ``--games-file``.
 
-Usage: ``python benchmarks/analyze_bench.py [--games 1000] [--rounds 3] [--games-file PATH]``.
+Usage: ``python benchmarks/analyze_bench.py [--games 1000] [--rounds 3] [--held 200]
+[--games-file PATH]``.
 """
 
 from __future__ import annotations
@@ -34,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import viewer_bench
 
 from maze_envs.bench.analysis.analyze import analyze_games
-from maze_envs.bench.analysis.escape_metrics import EVENT_KEYS, OBSERVATION_KEYS
+from maze_envs.bench.analysis.escape_metrics import EVENT_KEYS, OBSERVATION_KEYS, game_metrics
 from maze_envs.journal import Journal
-from maze_envs.journal.read.tracks import escape_track
+from maze_envs.journal.read.tracks import EscapeTrack, escape_track
 
 GOAL_SECONDS = 2.0
 GOAL_GAMES = 1000
@@ -46,6 +51,33 @@ def _cpu(work: Callable[[], object]) -> float:
     started = time.process_time()
     work()
     return time.process_time() - started
+
+
+def _track(journal: Journal, game: int) -> EscapeTrack:
+    return escape_track(
+        journal,
+        game,
+        journal.game(game),
+        observations=OBSERVATION_KEYS,
+        events=EVENT_KEYS,
+        shared=True,
+    )
+
+
+def metrics_alone(path: Path, held: int, rounds: int) -> str:
+    """The metrics of ``held`` games whose tracks were read beforehand, ``rounds`` times."""
+    with Journal(path, readonly=True) as journal:
+        tracks = [_track(journal, game) for game in journal.game_ids()[:held]]
+    gc.disable()
+    try:
+        costs = [_cpu(lambda: [game_metrics(track) for track in tracks]) for _ in range(rounds)]
+    finally:
+        gc.enable()
+    return (
+        f"  the metrics alone, {len(tracks)} games read beforehand: CPU "
+        f"{statistics.median(costs):.2f} s (rounds {min(costs):.2f}-{max(costs):.2f} s; load "
+        f"{os.getloadavg()[0]:.1f})"
+    )
 
 
 def measure(path: Path, games: int, rounds: int) -> str:
@@ -64,14 +96,7 @@ def measure(path: Path, games: int, rounds: int) -> str:
             gc.disable()  # as analyze_games does
             try:
                 for game in ids:
-                    escape_track(
-                        journal,
-                        game,
-                        journal.game(game),
-                        observations=OBSERVATION_KEYS,
-                        events=EVENT_KEYS,
-                        shared=True,
-                    )
+                    _track(journal, game)
             finally:
                 gc.enable()
 
@@ -110,12 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--games", type=int, default=GOAL_GAMES, help="games in the journal")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each")
+    parser.add_argument("--held", type=int, default=200, help="games for the metrics alone")
     parser.add_argument("--games-file", type=Path, help="the journal (built once, kept)")
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory() as name:
         path = args.games_file or Path(name) / "games.sqlite"
         print(measure(path, args.games, args.rounds))
+        print(metrics_alone(path, args.held, args.rounds))
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
