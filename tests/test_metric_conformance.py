@@ -32,6 +32,7 @@ from maze_envs.metrics import (
     Step,
     decision_metrics,
     is_metric_function,
+    metric_function,
     metrics_for,
 )
 from maze_envs.studies.measures import MEASURES
@@ -58,11 +59,14 @@ def _marked_functions() -> dict[str, Any]:
     return found
 
 
+def _without_row(marked: dict[str, Any], rows: tuple[Metric, ...]) -> list[str]:
+    return sorted(set(marked) - {m.function for m in rows})
+
+
 def test_every_metric_function_has_a_row_and_every_row_a_function() -> None:
-    named = {m.function for m in METRICS}
     marked = _marked_functions()
     assert marked, "no metric function found: the marker is not seen"
-    without_row = sorted(set(marked) - named)
+    without_row = _without_row(marked, METRICS)
     assert not without_row, f"metric functions without a row of METRICS: {without_row}"
     for row in METRICS:
         function = row.compute  # imports it: a row naming a missing function fails here
@@ -70,6 +74,19 @@ def test_every_metric_function_has_a_row_and_every_row_a_function() -> None:
         assert inspect.getdoc(function), f"{row.name}: {row.function} has no docstring"
         assert row.legend.endswith((".", ")")), f"{row.name}: legend {row.legend!r}"
         assert row.readers, f"{row.name}: no reader shows it"
+
+
+def test_a_function_without_a_row_and_a_row_without_a_function_are_named() -> None:
+    @metric_function
+    def toy(game: Any) -> int:
+        """Toy: nothing."""
+        return 0
+
+    marked = {**_marked_functions(), "tests.toy:toy": toy}
+    assert _without_row(marked, METRICS) == ["tests.toy:toy"]
+    missing = Metric("toy", "maze_envs.metrics.decisions:no_such_metric", "toy", "toy")
+    with pytest.raises(AttributeError, match="no_such_metric"):
+        _ = missing.compute
 
 
 def test_one_row_per_metric_and_game() -> None:

@@ -147,10 +147,11 @@ class AgentGame:
         moves, own = self.moves, self.own
         out: list[int] = []
         last: int | None = None
+        undo: str | None = None  # the move that goes back the way the last one came
         for t in self.moved:
-            if last is not None and _OPPOSITE.get(moves[last]) == moves[t] and own[t]:
+            if last is not None and undo == moves[t] and own[t]:
                 out.append(last)
-            last = t
+            last, undo = t, _OPPOSITE.get(moves[t] or "")
         return out
 
     def rise(self, t: int) -> bool:
