@@ -27,6 +27,7 @@ from typing import Any
 
 from maze_envs import metrics
 from maze_envs.bench.stats import wilson_interval
+from maze_envs.metrics import METRIC
 
 
 @dataclass
@@ -193,8 +194,9 @@ class ReplayReport:
             "",
             f"Model {self.model}; the recorded settings, changed: {settings}.",
             "",
-            "| | decisions | compared | wall-move rate (95% CI) | agreement with recorded "
-            "(95% CI) | fallbacks | outages |",
+            f"| | {METRIC['decisions'].label} | compared | {METRIC['wall_move_rate'].label} "
+            f"(95% CI) | agreement with recorded (95% CI) | {METRIC['fallbacks'].label} | "
+            f"{METRIC['outages'].label} |",
             "|---|---|---|---|---|---|---|",
             f"| recorded decisions | {len(decisions)} | {compared} | "
             f"{_pct(*self._wall('recorded'))} | - | {recorded.get('fallback', 0)} | "

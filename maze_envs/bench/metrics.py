@@ -56,95 +56,46 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from maze_envs import metrics as _metrics
 from maze_envs.agimaze.scoring import rhae, step_fraction, x1_solved
 from maze_envs.metrics import (
-    EXCLUDED,
-    PLAYED,
     STATUSES,
-    GameStatus,
-    Kind,
     Status,
     Step,
-    agents_out,
-    agimaze_kind,
-    agimaze_step,
-    cap_breaches,
     decision_metrics,
     decision_status,
-    decisions,
-    escape_kind,
-    escape_kind_of_move,
-    escape_step,
-    fallbacks,
-    finish_ratio,
-    finish_ratio_censored,
-    first_out,
     game_status,
-    history_trims,
-    is_play,
-    is_played,
-    moves_tried,
-    notebook_bytes,
-    outages,
-    radio_messages,
-    radio_sent,
-    stays,
-    stop_kind,
-    success_rate_counting_excluded,
-    truncations,
-    wall_move_rate,
-    wall_moves,
 )
 from maze_envs.policies.interface import Decision, Usage
 
 __all__ = [
-    "EXCLUDED",
-    "PLAYED",
     "RHAE_FACTORS",
-    "STATUSES",
     "AgiMazeTally",
     "EscapeTally",
-    "GameStatus",
-    "Kind",
     "Status",
     "Step",
     "UsageTally",
-    "agents_out",
-    "agimaze_kind",
     "agimaze_scores",
-    "agimaze_step",
-    "cap_breaches",
+    "agimaze_set_scores",
+    "cache_read_share",
     "decision_metrics",
     "decision_status",
-    "decisions",
-    "escape_kind",
-    "escape_kind_of_move",
-    "escape_step",
-    "fallbacks",
-    "finish_ratio",
-    "finish_ratio_censored",
-    "first_out",
     "game_status",
     "harness_endpoint",
-    "history_trims",
-    "is_play",
-    "is_played",
     "journal_record",
-    "moves_tried",
-    "notebook_bytes",
-    "outages",
-    "radio_messages",
-    "radio_sent",
     "status_from_outcome",
-    "stays",
-    "stop_kind",
-    "success_rate_counting_excluded",
-    "truncations",
-    "wall_move_rate",
-    "wall_moves",
 ]
 
 _NO_STATUSES: Final[Mapping[str, Status]] = {}
+#: The per-decision metrics of a game's row (the rows of METRICS its tally shows; decisions,
+#: fallbacks and outages come from the usage tally, which counts every decision's status).
+_USAGE: Final = frozenset({"decisions", "fallbacks", "outages"})
+_ESCAPE_TALLIED: Final = tuple(
+    m for m in _metrics.metrics_for("tally", "escape") if m.name not in _USAGE
+)
+_AGIMAZE_TALLIED: Final = tuple(
+    m for m in _metrics.metrics_for("tally", "agimaze") if m.name not in _USAGE
+)
 #: The RHAE reference factors reported, by column name.
 RHAE_FACTORS: Final = {"rhae70": 0.7, "rhae60": 0.6, "rhae80": 0.8}
 
@@ -177,7 +128,7 @@ class EscapeTally:
         """Per agent, how many times each distinct decision (:class:`Step`) occurred."""
         out: dict[str, dict[Step, int]] = {agent: {} for agent in self.agents}
         for (agent, result, status, radio), n in self._counts.items():
-            step = Step(escape_kind(result), status, radio_sent({"radio": radio}))
+            step = Step(_metrics.escape_kind(result), status, _metrics.radio_sent({"radio": radio}))
             counts = out.setdefault(agent, {})
             counts[step] = counts.get(step, 0) + n
         return out
@@ -198,24 +149,24 @@ class EscapeTally:
         turns = int(outcome["turns"])
         visits = outcome.get("first_visit_turn") or {}
         exit_turns = {agent: visits.get(agent) for agent in self.agents}
-        fastest = int(outcome["fastest_possible_finish"])
-        finish = turns if success else None
+        fastest = _metrics.fastest_finish(outcome)
+        finish = _metrics.finish_turn(success, turns)
         behaviour = decision_metrics(self.all_steps())
         return {
             "success": success,
             "finish_turn": finish,
             "turns": turns,
-            "first_out": first_out(exit_turns),
-            "agents_out": agents_out(exit_turns),
+            "first_out": _metrics.first_out(exit_turns),
+            "agents_out": _metrics.agents_out(exit_turns),
             "exit_turns": exit_turns,
             "fastest": fastest,
-            "finish_ratio": finish_ratio(finish, fastest),
-            "finish_ratio_censored": finish_ratio_censored(finish, max_turns, fastest),
-            "wall_moves": behaviour["wall_moves"],
-            "wall_move_rate": behaviour["wall_move_rate"],
-            "stays": behaviour["stays"],
-            "radio_messages": behaviour["radio_messages"],
-            "notebook_bytes": notebook_bytes(notebooks),
+            "finish_ratio": _metrics.finish_ratio(finish, fastest),
+            "finish_ratio_censored": _metrics.finish_ratio_censored(finish, max_turns, fastest),
+            "notebook_bytes": _metrics.notebook_bytes(notebooks),
+            # the per-decision metrics the table gives the row (maze_envs.metrics.METRICS)
+            **{
+                m.column("tally"): behaviour[m.name] for m in _ESCAPE_TALLIED if m.name in behaviour
+            },
         }
 
 
@@ -229,12 +180,15 @@ class AgiMazeTally:
         self, action: str, events: Iterable[str], played: bool, status: Status = "ok"
     ) -> None:
         """One step: the action, its formal events, whether it was played, and its status."""
-        self.steps.append(Step(agimaze_kind(action, events, played), status))
+        self.steps.append(Step(_metrics.agimaze_kind(action, events, played), status))
 
     def metrics(self) -> dict[str, Any]:
-        """``wall_moves`` and ``wall_move_rate`` of the episode."""
+        """The per-decision metrics of the episode its row holds (``wall_moves`` and
+        ``wall_move_rate``: the rows of METRICS the AGI Maze tally shows)."""
         behaviour = decision_metrics(self.steps, escape=False)
-        return {k: behaviour[k] for k in ("wall_moves", "wall_move_rate")}
+        return {
+            m.column("tally"): behaviour[m.name] for m in _AGIMAZE_TALLIED if m.name in behaviour
+        }
 
 
 def agimaze_scores(
@@ -389,15 +343,15 @@ class UsageTally:
 
     @property
     def decisions(self) -> int:
-        return decisions(self.statuses)
+        return _metrics.decisions(self.statuses)
 
     @property
     def fallbacks(self) -> int:
-        return fallbacks(self.statuses)
+        return _metrics.fallbacks(self.statuses)
 
     @property
     def outages(self) -> int:
-        return outages(self.statuses)
+        return _metrics.outages(self.statuses)
 
     def add_action(self, agent: str) -> None:
         """A bare action (no :class:`Decision`): the policy's own choice, nothing to account."""
@@ -415,9 +369,9 @@ class UsageTally:
             self.by_agent[agent] = decision.usage if previous is None else previous + decision.usage
         if record is not None:
             self.quirks.update(_quirk_counts(record))
-            self.history_trims += history_trims((record,))
-            self.cap_breaches += cap_breaches((record,))
-            self.truncations += truncations((record,))
+            self.history_trims += _metrics.history_trims((record,))
+            self.cap_breaches += _metrics.cap_breaches((record,))
+            self.truncations += _metrics.truncations((record,))
 
     def total(self) -> Usage:
         total = Usage()
@@ -462,6 +416,15 @@ def _outage_detail(agent: str, record: Any, endpoint: str | None) -> dict[str, A
         "endpoint": endpoint,
         "error": None if error is None else str(error),
     }
+
+
+def __getattr__(name: str) -> Any:
+    """Every other name of :mod:`maze_envs.metrics` (this module re-exports its definitions
+    beside the runner's tallies)."""
+    try:
+        return getattr(_metrics, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def harness_endpoint(harness: Any) -> str | None:

@@ -22,13 +22,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from maze_envs.bench.results import AGIMAZE_LEVELS
 from maze_envs.bench.stats import describe_estimate
-from maze_envs.metrics import stop_kind
+from maze_envs.metrics import METRIC, Metric, metrics_for, stop_kind
 
 Row = dict[str, Any]
 
@@ -165,18 +165,20 @@ def _policy(summary: dict[str, Any]) -> str:
 #: The columns of model usage, the same in every table (when a policy reports usage): what
 #: it cost, how the decisions went, and what the model saw and wrote (histories trimmed to fit
 #: the context window, replies over the output cap).
+USAGE_METRICS: Final = tuple(
+    METRIC[name] for name in ("fallbacks", "outages", "history_trims", "cap_breaches")
+)
 USAGE_HEADER = (
     "tokens in/out",
     "cost",
     "cost / success",
-    "fallbacks",
-    "outages",
+    USAGE_METRICS[0].label,
+    USAGE_METRICS[1].label,
     "quirks",
-    "history trims",
-    "cap breaches",
+    *(m.label for m in USAGE_METRICS[2:]),
 )
 #: The success rate beside the rate over the games played: excluded games counted as failures.
-WITH_EXCLUDED = "success, excluded as failures (95% CI)"
+WITH_EXCLUDED = METRIC["success_rate_with_excluded"].label
 
 
 def _with_usage(groups: Sequence[dict[str, Any]]) -> bool:
@@ -212,6 +214,23 @@ def _with_excluded(g: dict[str, Any], name: str, successes: int, games: int) -> 
     return _rate(successes, games + excluded, low, high)
 
 
+#: The means of the Maze Escape table, from :data:`maze_envs.metrics.METRICS` (each a mean over
+#: games with its bootstrap interval in the results).
+ESCAPE_REPORT_MEANS: Final = tuple(
+    m for m in metrics_for("report", "escape") if m.interval == "bootstrap"
+)
+
+
+def _mean_cell(metric: Metric, estimate: dict[str, Any]) -> str:
+    """A metric's mean over a group, in its unit (with its interval when its label says so)."""
+    if "(95% CI)" in metric.label:
+        return _interval(estimate)
+    if metric.unit == "share":
+        return _percent(estimate["mean"])
+    digits = {"bytes": 0, "ratio": 2}.get(metric.unit, 1)
+    return _num(estimate["mean"], digits)
+
+
 def escape_table(groups: Sequence[dict[str, Any]]) -> str:
     """The Maze Escape table: one line per setup, size and policy."""
     with_usage = _with_usage(groups)
@@ -222,14 +241,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
         "team success (95% CI)",
         "excluded",
         WITH_EXCLUDED.replace("success", "team success"),
-        "finish turn",
-        "finish / fastest (95% CI)",
-        "censored ratio",
-        "first out (turn)",
-        "wall-move rate",
-        "STAYs / game",
-        "radio msgs / game",
-        "notebook bytes (end)",
+        *(m.label for m in ESCAPE_REPORT_MEANS),
     ]
     if with_usage:
         header += USAGE_HEADER
@@ -242,14 +254,7 @@ def escape_table(groups: Sequence[dict[str, Any]]) -> str:
             _rate(g["successes"], g["games"], g["success_low"], g["success_high"]),
             _excluded(g),
             _with_excluded(g, "success_rate", g["successes"], g["games"]),
-            _num(g["finish_turn"]["mean"], 1),
-            _interval(g["finish_ratio"]),
-            _num(g["finish_ratio_censored"]["mean"]),
-            _num(g["first_out"]["mean"], 1),
-            _percent(g["wall_move_rate"]["mean"]),
-            _num(g["stays"]["mean"], 1),
-            _num(g["radio_messages"]["mean"], 1),
-            _num(g["notebook_bytes"]["mean"], 0),
+            *(_mean_cell(m, g[m.column("results")]) for m in ESCAPE_REPORT_MEANS),
         ]
         if with_usage:
             cells += _usage_cells(g)
@@ -379,19 +384,16 @@ def _by_setup(groups: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]
 
 NOTES = {
     "escape": (
-        "Team success: every agent visited the exit. Finish / fastest: the team's finish turn "
-        "over the fastest possible finish (the longest of the agents' shortest paths), over the "
-        "successful games; the censored ratio counts a failure as max_turns / fastest (a lower "
-        "bound). First out: the turn the first agent reached the exit (games where one did). "
-        "Wall-move rate: moves into a wall / moves tried. STAYs and radio messages: the team's, "
-        "per game; they and the wall-move rate count the policies' own decisions only "
-        "(fallback and outage decisions excluded). Notebook bytes: UTF-8 bytes in all the "
-        "team's notebooks at the game's end. Rates and means are over the games played: "
+        "Team success: every agent visited the exit. "
+        + " ".join(m.plain_legend for m in ESCAPE_REPORT_MEANS)
+        + " STAYs and radio messages are the team's, per game. "
+        "Rates and means are over the games played: "
         "'excluded' games (an outage touched them, or a cap stopped them) are counted apart, "
         "not as failures, and the rate counting them as failures is beside it (long, failing "
         "games are the likeliest to meet an outage or a cap: the truth lies between the two); "
-        "tokens and cost include them. History trims: decisions whose history was cut to fit "
-        "the context window; cap breaches: replies over the output cap. Intervals: Wilson "
+        "tokens and cost include them. "
+        + " ".join(m.plain_legend for m in USAGE_METRICS)
+        + " Intervals: Wilson "
         "(rates) and seeded bootstrap (means), 95 %; a mean over one game, or over equal "
         "values, has no interval (n shown)."
     ),

@@ -51,22 +51,17 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from maze_envs.bench.stats import Estimate, bootstrap_mean, bootstrap_ratio, wilson_interval
-from maze_envs.metrics import is_played, success_rate_counting_excluded
+from maze_envs.metrics import is_played, metrics_for, success_rate_counting_excluded
 
 Row = dict[str, Any]
 Summary = dict[str, Any]
 
-#: Maze Escape means reported per group: column -> (label, over which games).
+#: Maze Escape means reported per group, with a bootstrap interval: column -> over which games
+#: (the rows of :data:`maze_envs.metrics.METRICS` the results show for Maze Escape).
 ESCAPE_MEANS: dict[str, str] = {
-    "finish_turn": "successes",
-    "finish_ratio": "successes",
-    "finish_ratio_censored": "all",
-    "first_out": "games with an agent out",
-    "fastest": "all",
-    "wall_move_rate": "games with a move tried",
-    "stays": "all",
-    "radio_messages": "all",
-    "notebook_bytes": "all",
+    m.column("results"): m.over
+    for m in metrics_for("results", "escape")
+    if m.interval == "bootstrap"
 }
 #: AGI Maze levels of aggregation, each a tuple of row columns below (setup, policy).
 AGIMAZE_LEVELS: dict[str, tuple[str, ...]] = {

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maze_envs.bench.stats import describe_estimate
+from maze_envs.metrics import METRIC
 
 
 @dataclass(frozen=True)
@@ -99,14 +100,14 @@ def _arms(report: dict[str, Any]) -> Table:
         "team success [95% CI]",
         "finish / fastest, all games",
         "finish / fastest, successes",
-        "fastest possible finish (turns)",
+        f"{METRIC['fastest'].label} (turns)",
         "cost",
         "cost per team success",
         "input tok/decision",
         "output tok/decision",
         "cache-read share",
         "requests",
-        "fallbacks",
+        METRIC["fallbacks"].label,
         "quirks",
     ]
     rows = []

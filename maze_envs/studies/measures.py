@@ -26,6 +26,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from maze_envs.metrics import Metric, metrics_for
+
 
 @dataclass(frozen=True)
 class Measure:
@@ -52,7 +54,12 @@ class Measure:
         return float(top) / float(bottom)
 
     def definition(self) -> str:
-        """The first paragraph of the docstring of what defines the metric."""
+        """The metric's legend in :data:`maze_envs.metrics.METRICS` (its row named by the
+        measure's key, else the row whose studies column is the numerator); for a measure of no
+        row (token counts), the first paragraph of the docstring of what defines it."""
+        row = study_metric(self.key) or study_metric(self.numerator)
+        if row is not None:
+            return row.legend
         module_name, _, attribute = self.defined_by.partition(":")
         target: object = importlib.import_module(module_name)
         for part in attribute.split(".") if attribute else ():
@@ -63,6 +70,14 @@ class Measure:
             if entry:
                 return entry
         return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def study_metric(column: str) -> Metric | None:
+    """The row of :data:`maze_envs.metrics.METRICS` the studies show in ``column`` (None)."""
+    for row in metrics_for("studies"):
+        if column in (row.name, row.column("studies")):
+            return row
+    return None
 
 
 def _entry(text: str, column: str) -> str | None:
@@ -186,3 +201,23 @@ MEASURES: Final[dict[str, Measure]] = {
     )
 }
 # fmt: on
+
+
+def _derived_measures() -> dict[str, Measure]:
+    """A mean per game for every row of METRICS the studies show that no measure above reads:
+    a new metric is measurable in a study file by its row alone."""
+    read = {c for m in MEASURES.values() for c in (m.key, m.numerator, m.denominator)}
+    out = {}
+    for row in metrics_for("studies"):
+        column = row.column("studies")
+        if column in read or row.name in read:
+            continue
+        source: Literal["row", "team"] = "team" if "analyze" in row.readers else "row"
+        label = row.label if row.unit == "share" else f"{row.label} per game"
+        out[row.name] = Measure(
+            row.name, label, source, column, None, row.function, percent=row.unit == "share"
+        )
+    return out
+
+
+MEASURES.update(_derived_measures())

@@ -10,9 +10,16 @@ prompt is stored once, not 600 times.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from maze_envs.journal import Journal, JournalError, TurnRecord
+from maze_envs.metrics import METRIC, metrics_for
+
+#: The viewer's metrics :func:`metric_lines` words into its sentence; any other row of
+#: METRICS the viewer shows follows as "label value".
+_IN_THE_SENTENCE: Final = frozenset(
+    {"decisions", "fallbacks", "outages", "wall_move_rate", "moves_tried"}
+)
 
 BLOB_KEY = "$blob"
 
@@ -67,23 +74,28 @@ def metric_lines(metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ...                     "wall_moves": 1, "wall_move_rate": 0.5, "stays": 1}})
     ['A: 4 decisions (1 fallback), wall-move rate 50.0% (1 of 2 moves tried), 1 STAY']
     """
+    rate, tried = METRIC["wall_move_rate"], METRIC["moves_tried"].label
     lines = []
     for name, counts in metrics.items():
         apart = [
-            f"{counts[key]} {label}"
-            for key, label in (("fallbacks", "fallback"), ("outages", "outage"))
+            f"{counts[key]} {METRIC[key].label.removesuffix('s')}"
+            for key in ("fallbacks", "outages")
             if counts.get(key)
         ]
-        rate = counts.get("wall_move_rate")
-        text = f"{name}: {counts['decisions']} decisions"
+        text = f"{name}: {counts['decisions']} {METRIC['decisions'].label}"
         text += f" ({', '.join(apart)})" if apart else ""
         text += (
             ", no move tried"
-            if rate is None
-            else f", wall-move rate {100 * rate:.1f}% ({counts['wall_moves']} of "
-            f"{counts['moves_tried']} moves tried)"
+            if counts.get("wall_move_rate") is None
+            else f", {rate.label} {rate.format(counts['wall_move_rate'])} "
+            f"({counts['wall_moves']} of {counts['moves_tried']} {tried})"
         )
         if "stays" in counts:
             text += f", {counts['stays']} STAY"
+        text += "".join(
+            f", {m.label} {m.format(counts[m.column('viewer')])}"
+            for m in metrics_for("viewer")
+            if m.name not in _IN_THE_SENTENCE and m.column("viewer") in counts
+        )
         lines.append(text)
     return lines

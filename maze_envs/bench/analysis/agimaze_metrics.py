@@ -33,14 +33,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-from maze_envs.agimaze.recording import SET_ENV_ID
-from maze_envs.agimaze.types import OPPOSITE_DIRECTION
+from maze_envs.bench.analysis.agimaze_behaviour import AgiMazeGame
 from maze_envs.bench.analysis.labels import game_labels
-from maze_envs.bench.metrics import decision_metrics, status_from_outcome
+from maze_envs.bench.metrics import status_from_outcome
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.reading.agimaze import decision_steps, lost_steps, not_played, replay_steps
+from maze_envs.metrics import Metric, decision_metrics, metrics_for
 
-_OPPOSITE: Final = OPPOSITE_DIRECTION
+#: The metrics of an AGI Maze row, in the table's order (each a field of :class:`AgiMazeMetrics`).
+AGIMAZE_METRICS: Final[tuple[Metric, ...]] = metrics_for("analyze", "agimaze")
 
 
 @dataclass(frozen=True)
@@ -78,45 +78,15 @@ class AgiMazeMetrics:
 
 
 def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> AgiMazeMetrics:
-    """The metrics of one AGI Maze game from its readable turns."""
-    steps, labyrinths = replay_steps(info, turns)
-    is_set = info.env_id == SET_ENV_ID
-    bad = reversals = revisits = 0
-    seen: dict[int, set[tuple[int, int]]] = {}
-    last_move: dict[int, str | None] = {}
-    solved_labs: set[int] = set()
-    played = 0
-    counted = decision_steps(steps, turns, info)
-    for k, step in enumerate(steps):
-        lab = step["lab"]
-        events = (step.get("formal") or {}).get("events") or []
-        own = k == 0 or counted[k - 1].status == "ok"  # the policy's play, not a fallback
-        if k > 0:
-            if not_played(steps[k - 1], step, is_set):
-                bad += own
-            elif step["action"] != "start":
-                played += 1
-        if lab < 0 or step["pos"] is None:
-            continue
-        board = labyrinths[lab]
-        cell = (step["pos"][0], step["pos"][1])
-        inside = 0 <= cell[0] < board["rows"] and 0 <= cell[1] < board["cols"]
-        visited = seen.setdefault(lab, set())
-        if k > 0 and "moved" in events and step["action"] in _OPPOSITE:
-            if last_move.get(lab) == _OPPOSITE[step["action"]] and own:
-                reversals += 1
-            last_move[lab] = step["action"]
-            if inside and cell in visited and own:
-                revisits += 1
-        if inside:
-            visited.add(cell)
-        if step.get("solved"):
-            solved_labs.add(lab)
-    cells = sum(len(v) for v in seen.values())
-    area = sum(labyrinths[lab]["rows"] * labyrinths[lab]["cols"] for lab in seen)
-    names = [lab["name"] for lab in labyrinths if lab is not None]
-    lost = lost_steps(steps, labyrinths)
-    counts = decision_metrics(counted, escape=False)
+    """The metrics of one AGI Maze game from its readable turns: each row of
+    :data:`AGIMAZE_METRICS` by its function (the per-decision ones by
+    :func:`maze_envs.metrics.decision_metrics`)."""
+    game = AgiMazeGame(info, turns)
+    counts = decision_metrics(game.counted, escape=False)
+    values = {
+        m.name: counts[m.name] if m.name in counts else m.compute(game) for m in AGIMAZE_METRICS
+    }
+    names = [lab["name"] for lab in game.labyrinths if lab is not None]
     labels = game_labels(info.meta)
     return AgiMazeMetrics(
         game=info.id,
@@ -127,20 +97,7 @@ def agimaze_metrics(info: GameInfo, turns: list[TurnRecord], note: str = "") -> 
         run_key=labels.run_key,
         status=status_from_outcome(info.outcome, counts["outages"]),
         labyrinths=names[0] if len(names) == 1 else f"{len(names)} labyrinths",
-        decisions=counts["decisions"],
-        fallbacks=counts["fallbacks"],
-        outages=counts["outages"],
-        steps=played,
-        solved=len(solved_labs),
-        bad_actions=bad,
-        moves_tried=counts["moves_tried"],
-        wall_moves=counts["wall_moves"],
-        wall_move_rate=counts["wall_move_rate"],
-        reversals=reversals,
-        cells_visited=cells,
-        coverage=cells / area if area else None,
-        revisits=revisits,
-        lost_at=lost[0]["step"] if lost else None,
-        lost_labyrinth=lost[0]["name"] if lost else None,
+        lost_labyrinth=game.lost[0]["name"] if game.lost else None,
         note=note,
+        **values,
     )

@@ -100,7 +100,17 @@ def names_landmark(message: str, landmarks: Iterable[str]) -> bool:
     >>> names_landmark("go to the key", ["key"]), names_landmark("keyboard", ["key"])
     (True, False)
     """
-    return any(re.search(rf"\b{re.escape(name)}\b", message, re.IGNORECASE) for name in landmarks)
+    pattern = _landmark_pattern(tuple(landmarks))
+    return pattern is not None and pattern.search(message) is not None
+
+
+@lru_cache(maxsize=256)
+def _landmark_pattern(landmarks: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern matching any of ``landmarks`` as a word (None for no landmark)."""
+    if not landmarks:
+        return None
+    names = "|".join(re.escape(name) for name in landmarks)
+    return re.compile(rf"\b(?:{names})\b", re.IGNORECASE)
 
 
 def states_offset(text: str) -> bool:

@@ -8,63 +8,54 @@ from pathlib import Path
 from typing import Any, Final
 
 from maze_envs.bench.analysis.analyze import Analysis
+from maze_envs.metrics import Metric, legend, text_metrics
 
-#: (column, heading, format) of the Maze Escape table; the CSV holds every field.
-ESCAPE_COLUMNS: Final = (
-    ("game", "game", "{}"),
-    ("setup", "setup", "{}"),
-    ("agent_policy", "policy", "{}"),
-    ("seed", "seed", "{}"),
-    ("size", "size", "{}"),
-    ("agent", "agent", "{}"),
-    ("status", "status", "{}"),
-    ("turns", "turns", "{}"),
-    ("team_success", "team", "{}"),
-    ("fallbacks", "fb", "{}"),
-    ("outages", "out", "{}"),
-    ("wall_move_rate", "wall%", "{:.1%}"),
-    ("reversals", "rev", "{}"),
-    ("reversals_after_rise", "rev^", "{}"),
-    ("stays", "stay", "{}"),
-    ("exit_turns_after_reaching", "on-exit", "{}"),
-    ("copied_passages", "copied", "{}"),
-    ("radio_sent", "radio", "{}"),
-    ("radio_with_coordinates", "xy", "{}"),
-    ("radio_frame_named", "framed", "{}"),
-    ("coverage", "cover", "{:.0%}"),
-    ("revisits", "revisit", "{}"),
-    ("first_exit_turn", "1st-exit", "{}"),
-    ("turns_to_team_success", "to-team", "{}"),
-    ("stays_while_searching", "wait", "{}"),
-    ("self_positions", "pos", "{}"),
-    ("self_positions_right", "pos-ok", "{}"),
-    ("exit_choices", "choice", "{}"),
-    ("untried_exit_moves", "untried", "{}"),
-    ("notebook_compactions", "compact", "{}"),
+#: The columns that say which game and whose row, before the metrics: (column, heading).
+ESCAPE_KEYS: Final = (
+    ("game", "game"),
+    ("setup", "setup"),
+    ("agent_policy", "policy"),
+    ("seed", "seed"),
+    ("size", "size"),
+    ("agent", "agent"),
+    ("status", "status"),
+    ("turns", "turns"),
 )
-AGIMAZE_COLUMNS: Final = (
-    ("game", "game", "{}"),
-    ("setup", "setup", "{}"),
-    ("policy", "policy", "{}"),
-    ("seed", "seed", "{}"),
-    ("labyrinths", "labyrinth", "{}"),
-    ("status", "status", "{}"),
-    ("decisions", "actions", "{}"),
-    ("fallbacks", "fb", "{}"),
-    ("outages", "out", "{}"),
-    ("steps", "steps", "{}"),
-    ("solved", "solved", "{}"),
-    ("bad_actions", "bad", "{}"),
-    ("wall_move_rate", "wall%", "{:.1%}"),
-    ("reversals", "rev", "{}"),
-    ("coverage", "cover", "{:.0%}"),
-    ("revisits", "revisit", "{}"),
-    ("lost_at", "lost at", "step {}"),
+AGIMAZE_KEYS: Final = (
+    ("game", "game"),
+    ("setup", "setup"),
+    ("policy", "policy"),
+    ("seed", "seed"),
+    ("labyrinths", "labyrinth"),
+    ("status", "status"),
 )
-AGIMAZE_LEGEND: Final = (
-    "lost at: the step at which the player entered a state from which no action sequence wins "
-    "(the rest of the episode could not be won; - never)"
+_KEYS_LEGEND: Final = (
+    "setup, policy the benchmark arm (the team row: the arm's policy; - outside a benchmark); "
+    "status how the game ended (ok, error, outage, stopped)"
 )
+
+
+def _columns(
+    keys: Sequence[tuple[str, str]], metrics: Sequence[Metric]
+) -> tuple[tuple[str, str, str], ...]:
+    """(column, heading, format) of a text table: the key columns, then the metrics'."""
+    return (
+        *((column, heading, "{}") for column, heading in keys),
+        *((m.column("analyze"), m.header, m.fmt) for m in metrics),
+    )
+
+
+#: (column, heading, format) of the Maze Escape table, from :data:`maze_envs.metrics.METRICS`
+#: (the CSV holds every field).
+ESCAPE_COLUMNS: Final = _columns(ESCAPE_KEYS, text_metrics("escape"))
+AGIMAZE_COLUMNS: Final = _columns(AGIMAZE_KEYS, text_metrics("agimaze"))
+#: The legends under the tables: each metric's definition, from its function's docstring.
+LEGEND: Final = (
+    f"{_KEYS_LEGEND}; fallback and outage decisions are in no other column; the CSV has every "
+    f"metric.\n{legend(text_metrics('escape'))}"
+)
+AGIMAZE_LEGEND: Final = f"{_KEYS_LEGEND}.\n{legend(text_metrics('agimaze'))}"
+#: Rows as recorded (not behaviour metrics: nothing is replayed or defined here).
 GENERIC_COLUMNS: Final = (
     ("game", "game", "{}"),
     ("env_id", "env", "{}"),
@@ -81,20 +72,6 @@ GENERIC_COLUMNS: Final = (
 GENERIC_LEGEND: Final = (
     "rows as recorded, not replayed; steps turns the agent acted in; reward total recorded "
     "reward; term/trunc whether a step ended it so; obs distinct observations it was given"
-)
-LEGEND: Final = (
-    "setup, policy the benchmark arm (the team row: the arm's policy; - outside a benchmark); "
-    "status how the game ended (ok, error, outage, stopped); fb, out fallback and outage "
-    "decisions (not the policy's play: in no other column); wall% moves into walls / moves "
-    "tried (STAY excluded); rev reversals, rev^ of them right after a move that "
-    "raised the distance reading (- without sensor); stay STAY moves; on-exit turns on the exit "
-    "after reaching it; copied 40+ character passages copied from a colocated teammate's "
-    "notebook; radio messages sent, xy with coordinates, framed of those naming whose frame; "
-    "cover share of cells visited; revisit moves into a cell visited before; 1st-exit turn of "
-    "the first exit visit; to-team turns from it to team success; wait STAYs before reaching the "
-    "exit; pos coordinates it wrote for itself in its notebook, pos-ok of those its true "
-    "position; choice moves from a cell with untried and used exits, untried of those through "
-    "an untried exit; compact notebook rewrites into less text (the CSV has every metric)"
 )
 
 

@@ -50,6 +50,59 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 from maze_envs.agimaze.types import DIRECTIONS, WALL_EVENTS
+from maze_envs.metrics.declaration import metric_function
+
+__all__ = [
+    "AGIMAZE_BUMPS",
+    "AGIMAZE_MOVES",
+    "COMPACTION_MIN_CHARS",
+    "EXCLUDED",
+    "PLAYED",
+    "STATUSES",
+    "GameStatus",
+    "Kind",
+    "Status",
+    "Statuses",
+    "Step",
+    "Steps",
+    "agents_out",
+    "agimaze_kind",
+    "agimaze_step",
+    "cap_breaches",
+    "decision_metrics",
+    "decision_status",
+    "decisions",
+    "escape_kind",
+    "escape_kind_of_move",
+    "escape_step",
+    "exit_choice",
+    "fallbacks",
+    "fastest_finish",
+    "finish_ratio",
+    "finish_ratio_censored",
+    "finish_turn",
+    "first_out",
+    "game_status",
+    "history_trims",
+    "is_compaction",
+    "is_exhausted",
+    "is_play",
+    "is_played",
+    "moves_tried",
+    "notebook_bytes",
+    "outages",
+    "position_right",
+    "radio_messages",
+    "radio_sent",
+    "share",
+    "stays",
+    "stays_while_searching",
+    "stop_kind",
+    "success_rate_counting_excluded",
+    "truncations",
+    "wall_move_rate",
+    "wall_moves",
+]
 
 _T = TypeVar("_T")
 Status = Literal["ok", "fallback", "outage"]
@@ -178,16 +231,19 @@ def _counted(items: Iterable[_T] | Mapping[_T, int]) -> Iterable[tuple[_T, int]]
 Statuses = Iterable[str] | Mapping[str, int]
 
 
+@metric_function
 def decisions(statuses: Statuses) -> int:
     """Decisions: every decision made (one per agent and turn it acted), whatever its status."""
     return sum(n for _, n in _counted(statuses))
 
 
+@metric_function
 def fallbacks(statuses: Statuses) -> int:
     """Fallbacks: decisions with status ``fallback`` (the policy could not decide)."""
     return sum(n for status, n in _counted(statuses) if status == "fallback")
 
 
+@metric_function
 def outages(statuses: Statuses) -> int:
     """Outages: decisions with status ``outage`` (the model could not be reached)."""
     return sum(n for status, n in _counted(statuses) if status == "outage")
@@ -203,17 +259,20 @@ def is_play(step: Step) -> bool:
 Steps = Iterable[Step] | Mapping[Step, int]
 
 
+@metric_function
 def moves_tried(steps: Steps) -> int:
     """Moves tried: decisions of the policy's play whose kind is ``move`` or ``wall`` (STAYs,
     fallbacks, outages and actions that are not moves excluded)."""
     return sum(n for step, n in _counted(steps) if is_play(step) and step.kind in ("move", "wall"))
 
 
+@metric_function
 def wall_moves(steps: Steps) -> int:
     """Wall moves: decisions of the policy's play that moved into a wall (kind ``wall``)."""
     return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "wall")
 
 
+@metric_function
 def wall_move_rate(wall_moves: int, moves_tried: int) -> float | None:
     """Wall-move rate = wall moves / moves tried (None when no move was tried). STAYs,
     fallbacks and outages are in neither count.
@@ -224,11 +283,13 @@ def wall_move_rate(wall_moves: int, moves_tried: int) -> float | None:
     return wall_moves / moves_tried if moves_tried else None
 
 
+@metric_function
 def stays(steps: Steps) -> int:
     """STAYs: decisions of the policy's play that were STAY (a fallback STAY is not counted)."""
     return sum(n for step, n in _counted(steps) if is_play(step) and step.kind == "stay")
 
 
+@metric_function
 def radio_messages(steps: Steps) -> int:
     """Radio messages: decisions of the policy's play whose message was delivered."""
     return sum(n for step, n in _counted(steps) if is_play(step) and step.radio_sent)
@@ -354,17 +415,35 @@ def is_exhausted(open_sides: Iterable[str], used_sides: Iterable[str]) -> bool:
 # --- one game --------------------------------------------------------------------------------
 
 
+@metric_function
+def finish_turn(success: bool, turns: int) -> int | None:
+    """Finish turn: the turn of team success (the game's last turn; None for a game the team
+    did not finish)."""
+    return turns if success else None
+
+
+@metric_function
+def fastest_finish(outcome: Mapping[str, Any]) -> int:
+    """Fastest possible finish: the longest of the agents' shortest paths to the exit (the
+    environment's ``fastest_possible_finish``): the turn of team success were every agent to
+    walk straight out."""
+    return int(outcome["fastest_possible_finish"])
+
+
+@metric_function
 def first_out(exit_turns: Mapping[str, int | None]) -> int | None:
     """First out: the earliest turn any agent first visited the exit (None if none did)."""
     reached = [turn for turn in exit_turns.values() if turn is not None]
     return min(reached) if reached else None
 
 
+@metric_function
 def agents_out(exit_turns: Mapping[str, int | None]) -> int:
     """Agents out: how many agents visited the exit at least once."""
     return sum(1 for turn in exit_turns.values() if turn is not None)
 
 
+@metric_function
 def finish_ratio(finish_turn: int | None, fastest: int) -> float | None:
     """Finish / fastest = the team's finish turn / the fastest possible finish (the longest of
     the agents' shortest paths); None for a game the team did not finish.
@@ -375,6 +454,7 @@ def finish_ratio(finish_turn: int | None, fastest: int) -> float | None:
     return finish_turn / fastest if finish_turn is not None and fastest > 0 else None
 
 
+@metric_function
 def finish_ratio_censored(finish_turn: int | None, max_turns: int, fastest: int) -> float | None:
     """Censored finish / fastest: as :func:`finish_ratio`, with a game the team did not finish
     counted as ``max_turns`` / fastest (a lower bound of its true ratio).
@@ -387,6 +467,7 @@ def finish_ratio_censored(finish_turn: int | None, max_turns: int, fastest: int)
     return (finish_turn if finish_turn is not None else max_turns) / fastest
 
 
+@metric_function
 def notebook_bytes(notebooks: Mapping[str, str]) -> int:
     """Notebook bytes: the UTF-8 bytes of every agent's notebook at the game's end."""
     return sum(len(text.encode("utf-8")) for text in notebooks.values())
@@ -409,6 +490,7 @@ def game_status(*, error: bool, outages: int, stopped: bool) -> GameStatus:
     return "stopped" if stopped else "ok"
 
 
+@metric_function
 def success_rate_counting_excluded(successes: int, played: int, excluded: int) -> float | None:
     """Success rate counting excluded games as failures = successes / (games played + games
     excluded): the games an outage touched or a cap stopped count as failed. Shown beside the
@@ -423,6 +505,7 @@ def success_rate_counting_excluded(successes: int, played: int, excluded: int) -
     return successes / games if games else None
 
 
+@metric_function
 def history_trims(records: Iterable[Any]) -> int:
     """History trims: decisions whose prompt left out earlier steps of the history to fit the
     model's context window (the decision record's ``history_trim``): how often the model did
@@ -430,6 +513,7 @@ def history_trims(records: Iterable[Any]) -> int:
     return sum(1 for r in records if isinstance(r, Mapping) and r.get("history_trim"))
 
 
+@metric_function
 def cap_breaches(records: Iterable[Any]) -> int:
     """Cap breaches: replies longer than the output cap (``max_output_tokens``) that was sent
     (the decision record's ``cap_breaches``: the server ignored the cap), over every attempt."""
@@ -440,6 +524,7 @@ def cap_breaches(records: Iterable[Any]) -> int:
     )
 
 
+@metric_function
 def truncations(records: Iterable[Any]) -> int:
     """Truncations: replies cut off at the output cap before they were complete (attempts whose
     ``error_kind`` is ``truncated``), over every attempt: a cap too low for what the model
