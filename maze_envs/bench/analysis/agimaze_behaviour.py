@@ -16,8 +16,8 @@ from typing import Any, Final
 from maze_envs.agimaze.recording import SET_ENV_ID
 from maze_envs.agimaze.types import OPPOSITE_DIRECTION
 from maze_envs.journal import GameInfo, TurnRecord
-from maze_envs.reading.agimaze import decision_steps, lost_steps, not_played, replay_steps
 from maze_envs.metrics import Step, metric_function
+from maze_envs.reading.agimaze import decision_steps, lost_steps, not_played, replay_steps
 
 _OPPOSITE: Final = OPPOSITE_DIRECTION
 

@@ -29,8 +29,6 @@ from maze_envs.bench.analysis.patterns import (
     states_offset,
 )
 from maze_envs.escape.vocab import OPPOSITE_DIRECTION
-from maze_envs.reading.text import common_affixes
-from maze_envs.reading.tracks import EscapeTrack
 from maze_envs.metrics import (
     Step,
     exit_choice,
@@ -40,6 +38,8 @@ from maze_envs.metrics import (
     position_right,
 )
 from maze_envs.metrics import stays_while_searching as _stays_while_searching
+from maze_envs.reading.text import common_affixes
+from maze_envs.reading.tracks import EscapeTrack
 
 _SIDES: Final = "NESW"
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())

@@ -32,7 +32,6 @@ from typing import Any, Final
 from maze_envs.bench.analysis.escape_behaviour import AgentGame
 from maze_envs.bench.analysis.labels import GameLabels, game_labels
 from maze_envs.bench.metrics import status_from_outcome
-from maze_envs.reading.tracks import EscapeTrack
 from maze_envs.metrics import (
     Metric,
     Step,
@@ -42,6 +41,7 @@ from maze_envs.metrics import (
     metrics_for,
     radio_sent,
 )
+from maze_envs.reading.tracks import EscapeTrack
 
 TEAM: Final = "team"
 #: The observation keys the metrics read (the analysis reads only these from the journal).
