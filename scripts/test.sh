@@ -12,6 +12,9 @@ started=$SECONDS
 phases=()
 load() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?'; }
 phase_done() { phases+=("$(printf '%-44s %5d s  load %s' "$1" $((SECONDS - $2)) "$(load)")"); }
+# pip leaves the byte-compiling to the first import: a fresh .venv holds ~20,000 modules (torch,
+# Ray, ...) of which the checks import a fraction; compiling them all cost ~75 s of CPU.
+export PIP_COMPILE=0
 source scripts/venv.sh
 t=$SECONDS
 install_once dev
