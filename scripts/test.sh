@@ -101,15 +101,15 @@ status=0
 wait "$background" || status=$?
 background=""
 phase_done "mypy, lint, lowest, verifiers (all beside)" "$t"
-echo
-echo "== mypy, Inspect lint, lowest versions, verifiers (ran beside pytest): exit status $status"
-cat "$logs/besides"
-[ "$status" -eq 0 ] || failed+=("mypy, Inspect lint, lowest versions or verifiers")
 phase_done "the whole check" "$started"
 echo
 echo "== time of each phase (wall; load average at its end; $(nproc 2>/dev/null || echo '?') cores)"
 cat "$logs/times" 2>/dev/null || true
 printf '%s\n' "${phases[@]}"
+echo
+echo "== mypy, Inspect lint, lowest versions, verifiers (ran beside pytest): exit status $status"
+cat "$logs/besides"
+[ "$status" -eq 0 ] || failed+=("mypy, Inspect lint, lowest versions or verifiers")
 if [ "${#failed[@]}" -gt 0 ]; then
     echo "scripts/test.sh: failed: ${failed[*]}" >&2
     exit 1
