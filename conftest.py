@@ -1,5 +1,5 @@
 """Collection rules for the doctests of the packages (pytest ``--doctest-modules``), the
-journal's hint check, on for every test, and the grouping of tests for parallel runs.
+journal's hint check, on for every test, and the order of the tests in a parallel run.
 
 Every journal writer of the test run (subprocesses included) checks each change hint an
 environment hands it against a whole walk of the observations
@@ -26,32 +26,17 @@ except ImportError:
     collect_ignore_glob.append("llm_policies/apps/verifiers/*")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups off the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker (``scripts/test.sh`` runs ``-n 2 --dist loadgroup``): the tests
-    of a module that share one of its module-scoped fixtures (a Ray cluster, a llama.cpp
-    server, a played run) form one group, run by one worker, so the fixture is set up once;
-    and the longest tests (marked ``real_server`` or ``slow``) are handed out first, so no
-    worker starts one of them when the other has nothing left to do. Elsewhere nothing
-    changes: a plain ``pytest`` run keeps its order."""
-    if not hasattr(config, "workerinput"):
-        return
-    for item in items:
-        if _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    items.sort(
-        key=lambda item: (
-            item.get_closest_marker("real_server") is None
-            and item.get_closest_marker("slow") is None
+    """In a pytest-xdist worker (``scripts/test.sh`` runs ``-n 2 --dist loadscope
+    --no-loadscope-reorder``: a module's tests go to one worker, so its module-scoped fixtures,
+    a Ray cluster, a llama.cpp server, a played run, are set up once): the modules of the
+    longest tests (marked ``real_server`` or ``slow``) are handed out first, so no worker
+    starts one of them when the other has nothing left to do. A plain ``pytest`` run keeps its
+    order."""
+    if hasattr(config, "workerinput"):
+        items.sort(
+            key=lambda item: (
+                item.get_closest_marker("real_server") is None
+                and item.get_closest_marker("slow") is None
+            )
         )
-    )
-
-
-def _uses_a_module_fixture(item: pytest.Item) -> bool:
-    info = getattr(item, "_fixtureinfo", None)  # doctests and plain items have none
-    if info is None:
-        return False
-    return any(
-        definitions[-1].scope in ("module", "package", "class")
-        for definitions in info.name2fixturedefs.values()
-    )

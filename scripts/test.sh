@@ -92,10 +92,10 @@ besides "$@" >"$logs/besides" 2>&1 &
 background=$!
 
 failed=()
-# pytest-xdist spreads the tests over two processes; conftest.py keeps the tests that share a
-# module's fixture on one of them and hands out the longest tests first. `-n 0` among the
-# extra arguments runs them in this one process.
-.venv/bin/python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder "$@" || failed+=(pytest)
+# pytest-xdist spreads the tests over two processes, each module's tests on one of them (its
+# module-scoped fixtures are set up once); conftest.py hands out the modules of the longest
+# tests first. `-n 0` among the extra arguments runs them in this one process.
+.venv/bin/python -m pytest -n 2 --dist loadscope --no-loadscope-reorder "$@" || failed+=(pytest)
 phase_done "pytest (2 workers)" "$t"
 status=0
 wait "$background" || status=$?
