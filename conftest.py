@@ -1,5 +1,5 @@
-"""Collection rules for the doctests of the packages (pytest ``--doctest-modules``), and the
-journal's hint check, on for every test.
+"""Collection rules for the doctests of the packages (pytest ``--doctest-modules``), the
+journal's hint check, on for every test, and the order of the tests in a parallel run.
 
 Every journal writer of the test run (subprocesses included) checks each change hint an
 environment hands it against a whole walk of the observations
@@ -10,6 +10,8 @@ the game, never a journal.
 from __future__ import annotations
 
 import os
+
+import pytest
 
 os.environ.setdefault("MAZE_ENVS_CHECK_HINTS", "1")
 
@@ -25,3 +27,19 @@ try:
     import verifiers.v1  # noqa: F401
 except ImportError:
     collect_ignore_glob.append("llm_policies/apps/verifiers/*")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker (``scripts/test.sh`` runs ``-n 2 --dist loadscope
+    --no-loadscope-reorder``: a module's tests go to one worker, so its module-scoped fixtures,
+    a Ray cluster, a llama.cpp server, a played run, are set up once): the modules of the
+    longest tests (marked ``real_server`` or ``slow``) are handed out first, so no worker
+    starts one of them when the other has nothing left to do. A plain ``pytest`` run keeps its
+    order."""
+    if hasattr(config, "workerinput"):
+        items.sort(
+            key=lambda item: (
+                item.get_closest_marker("real_server") is None
+                and item.get_closest_marker("slow") is None
+            )
+        )

@@ -1,12 +1,15 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package, and the AGI Maze conformance summary."""
 
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.agimaze.traces import AGREEMENT
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,3 +48,33 @@ def _offline_token_estimates() -> None:
     module = sys.modules.get("inspect_ai.model._model")  # the counter ModelAPI uses
     if module is not None and module.count_text_tokens is not _estimated_tokens:
         module.count_text_tokens = _estimated_tokens
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand the conformance agreement it measured to the controller,
+    which prints the summary (:func:`pytest_terminal_summary`)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["agimaze_agreement"] = {k: list(v) for k, v in AGREEMENT.items()}
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: only there when xdist is
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    measured = getattr(node, "workeroutput", {}).get("agimaze_agreement", {})
+    AGREEMENT.update({label: (ok, n, unit) for label, (ok, n, unit) in measured.items()})
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The AGI Maze conformance agreement per recording file, at the end of the test run."""
+    if not AGREEMENT:
+        return
+    terminalreporter.section("AGI Maze conformance: agreement with the real engine's recordings")
+    total_ok = total = 0  # positions and narration lines only; map round trips are extra
+    for label, (ok, n, unit) in sorted(AGREEMENT.items()):
+        name = label.removesuffix(f" {unit}")
+        terminalreporter.write_line(f"{name}: {ok}/{n} {unit} agree")
+        if unit != "maps round-trip":
+            total_ok, total = total_ok + ok, total + n
+    terminalreporter.write_line(
+        f"all files: {total_ok}/{total} positions and narration lines agree"
+    )
