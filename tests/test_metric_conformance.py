@@ -248,7 +248,7 @@ def test_the_viewer_shows_every_viewer_metric_with_its_label_and_format() -> Non
 
 
 def test_the_replay_report_shows_every_replay_metric() -> None:
-    from llm_policies.replay_report import FullGameSummary, ReplayReport
+    from llm_policies.apps.replay_report import FullGameSummary, ReplayReport
 
     summary = FullGameSummary(journal="x", decisions=3, moves_tried=2, wall_moves=1)
     report = ReplayReport("x", "m", {}, [], full_games=summary)
