@@ -131,11 +131,19 @@ def measure(path: Path, games: int, rounds: int) -> str:
     )
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of games or rounds)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--games", type=int, default=GOAL_GAMES, help="games in the journal")
-    parser.add_argument("--rounds", type=int, default=3, help="timed rounds of each")
-    parser.add_argument("--held", type=int, default=200, help="games for the metrics alone")
+    parser.add_argument("--games", type=_positive, default=GOAL_GAMES, help="games in the journal")
+    parser.add_argument("--rounds", type=_positive, default=3, help="timed rounds of each")
+    parser.add_argument("--held", type=_positive, default=200, help="games for the metrics alone")
     parser.add_argument("--games-file", type=Path, help="the journal (built once, kept)")
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.2f} at the start")
