@@ -24,7 +24,8 @@ exist. A run without a journal has no pages; its games are listed without links.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -147,7 +148,8 @@ def write_pages(
 ) -> Pages:
     """A viewer page (:mod:`maze_envs.view`) of each ``chosen`` game, in ``out/pages/``, in
     order while the pages fit ``budget`` bytes in all; drawn in ``workers`` processes when
-    there are several (in rounds, so that little is drawn past the budget). ``reports``: the
+    there are several (a few pages ahead of the one written, so that little is drawn past the
+    budget). ``reports``: the
     run's verification of the journal by game id (:class:`~maze_envs.journal.VerifyReport`);
     a page of a game in it shows that verdict instead of replaying the game again."""
     pages = Pages()
@@ -165,36 +167,25 @@ def write_pages(
 
         context = multiprocessing.get_context("forkserver")
         pool = ProcessPoolExecutor(workers, mp_context=context, initializer=worker_signals)
-    step = 4 * workers if pool is not None else 1
     completed = False
     try:
-        for start in range(0, len(ids), step):
-            batch = ids[start : start + step]
-            if pool is None:
-                drawn = _render(journal, batch, {i: known[i] for i in batch if i in known})
-            else:
-                shares = [batch[i::workers] for i in range(workers)]
-                given = [{i: known[i] for i in share if i in known} for share in shares]
-                parts = list(pool.map(_render, [journal] * workers, shares, given))
-                found = {game_id: page for part in parts for game_id, page in part}
-                drawn = [(game_id, found[game_id]) for game_id in batch]
-            for offset, (game_id, page) in enumerate(drawn):
-                if isinstance(page, str):
-                    pages.notes.append(f"no viewer page of game {game_id}: {page}")
-                    continue
-                if pages.bytes + len(page) > budget:
-                    pages.over_budget = len(ids) - start - offset
-                    pages.notes.append(
-                        f"{pages.over_budget} sample viewer page(s) left out: they would pass "
-                        f"the pages' budget of {budget / 2**20:.0f} MB (index.html shows how "
-                        "to make any page)"
-                    )
-                    completed = True
-                    return pages
-                path = folder / page_name(game_id)
-                path.write_bytes(page)
-                pages.written[game_id] = path
-                pages.bytes += len(page)
+        for offset, (game_id, page) in enumerate(_drawn(pool, journal, ids, known, workers)):
+            if isinstance(page, str):
+                pages.notes.append(f"no viewer page of game {game_id}: {page}")
+                continue
+            if pages.bytes + len(page) > budget:
+                pages.over_budget = len(ids) - offset
+                pages.notes.append(
+                    f"{pages.over_budget} sample viewer page(s) left out: they would pass "
+                    f"the pages' budget of {budget / 2**20:.0f} MB (index.html shows how "
+                    "to make any page)"
+                )
+                completed = True
+                return pages
+            path = folder / page_name(game_id)
+            path.write_bytes(page)
+            pages.written[game_id] = path
+            pages.bytes += len(page)
         completed = True
         return pages
     finally:
@@ -202,6 +193,32 @@ def write_pages(
             from maze_envs.bench.executors import end_pool
 
             end_pool(pool, abandon=not completed)  # a stop ends the drawing workers at once
+
+
+def _drawn(
+    pool: Any, journal: str, ids: Sequence[int], known: Mapping[int, Any], workers: int
+) -> Iterator[tuple[int, bytes | str]]:
+    """(game id, its page or why it has none) of each game, in order: drawn here (no ``pool``),
+    or each game a task of the pool, at most ``4 x workers`` ahead of the page handed on (a
+    worker that ends a page takes the next game at once; little is drawn past the budget)."""
+    if pool is None:
+        for game_id in ids:
+            yield from _render(
+                journal, [game_id], {game_id: known[game_id]} if game_id in known else {}
+            )
+        return
+    ahead: deque[Any] = deque()
+    pending = deque(ids)
+    try:
+        while pending or ahead:
+            while pending and len(ahead) < 4 * workers:
+                game_id = pending.popleft()
+                given = {game_id: known[game_id]} if game_id in known else {}
+                ahead.append(pool.submit(_render, journal, [game_id], given))
+            yield from ahead.popleft().result()
+    finally:
+        for future in ahead:
+            future.cancel()
 
 
 def _command(out: Path, game_id: int | None = None) -> str:

@@ -50,6 +50,7 @@ import contextlib
 import shutil
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ from typing import Any
 import orjson
 
 from maze_envs.bench.checks import Checked, check_tasks
-from maze_envs.bench.executors import Executor, Finished, make_executor
+from maze_envs.bench.executors import Executor, Finished, ProcessExecutor, make_executor
 from maze_envs.bench.folder import (
     JOURNAL_HASH_SIZE,
     JOURNAL_NAME,
@@ -79,6 +80,7 @@ from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
+from maze_envs.bench.verifying import WorkerVerdicts
 from maze_envs.journal import Journal, JournalError, StoredGame
 
 __all__ = [
@@ -143,6 +145,9 @@ class RunResult:
     pages: list[Path] = field(default_factory=list)
     verified: list[Any] | None = None
     notes: list[str] = field(default_factory=list)
+    #: of ``verified``: the games verified by the worker that played them, while the others were
+    #: being played (:mod:`maze_envs.bench.verifying`); the rest were verified after the games
+    verified_in_workers: int = 0
 
     @property
     def journal(self) -> Path | None:
@@ -167,6 +172,8 @@ class _Merger:
         self.merged = set(done)
         self.before = before
         self._shards: dict[str, Any] = {}
+        #: the verdicts of the games the workers verified (:mod:`maze_envs.bench.verifying`)
+        self.verdicts = WorkerVerdicts()
 
     def add(self, finished: Finished) -> Row | None:
         row = finished.row
@@ -179,7 +186,10 @@ class _Merger:
         game_id = row.get("game_id")
         if rows is None and finished.shard is not None and game_id is not None:
             rows = self._shard(finished.shard).stored_game(game_id)
-        return self.store_game(row, rows)
+        stored = self.store_game(row, rows)
+        if finished.verdict is not None and stored["game_id"] is not None:
+            self.verdicts.adopt(self.journal, stored["game_id"], finished.verdict)
+        return stored
 
     def store_game(self, row: Row, rows: StoredGame | None) -> Row:
         """Store a finished game: its journal ``rows`` (as the journal it was recorded in stores
@@ -355,6 +365,8 @@ def _run(
         caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
     except (ImportError, ValueError) as exc:  # an executor not installed, or a bad option
         raise RunError(str(exc)) from None
+    if options.verify and options.journal and isinstance(executor, ProcessExecutor):
+        executor.verify_games = True  # each game verified by its worker, while others play
     prepare_folder(folder, options)
     (folder / "experiment.json").write_bytes(
         orjson.dumps(experiment.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
@@ -426,21 +438,30 @@ def _run(
         pages = options.pages and journal is not None
         digest = _stamp(resolved, ordered, options.plots, pages)
         before = _written_before(folder, digest) if not todo else None
+        plots: Future[tuple[list[Path], list[str]]] | None = None
         if before is not None:  # a resume that played nothing: the files are up to date
             result.paths, result.plots, result.pages = before
         else:
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
             if options.plots:  # a plot with nothing played is left out, saying why
-                result.plots, plot_notes = write_plots(folder, summary)
-                result.notes += plot_notes
+                # drawn in a thread of its own while what is left to verify and the sample pages
+                # are done in worker processes (matplotlib's object API: nothing shared)
+                drawing = ThreadPoolExecutor(1, thread_name_prefix="maze-envs-plots")
+                plots = drawing.submit(write_plots, folder, summary)
+                drawing.shutdown(wait=False)
         if journal is not None:
             journal.close()
             journal = None
             if options.verify:
-                result.verified = _verify(folder / JOURNAL_NAME, _local_workers(options))
+                verdicts = merger.verdicts
+                result.verified = verdicts.complete(
+                    folder / JOURNAL_NAME,
+                    lambda path, ids: _verify(path, _local_workers(options), ids),
+                )
+                result.verified_in_workers = len(verdicts.reports)
         if before is None:
-            _front_page(folder, resolved, result, pages, _local_workers(options))
+            _front_page(folder, resolved, result, pages, _local_workers(options), plots)
             _write_stamp(folder, digest, result)
         result.elapsed_s = time.perf_counter() - started
         return result
@@ -458,9 +479,16 @@ def _local_workers(options: RunOptions) -> int:
 
 
 def _front_page(
-    folder: Path, experiment: dict[str, Any], result: RunResult, pages: bool, workers: int
+    folder: Path,
+    experiment: dict[str, Any],
+    result: RunResult,
+    pages: bool,
+    workers: int,
+    plots: Future[tuple[list[Path], list[str]]] | None = None,
 ) -> None:
-    """Write the sample viewer pages (when ``pages``) and ``index.html`` (:mod:`.frontpage`)."""
+    """Write the sample viewer pages (when ``pages``) and ``index.html`` (:mod:`.frontpage`);
+    ``plots``: the plots being drawn meanwhile (:func:`.plots.write_plots`), awaited before
+    the index."""
     from maze_envs.bench.frontpage import (
         finest_keys,
         index_data,
@@ -470,12 +498,18 @@ def _front_page(
     )
 
     written = None
-    if pages:
-        chosen = sample_rows(result.rows, finest_keys(experiment, result.summary))
-        # a game the run verified is drawn with that verdict, not replayed a second time
-        reports = {report.game_id: report for report in result.verified or ()}
-        written = write_pages(folder, chosen, workers=workers, reports=reports)
-        result.pages = list(written.written.values())
+    try:
+        if pages:
+            chosen = sample_rows(result.rows, finest_keys(experiment, result.summary))
+            # a game the run verified is drawn with that verdict, not replayed a second time
+            reports = {report.game_id: report for report in result.verified or ()}
+            written = write_pages(folder, chosen, workers=workers, reports=reports)
+            result.pages = list(written.written.values())
+    finally:
+        if plots is not None:
+            result.plots, plot_notes = plots.result()
+            result.notes += plot_notes
+    if written is not None:
         result.notes += written.notes
     data = index_data(
         folder,
@@ -495,11 +529,14 @@ def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
     return verify_journal(path, game_ids, workers=1)  # (the caller shares the games out)
 
 
-def _verify(path: Path, workers: int = 1) -> list[Any]:
-    """Replay and check every game of the journal (``maze-envs verify``'s own check), in
-    ``workers`` processes when there are several (each replays a share of the games)."""
-    with Journal(path, readonly=True) as journal:
-        ids = journal.game_ids()
+def _verify(path: Path, workers: int = 1, game_ids: list[int] | None = None) -> list[Any]:
+    """Replay and check every game of the journal (or ``game_ids``; ``maze-envs verify``'s own
+    check), in ``workers`` processes when there are several (each replays a share of the
+    games)."""
+    if game_ids is None:
+        with Journal(path, readonly=True) as journal:
+            game_ids = journal.game_ids()
+    ids = game_ids
     if workers <= 1 or len(ids) < 2 * workers:
         return _verify_ids(str(path), ids)
     import multiprocessing
