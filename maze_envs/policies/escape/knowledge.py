@@ -21,13 +21,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import Final, Literal
 
 from maze_envs.escape.types import Direction, Observation
 from maze_envs.grid import straight_line, straight_line_tenths
-from maze_envs.policies.escape.geometry import BACK, DIRECTIONS, Position, step
+from maze_envs.policies.escape.geometry import BACK, DELTA, DIRECTIONS, Position, step
 
 EdgeFact = Literal["open", "wall", "claimed"]
+#: Each direction with its ``(dx, dy)`` and the direction back.
+_NEIGHBOURS: Final = tuple((d, *DELTA[d], BACK[d]) for d in DIRECTIONS)
 
 
 class Tracker:
@@ -72,6 +74,9 @@ class AgentMap:
         self.refused: set[tuple[Position, Direction]] = set()
         self._version = 0  # bumped on every change; keys the cached tree of routes to the exit
         self._tree: tuple[int, dict[Position, Direction | None]] | None = None
+        #: routes claimed whole (start, moves): claiming one again changes nothing, since
+        #: edges, claimed cells and exit claims are never taken back
+        self._claimed: set[tuple[Position, tuple[Direction, ...]]] = set()
 
     # --- facts -------------------------------------------------------------------------------
     def observe(self, position: Position, observation: Observation) -> None:
@@ -79,9 +84,22 @@ class AgentMap:
         if position not in self.visited:
             self._version += 1
         self.visited.add(position)
-        for direction in DIRECTIONS:
-            kind = observation.edges[direction]
-            self._set_edge(position, direction, "open" if kind == "open" else "wall", seen=True)
+        # each edge seen from both of its cells (what _set_edge(..., seen=True) does, inlined:
+        # four a turn for every agent of every game)
+        edges, seen = self.edges, observation.edges
+        x, y = position
+        changes = 0
+        for direction, dx, dy, back in _NEIGHBOURS:
+            fact: EdgeFact = "open" if seen[direction] == "open" else "wall"
+            key = (position, direction)
+            if edges.get(key) != fact:
+                edges[key] = fact
+                changes += 1
+            key = ((x + dx, y + dy), back)
+            if edges.get(key) != fact:
+                edges[key] = fact
+                changes += 1
+        self._version += changes
         if observation.landmark is not None:
             self.landmarks[observation.landmark] = position
         if observation.on_exit and self.exit != position:
@@ -96,21 +114,25 @@ class AgentMap:
 
     def claim_route(self, start: Position, moves: Iterable[Direction]) -> None:
         """A teammate says ``moves`` lead from ``start`` to the exit."""
+        route = (start, tuple(moves))
+        if route in self._claimed:
+            return
         here = start
         cells = [here]
-        for move in moves:
+        for move in route[1]:
             if self.edges.get((here, move)) == "wall":
                 return  # contradicts what this agent saw: ignore the whole claim
             cells.append(step(here, move))
             here = cells[-1]
         here = start
-        for move in moves:
+        for move in route[1]:
             self._set_edge(here, move, "claimed", seen=False)
             here = step(here, move)
         if not self.claimed_cells.issuperset(cells) or here not in self.exit_claims:
             self._version += 1
         self.claimed_cells.update(cells)
         self.exit_claims.add(here)
+        self._claimed.add(route)
 
     def _set_edge(
         self, position: Position, direction: Direction, fact: EdgeFact, seen: bool
