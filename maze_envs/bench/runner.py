@@ -365,8 +365,8 @@ def _run(
         caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
     except (ImportError, ValueError) as exc:  # an executor not installed, or a bad option
         raise RunError(str(exc)) from None
-    if options.verify and options.journal and isinstance(executor, ProcessExecutor):
-        executor.verify_games = True  # each game verified by its worker, while others play
+    if isinstance(executor, ProcessExecutor):  # each game verified by its worker, as it ends
+        executor.verify_games = options.verify and options.journal
     prepare_folder(folder, options)
     (folder / "experiment.json").write_bytes(
         orjson.dumps(experiment.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
