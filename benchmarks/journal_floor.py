@@ -35,12 +35,12 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import journal_bench  # noqa: E402  (a sibling script)
+import journal_bench
 
-from maze_envs.journal import Journal  # noqa: E402
-from maze_envs.journal.body import BodyPacker  # noqa: E402
-from maze_envs.journal.delta import DeltaWriter  # noqa: E402
-from maze_envs.journal.format import encode_received  # noqa: E402
+from maze_envs.journal import Journal
+from maze_envs.journal.body import BodyPacker
+from maze_envs.journal.delta import DeltaWriter
+from maze_envs.journal.format import encode_received
 
 GOAL_RATIO = journal_bench.GOAL_JOURNAL_RATIO
 HASH_BYTES = 64  # two 32-byte hashes a turn (the library's default)
@@ -153,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         for workload in journal_bench.WORKLOADS:
             off, on = turn_times(workload, args.rounds, args.turns, Path(folder))
             budget = (1 / GOAL_RATIO - 1) * off
-            print(f"\n{workload}: journal off {off:.1f} us a turn, on {on:.1f} us ({off / on:.2f}x)")
-            print(f"  the writer's budget at {GOAL_RATIO}x: {budget:.1f} us; today {on - off:.1f} us")
+            ratio = off / on
+            print(f"\n{workload}: journal off {off:.1f} us a turn, on {on:.1f} us ({ratio:.2f}x)")
+            print(f"  the writer's budget at {GOAL_RATIO}x: {budget:.1f} us; now {on - off:.1f} us")
             for name, (micros, size) in writer_parts(played_turns(workload, 600)).items():
                 compressed = "compress" in name or "stream" in name
                 stored = f"{size + HASH_BYTES:6.0f} B a turn with hashes" if compressed else ""
