@@ -9,12 +9,10 @@ longer than it needs):
 
 * ``import``: importing the command (``maze_envs.bench.command``) in this fresh process;
 * ``games``: from the start of the run to its results (set-up, the worker pool, every game
-  played, verified by the worker that played it as it ended, and merged into the journal:
-  ``maze_envs/bench/verifying.py``);
+  played and merged into the journal);
 * ``results``: the results files (CSV, JSON, Markdown); ``plots``: the PNG plots, drawn in a
-  thread while the pages are drawn in worker processes (so ``plots`` overlaps ``pages``);
-* ``verify``: replaying and checking the games of the journal no worker verified (none in a
-  fresh main job; every game when run with ``--executor inline``);
+  thread while the journal is verified and the pages drawn (so ``plots`` overlaps them);
+* ``verify``: replaying and checking every game of the journal;
 * ``pages``: the front page's sample viewer pages; ``index``: the rest of the front page.
 
 The phases are timed by wrapping the runner's own functions (nothing else changes). Python

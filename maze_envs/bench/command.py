@@ -384,8 +384,7 @@ def _report(result: RunResult, main_job: bool) -> None:
         bad = [r for r in result.verified if not r.ok]
         print(
             f"verify: {len(result.verified) - len(bad)} of {len(result.verified)} games "
-            f"replayed and verified{_where_verified(result)}"
-            + ("" if not bad else f"; FAILED: {len(bad)}")
+            f"replayed and verified" + ("" if not bad else f"; FAILED: {len(bad)}")
         )
         for report in bad[:5]:
             print(f"  {report.describe()}")
@@ -416,18 +415,6 @@ def _report(result: RunResult, main_job: bool) -> None:
             "\nrun your own: maze-envs bench --env escape --size 9 13 --policy explorer "
             "--seeds 0-49 (see maze-envs bench --help)"
         )
-
-
-def _where_verified(result: RunResult) -> str:
-    """Where the run's games were verified (:mod:`maze_envs.bench.verifying`), for the report."""
-    early, verified = result.verified_in_workers, len(result.verified or ())
-    if not early:
-        return ""
-    after = "" if early == verified else f"; {verified - early} from the journal after the games"
-    return (
-        f" ({early} by the worker that played it, as it ended, each from rows then found byte "
-        f"for byte the same in the run's journal{after})"
-    )
 
 
 def resume_command(argv: Sequence[str]) -> str:

@@ -213,9 +213,7 @@ class ProcessExecutor(ExecutorBase):
     of its batch at once; survives the death of a worker at any moment (module docstring).
 
     ``max_attempts``: how many times a game may be in a worker that dies; ``fault``: the
-    fault-injection hook; ``max_batch``: the most games in one batch. ``verify_games``: each
-    worker verifies each game it played once it is settled in its shard (the runner sets it
-    for a run that verifies: :mod:`maze_envs.bench.verifying`).
+    fault-injection hook; ``max_batch``: the most games in one batch.
     """
 
     def __init__(
@@ -234,7 +232,6 @@ class ProcessExecutor(ExecutorBase):
         self.max_attempts = max_attempts
         self.concurrency = concurrency
         self.fault = fault
-        self.verify_games = False
         self._context = multiprocessing.get_context("forkserver")
         self._ledger: SharedLedger | None = None
         self._shares: RunShares | None = None
@@ -273,7 +270,7 @@ class ProcessExecutor(ExecutorBase):
                 try:
                     while (batch := dispatch.take()) is not None:
                         self._at("submit", pool)
-                        job = BatchJob(batch.number, marks, caps, verify=self.verify_games)
+                        job = BatchJob(batch.number, marks, caps)
                         try:
                             future = pool.submit(
                                 play_batch, batch.tasks, shards, self.concurrency, job

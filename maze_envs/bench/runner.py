@@ -58,7 +58,7 @@ from typing import Any
 import orjson
 
 from maze_envs.bench.checks import Checked, check_tasks
-from maze_envs.bench.executors import Executor, Finished, ProcessExecutor, make_executor
+from maze_envs.bench.executors import Executor, Finished, make_executor
 from maze_envs.bench.folder import (
     JOURNAL_HASH_SIZE,
     JOURNAL_NAME,
@@ -80,7 +80,6 @@ from maze_envs.bench.rollout import Row
 from maze_envs.bench.rowstore import RowStore, row_from_journal
 from maze_envs.bench.spec import Experiment, GameTask
 from maze_envs.bench.stopping import RunStopped, StopSignals
-from maze_envs.bench.verifying import WorkerVerdicts
 from maze_envs.journal import Journal, JournalError, StoredGame
 
 __all__ = [
@@ -145,9 +144,6 @@ class RunResult:
     pages: list[Path] = field(default_factory=list)
     verified: list[Any] | None = None
     notes: list[str] = field(default_factory=list)
-    #: of ``verified``: the games verified by the worker that played them, while the others were
-    #: being played (:mod:`maze_envs.bench.verifying`); the rest were verified after the games
-    verified_in_workers: int = 0
 
     @property
     def journal(self) -> Path | None:
@@ -172,8 +168,6 @@ class _Merger:
         self.merged = set(done)
         self.before = before
         self._shards: dict[str, Any] = {}
-        #: the verdicts of the games the workers verified (:mod:`maze_envs.bench.verifying`)
-        self.verdicts = WorkerVerdicts()
 
     def add(self, finished: Finished) -> Row | None:
         row = finished.row
@@ -186,10 +180,7 @@ class _Merger:
         game_id = row.get("game_id")
         if rows is None and finished.shard is not None and game_id is not None:
             rows = self._shard(finished.shard).stored_game(game_id)
-        stored = self.store_game(row, rows)
-        if finished.verdict is not None and stored["game_id"] is not None:
-            self.verdicts.adopt(self.journal, stored["game_id"], finished.verdict)
-        return stored
+        return self.store_game(row, rows)
 
     def store_game(self, row: Row, rows: StoredGame | None) -> Row:
         """Store a finished game: its journal ``rows`` (as the journal it was recorded in stores
@@ -365,8 +356,6 @@ def _run(
         caps = CapTable.build(tasks, options.max_tokens_per_run, options.max_cost_per_run)
     except (ImportError, ValueError) as exc:  # an executor not installed, or a bad option
         raise RunError(str(exc)) from None
-    if isinstance(executor, ProcessExecutor):  # each game verified by its worker, as it ends
-        executor.verify_games = options.verify and options.journal
     prepare_folder(folder, options)
     (folder / "experiment.json").write_bytes(
         orjson.dumps(experiment.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
@@ -445,8 +434,9 @@ def _run(
             (folder / STAMP_NAME).unlink(missing_ok=True)
             result.paths = write_results(folder, resolved, ordered, summary)
             if options.plots:  # a plot with nothing played is left out, saying why
-                # drawn in a thread of its own while what is left to verify and the sample pages
-                # are done in worker processes (matplotlib's object API: nothing shared)
+                # drawn in a thread of its own while the journal is verified and the sample
+                # pages are drawn, both in worker processes (matplotlib's object API: nothing
+                # shared)
                 drawing = ThreadPoolExecutor(1, thread_name_prefix="maze-envs-plots")
                 plots = drawing.submit(write_plots, folder, summary)
                 drawing.shutdown(wait=False)
@@ -454,12 +444,7 @@ def _run(
             journal.close()
             journal = None
             if options.verify:
-                verdicts = merger.verdicts
-                result.verified = verdicts.complete(
-                    folder / JOURNAL_NAME,
-                    lambda path, ids: _verify(path, _local_workers(options), ids),
-                )
-                result.verified_in_workers = len(verdicts.reports)
+                result.verified = _verify(folder / JOURNAL_NAME, _local_workers(options))
         if before is None:
             _front_page(folder, resolved, result, pages, _local_workers(options), plots)
             _write_stamp(folder, digest, result)
@@ -529,14 +514,11 @@ def _verify_ids(path: str, game_ids: list[int]) -> list[Any]:
     return verify_journal(path, game_ids, workers=1)  # (the caller shares the games out)
 
 
-def _verify(path: Path, workers: int = 1, game_ids: list[int] | None = None) -> list[Any]:
-    """Replay and check every game of the journal (or ``game_ids``; ``maze-envs verify``'s own
-    check), in ``workers`` processes when there are several (each replays a share of the
-    games)."""
-    if game_ids is None:
-        with Journal(path, readonly=True) as journal:
-            game_ids = journal.game_ids()
-    ids = game_ids
+def _verify(path: Path, workers: int = 1) -> list[Any]:
+    """Replay and check every game of the journal (``maze-envs verify``'s own check), in
+    ``workers`` processes when there are several (each replays a share of the games)."""
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids()
     if workers <= 1 or len(ids) < 2 * workers:
         return _verify_ids(str(path), ids)
     import multiprocessing

@@ -16,9 +16,6 @@ the run's services actor on the driver's node. After a worker died, the parent k
 batches had started (in the pool, in which process), so it charges an attempt only to the games
 that were being played where the worker died, not to games that were waiting or that the
 pool's own clean-up stopped.
-
-A batch whose job says ``verify`` verifies each game in the worker as soon as it is settled
-(:mod:`maze_envs.bench.verifying`), while the other workers keep playing.
 """
 
 from __future__ import annotations
@@ -40,7 +37,6 @@ from maze_envs.bench.rollout import Row, aplay, play
 from maze_envs.bench.spec import GameTask
 from maze_envs.bench.stopping import worker_signals
 from maze_envs.bench.travel import DriverLink, batch_journal, linked
-from maze_envs.bench.verifying import Verdict, verify_played
 from maze_envs.journal import StoredGame
 
 
@@ -53,9 +49,6 @@ class Finished:
     row: Row
     shard: str | None
     rows: StoredGame | None = None
-    #: the game verified by the worker that played it (a run that verifies on a process pool:
-    #: :mod:`maze_envs.bench.verifying`)
-    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +83,7 @@ class BatchJob:
     handle; inline: the object), the run's ledger, and what its policies learnt before it
     began (``shares``). A process pool's workers get the ledger and the shares when they start
     (:func:`worker_init`). On Ray, ``driver`` links the batch to the run's driver
-    (:mod:`maze_envs.bench.travel`): marks, packs, journal rows and files go through it.
-    ``verify``: verify each game in the worker once it is settled in the shard
-    (:mod:`maze_envs.bench.verifying`)."""
+    (:mod:`maze_envs.bench.travel`): marks, packs, journal rows and files go through it."""
 
     number: int = 0
     marks: str | None = None
@@ -100,7 +91,6 @@ class BatchJob:
     ledger: RunLedger | None = None
     driver: DriverLink | None = None
     shares: RunShares | None = None
-    verify: bool = False
 
 
 _SHARD: Any = None  # this process's shard journal (workers), opened on first use
@@ -203,17 +193,9 @@ def _mark_start(job: BatchJob | None) -> None:
 
 
 #: What a worker sends back for a game of its batch: the game's index in the batch, its row, the
-#: shard that holds it or its journal rows, and its verdict when the worker verified it (the
-#: parent has the task already: it does not travel back).
-Reported = tuple[int, Row, str | None, StoredGame | None, Verdict | None]
-
-
-def _verdict(journal: Any, row: Row, job: BatchJob | None) -> Verdict | None:
-    """The game of ``row`` verified in ``journal`` (settled), when the batch verifies."""
-    game_id = row.get("game_id")
-    if job is None or not job.verify or journal is None or game_id is None:
-        return None
-    return verify_played(journal, game_id)
+#: shard that holds it or its journal rows (the parent has the task already: it does not travel
+#: back).
+Reported = tuple[int, Row, str | None, StoredGame | None]
 
 
 def play_batch(
@@ -237,17 +219,13 @@ def play_batch(
         reported: list[Reported] = []
         for index, task in enumerate(tasks):
             finished = run_task(task, shard_dir, job)
-            shard = None if shard_dir is None else _shard_journal(shard_dir)
-            verdict = _verdict(shard, finished.row, job)
-            reported.append((index, finished.row, finished.shard, None, verdict))
+            reported.append((index, finished.row, finished.shard, None))
         return reported
     journal = None if shard_dir is None else _shard_journal(shard_dir)
     shard = None if journal is None else str(journal.path)
     positions = {id(task): position for position, task in enumerate(tasks)}
     games = play_concurrently(tasks, journal, concurrency, job)
-    return [
-        (positions[id(task)], row, shard, None, _verdict(journal, row, job)) for task, row in games
-    ]
+    return [(positions[id(task)], row, shard, None) for task, row in games]
 
 
 def _play_for_driver(
@@ -267,10 +245,7 @@ def _play_for_driver(
                 )
             else:
                 games = play_concurrently(tasks, journal, concurrency, job)
-            return [
-                (positions[id(task)], row, None, _rows_of(journal, row), None)
-                for task, row in games
-            ]
+            return [(positions[id(task)], row, None, _rows_of(journal, row)) for task, row in games]
 
 
 def _play_settled(task: GameTask, journal: Any, job: BatchJob | None) -> Row:
@@ -299,7 +274,4 @@ def run_batch(
 
 def as_finished(tasks: Sequence[GameTask], reported: Sequence[Reported]) -> list[Finished]:
     """The :class:`Finished` games of a batch of ``tasks`` from what its worker reported."""
-    return [
-        Finished(tasks[index], row, shard, rows, verdict)
-        for index, row, shard, rows, verdict in reported
-    ]
+    return [Finished(tasks[index], row, shard, rows) for index, row, shard, rows in reported]
