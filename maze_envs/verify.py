@@ -125,9 +125,10 @@ def verify_chunks(
     workers: int,
 ) -> Iterator[list[VerifyReport]]:
     """The reports of ``game_ids``, chunk after chunk in their order, verified by ``workers``
-    processes (many chunks of about equal work each, so none idles long while another
-    finishes)."""
-    chunks = _chunks(path, list(game_ids), workers * CHUNKS_PER_WORKER)
+    processes (a few chunks each, so none idles long while another finishes)."""
+    ids = list(game_ids)
+    size = max(1, -(-len(ids) // (workers * 4)))
+    chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
     named = dict(replayers) if replayers else None
     # (forkserver: no worker inherits the caller's open SQLite connections)
     context = multiprocessing.get_context("forkserver")
@@ -135,32 +136,6 @@ def verify_chunks(
         yield from pool.map(
             _verify_chunk, [os.fspath(path)] * len(chunks), chunks, [named] * len(chunks)
         )
-
-
-#: Chunks :func:`verify_chunks` cuts per worker process.
-CHUNKS_PER_WORKER: Final = 16
-
-
-def _chunks(path: str | os.PathLike[str], ids: list[int], count: int) -> list[list[int]]:
-    """``ids`` in their order, cut into about ``count`` chunks of about equal stored turns (a
-    game's replay costs about its turns: a 600-turn game is worth a hundred short ones); of
-    equal length when the headers cannot be read."""
-    try:
-        with Journal(path, readonly=True) as journal:
-            turns = {game.id: max(1, game.turn_count) for game in journal.games()}
-    except JournalError:
-        turns = {}
-    costs = [turns.get(game_id, 1) for game_id in ids]
-    share = max(1, -(-sum(costs) // max(1, count)))
-    chunks: list[list[int]] = [[]]
-    load = 0
-    for game_id, cost in zip(ids, costs, strict=True):
-        if load >= share:
-            chunks.append([])
-            load = 0
-        chunks[-1].append(game_id)
-        load += cost
-    return [chunk for chunk in chunks if chunk]
 
 
 def _verify_chunk(
