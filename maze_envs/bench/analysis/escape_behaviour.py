@@ -43,6 +43,7 @@ from maze_envs.reading.tracks import EscapeTrack
 
 _SIDES: Final = "NESW"
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
+_UNREAD: Final = object()
 
 
 # Stored rows are decoded JSON: plain dicts and lists (isinstance on dict, not the Mapping ABC,
@@ -115,15 +116,36 @@ class AgentGame:
         return [False, *(step.status == "ok" for step in self.steps)]
 
     @cached_property
-    def observations(self) -> list[Any]:
-        """What the agent was shown after each turn (its stored observation)."""
+    def seen(self) -> tuple[list[int | None], list[str], list[list[str]]]:
+        """What it was shown after each turn, read from its stored observations in one pass:
+        its distance reading to the exit (None without the sensor), its notebook, and the
+        texts of the teammates' notebooks shown to it. Shared values (the same object as the
+        turn before: nothing changed) are read once."""
         agent = self.agent
-        return [record.observations.get(agent) for record in self.track.turns]
+        distances: list[int | None] = []
+        notebooks: list[str] = []
+        shown: list[list[str]] = []
+        last: Any = _UNREAD
+        last_entries: Any = _UNREAD
+        distance: int | None = None
+        notebook, texts = "", []
+        for record in self.track.turns:
+            stored = record.observations.get(agent)
+            if stored is not last:
+                last = stored
+                distance, notebook = _distance(stored), _notebook(stored)
+                entries = stored.get("teammate_notebooks") if isinstance(stored, dict) else None
+                if entries is not last_entries:
+                    last_entries, texts = entries, _shown(stored, agent)
+            distances.append(distance)
+            notebooks.append(notebook)
+            shown.append(texts)
+        return distances, notebooks, shown
 
-    @cached_property
+    @property
     def notebooks(self) -> list[str]:
         """Its notebook after each turn."""
-        return [_notebook(stored) for stored in self.observations]
+        return self.seen[1]
 
     @cached_property
     def messages(self) -> list[str | None]:
@@ -131,8 +153,8 @@ class AgentGame:
         agent, out = self.agent, []
         for record in self.track.turns:
             action = record.actions.get(agent)
-            message = action.get("radio") if isinstance(action, dict) else None
-            out.append(message if isinstance(message, str) else None)
+            message = action.get("radio") if type(action) is dict else None
+            out.append(message if type(message) is str else None)
         return out
 
     @cached_property
@@ -156,8 +178,8 @@ class AgentGame:
 
     def rise(self, t: int) -> bool:
         """Whether the move of turn ``t`` raised its distance reading to the exit."""
-        observations = self.observations
-        before, after = _distance(observations[t - 1]), _distance(observations[t])
+        distances = self.seen[0]
+        before, after = distances[t - 1], distances[t]
         return before is not None and after is not None and after > before
 
     @cached_property
@@ -182,9 +204,9 @@ class AgentGame:
     def copies(self) -> list[tuple[int, list[str]]]:
         """Per turn it was shown a teammate's notebook: the passages it copied from one."""
         out = []
-        observations, notebooks, agent = self.observations, self.notebooks, self.agent
+        _, notebooks, shown_after = self.seen
         for t in range(1, self.length):
-            shown = _shown(observations[t - 1], agent)
+            shown = shown_after[t - 1]
             if shown:
                 out.append((t, copied_passages(notebooks[t - 1], notebooks[t], shown)))
         return out
