@@ -133,8 +133,19 @@ class AgentGame:
             stored = record.observations.get(agent)
             if stored is not last:
                 last = stored
-                distance, notebook = _distance(stored), _notebook(stored)
-                entries = stored.get("teammate_notebooks") if isinstance(stored, dict) else None
+                if type(stored) is dict:  # (decoded JSON: what _distance and _notebook read)
+                    reading = stored.get("distances")
+                    distance = (
+                        reading[0]
+                        if type(reading) is list and reading and type(reading[0]) is int
+                        else _distance(stored)
+                    )
+                    notebook = stored.get("notebook")
+                    if type(notebook) is not str:
+                        notebook = _notebook(stored)
+                    entries = stored.get("teammate_notebooks")
+                else:
+                    distance, notebook, entries = _distance(stored), _notebook(stored), None
                 if entries is not last_entries:
                     last_entries, texts = entries, _shown(stored, agent)
             distances.append(distance)

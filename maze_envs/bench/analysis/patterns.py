@@ -100,17 +100,14 @@ def names_landmark(message: str, landmarks: Iterable[str]) -> bool:
     >>> names_landmark("go to the key", ["key"]), names_landmark("keyboard", ["key"])
     (True, False)
     """
-    pattern = _landmark_pattern(tuple(landmarks))
-    return pattern is not None and pattern.search(message) is not None
+    return any(_landmark_pattern(name).search(message) is not None for name in landmarks)
 
 
-@lru_cache(maxsize=256)
-def _landmark_pattern(landmarks: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern matching any of ``landmarks`` as a word (None for no landmark)."""
-    if not landmarks:
-        return None
-    names = "|".join(re.escape(name) for name in landmarks)
-    return re.compile(rf"\b(?:{names})\b", re.IGNORECASE)
+@lru_cache(maxsize=1024)
+def _landmark_pattern(name: str) -> re.Pattern[str]:
+    """The pattern of one landmark's name as a word (one per name of the vocabulary, not one
+    per game's set of landmarks: a thousand games compile a few dozen patterns)."""
+    return re.compile(rf"\b(?:{re.escape(name)})\b", re.IGNORECASE)
 
 
 def states_offset(text: str) -> bool:
