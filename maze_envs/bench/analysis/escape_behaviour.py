@@ -15,7 +15,7 @@ nowhere); a side is used once the agent has moved through it, in or out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Final
 
 from maze_envs.bench.analysis.patterns import (
@@ -44,6 +44,7 @@ from maze_envs.reading.tracks import EscapeTrack
 _SIDES: Final = "NESW"
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
 _UNREAD: Final = object()
+_SIDE_BITS: Final[dict[str, int]] = {side: 1 << k for k, side in enumerate(_SIDES)}
 
 
 # Stored rows are decoded JSON: plain dicts and lists (isinstance on dict, not the Mapping ABC,
@@ -87,6 +88,16 @@ def _new_lines(before: str, after: str) -> list[str]:
         for line in added_text(before, after).splitlines()
         if line.strip() and line.strip() not in before
     ]
+
+
+@lru_cache(maxsize=None)  # (a few hundred keys: moves, and sides as bits)
+def _judged(move: str | None, opened: int, tried: int) -> tuple[bool | None, bool]:
+    """A move's exit choice and whether its cell was used up (:attr:`AgentGame.exits`), the
+    cell's open sides and the sides tried given as bits of :data:`_SIDE_BITS`."""
+    open_sides = [side for side, bit in _SIDE_BITS.items() if opened & bit]
+    tried_sides = {side for side, bit in _SIDE_BITS.items() if tried & bit}
+    choice = exit_choice(move, open_sides, tried_sides) if move in _OPPOSITE else None
+    return choice, is_exhausted(open_sides, tried_sides)
 
 
 class AgentGame:
@@ -262,9 +273,8 @@ class AgentGame:
             self.results,
             self.own,
         )
-        used: dict[int, set[str]] = {}
-        open_sides: dict[int, list[str]] = {}
-        none: set[str] = set()
+        used: dict[int, int] = {}  # cell -> the sides moved through, as bits of _SIDE_BITS
+        open_sides: dict[int, int] = {}  # cell -> its open sides, as bits
         out: list[tuple[bool | None, bool]] = []
         for t in range(1, self.length):
             if not own[t]:
@@ -272,16 +282,15 @@ class AgentGame:
             here = cells[t - 1]
             opened = open_sides.get(here)
             if opened is None:
-                opened = open_sides[here] = [
-                    d for k, d in enumerate(_SIDES) if step_to[here][k] >= 0
-                ]
-            tried = used.get(here, none)
+                opened = open_sides[here] = sum(
+                    bit for k, bit in enumerate(_SIDE_BITS.values()) if step_to[here][k] >= 0
+                )
             move = moves[t]
-            choice = exit_choice(move, opened, tried) if move in _OPPOSITE else None
-            out.append((choice, is_exhausted(opened, tried)))
+            out.append(_judged(move, opened, used.get(here, 0)))
             if results[t] == "moved" and move in _OPPOSITE:
-                used.setdefault(here, set()).add(move)
-                used.setdefault(cells[t], set()).add(_OPPOSITE[move])
+                used[here] = used.get(here, 0) | _SIDE_BITS[move]
+                there = cells[t]
+                used[there] = used.get(there, 0) | _SIDE_BITS[_OPPOSITE[move]]
         return out
 
     @cached_property
