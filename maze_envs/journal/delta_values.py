@@ -183,7 +183,9 @@ class SharedValuesReader:
                 raise ValueError(f"a merge lists {key!r}, which the container does not hold")
             old = vals.get(key)
             kind = type(sub)
-            value = vals[key] = sub if kind is not dict else self._value(sub, old, 2, refs, vals, key)
+            value = vals[key] = (
+                sub if kind is not dict else self._value(sub, old, 2, refs, vals, key)
+            )
             if kind is int and type(old) is int and value != old:
                 steps[key] = value - old
             elif steps:

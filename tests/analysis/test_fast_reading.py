@@ -84,9 +84,7 @@ def _rows_both_ways(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, An
 
 
 @pytest.mark.parametrize("preset", ["navigator", "full"])
-def test_the_fast_reading_gives_the_rows_of_the_whole_reading(
-    tmp_path: Path, preset: str
-) -> None:
+def test_the_fast_reading_gives_the_rows_of_the_whole_reading(tmp_path: Path, preset: str) -> None:
     path = tmp_path / "games.sqlite"
     _play(path, preset, games=3)
     fast, whole = _rows_both_ways(path)

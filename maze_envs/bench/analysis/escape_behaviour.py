@@ -15,7 +15,7 @@ nowhere); a side is used once the agent has moved through it, in or out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property, lru_cache
+from functools import cache, cached_property
 from typing import Any, Final
 
 from maze_envs.bench.analysis.patterns import (
@@ -90,7 +90,7 @@ def _new_lines(before: str, after: str) -> list[str]:
     ]
 
 
-@lru_cache(maxsize=None)  # (a few hundred keys: moves, and sides as bits)
+@cache  # (a few hundred keys: moves, and sides as bits)
 def _judged(move: str | None, opened: int, tried: int) -> tuple[bool | None, bool]:
     """A move's exit choice and whether its cell was used up (:attr:`AgentGame.exits`), the
     cell's open sides and the sides tried given as bits of :data:`_SIDE_BITS`."""
@@ -151,9 +151,8 @@ class AgentGame:
                         if type(reading) is list and reading and type(reading[0]) is int
                         else _distance(stored)
                     )
-                    notebook = stored.get("notebook")
-                    if type(notebook) is not str:
-                        notebook = _notebook(stored)
+                    text = stored.get("notebook")
+                    notebook = text if type(text) is str else _notebook(stored)
                     entries = stored.get("teammate_notebooks")
                 else:
                     distance, notebook, entries = _distance(stored), _notebook(stored), None
