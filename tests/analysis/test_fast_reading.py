@@ -4,19 +4,23 @@ whole (every observation and event rebuilt, nothing shared), on crowded games th
 metric: notes with self-positions, frame offsets and trail doubts, radio with coordinates, frames
 and landmarks, notebooks copied between colocated agents, splice compactions, decisions of every
 status; and the version 3 and 4 journals shipped with the tests analyse through both paths alike.
+The quick tests in front of the text patterns never change a verdict.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from maze_envs import maze_escape_v1
-from maze_envs.bench.analysis import analyze_journal
+from maze_envs.bench.analysis import analyze_journal, patterns
 from maze_envs.bench.analysis.escape_metrics import EVENT_KEYS, OBSERVATION_KEYS, game_metrics
 from maze_envs.journal import Journal
 from maze_envs.reading.tracks import escape_track, is_escape_game
@@ -105,3 +109,36 @@ def test_older_journals_analyse_alike_both_ways(tmp_path: Path, name: str) -> No
     fast, whole = _rows_both_ways(path)
     assert fast
     assert fast == whole
+
+
+#: Letters every pattern needs, and letters outside ASCII that match ASCII ones in any case
+#: (the Kelvin sign and ``k``, the long s and ``s``, the dotted and dotless i).
+LETTERS = "trailTRAIL frameFRAME coordsabsolutekeyKEY=:[](),0123-+x\n\u212a\u017f\u0130\u0131é"
+TEXTS = st.text(alphabet=st.sampled_from(list(LETTERS)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+@example("the ab\u017folute exit [1,2]")  # the long s is an s in any case
+@example("tra\u0130l lagged")  # the dotted capital I is an i in any case
+@example("near the \u212aEY")  # the Kelvin sign is a k in any case
+def test_the_pattern_shortcuts_agree_with_the_patterns(text: str) -> None:
+    """The quick tests in front of the radio and note patterns (a text without the characters or
+    words every match needs) never change a verdict, in ASCII and outside it (the Kelvin sign
+    matches ``k`` case-insensitively, the long s ``s``)."""
+    assert patterns.has_coordinates(text) == (patterns._PAIR.search(text) is not None)
+    assert patterns.names_frame(text) == bool(
+        patterns._FRAME_WORDS.search(text)
+        or patterns._WHOSE.search(text)
+        or patterns._OFFSET.search(text)
+    )
+    assert patterns.doubts_trail(text) == (
+        patterns._TRAIL.search(text) is not None and patterns._DOUBT.search(text) is not None
+    )
+    assert patterns.states_offset(text) == (patterns._OFFSET_NOTE.search(text) is not None)
+    assert patterns.self_positions(text) == [
+        (int(m.group("x")), int(m.group("y"))) for m in patterns._SELF_POSITION.finditer(text)
+    ]
+    for names in (["key"], ["Key", "trail"], ["\u212aey"], ["frames", "é"]):
+        whole = re.compile(rf"\b(?:{'|'.join(re.escape(name) for name in names)})\b", re.IGNORECASE)
+        assert patterns.names_landmark(text, names) == (whole.search(text) is not None)

@@ -102,7 +102,23 @@ def names_landmark(message: str, landmarks: Iterable[str]) -> bool:
     >>> names_landmark("go to the key", ["key"]), names_landmark("keyboard", ["key"])
     (True, False)
     """
-    return any(_landmark_pattern(name).search(message) is not None for name in landmarks)
+    lowered = message.lower() if message.isascii() else None
+    return any(
+        (lowered is None or not name.isascii() or name.lower() in lowered)  # (see _lacks)
+        and _landmark_pattern(name).search(message) is not None
+        for name in landmarks
+    )
+
+
+def _lacks(text: str, *words: str) -> bool:
+    """Whether an ASCII ``text`` holds none of ``words`` (lower-case ASCII) in any case: then no
+    case-insensitive pattern that needs one of them can match it, so the pattern need not run.
+    False for any other text (a case-insensitive pattern also matches letters outside ASCII
+    that ``lower`` does not fold into its own, such as the Kelvin sign for ``k``)."""
+    if not text.isascii():
+        return False
+    lowered = text.lower()
+    return not any(word in lowered for word in words)
 
 
 @lru_cache(maxsize=1024)
@@ -133,16 +149,22 @@ def doubts_trail(line: str) -> bool:
     >>> doubts_trail("trail: [0, 1], [0, 2]"), doubts_trail("the map is wrong")
     (False, False)
     """
+    if _lacks(line, "trail"):
+        return False
     return _TRAIL.search(line) is not None and _DOUBT.search(line) is not None
 
 
 def has_coordinates(message: str) -> bool:
     """Whether a radio message carries a coordinate pair (see the module docstring)."""
+    if "[" not in message and "(" not in message and "=" not in message and ":" not in message:
+        return False  # (every match holds one of them)
     return _PAIR.search(message) is not None
 
 
 def names_frame(message: str) -> bool:
     """Whether a radio message says whose frame its coordinates are in."""
+    if _lacks(message, "frame", "absolute", "coord", "="):  # (one of them is in every match)
+        return False
     return bool(_FRAME_WORDS.search(message) or _WHOSE.search(message) or _OFFSET.search(message))
 
 
