@@ -18,8 +18,12 @@ difference of two noisy times is noisier still, it then times the metrics alone
 tracks read beforehand and held in memory. To compare two versions of the metrics, run the
 script with each checkout first on ``PYTHONPATH`` on the same ``--games-file``.
 
+With ``--stages`` it then times the analysis stage by stage on the first ``--held`` games
+(:func:`stages`): the journal's floor (rows, inflating, hash chains, JSON parsing), the rows as
+the analysis reads them, the boards, the tracks, the metrics.
+
 Usage: ``python benchmarks/analyze_bench.py [--games 1000] [--rounds 3] [--held 200]
-[--games-file PATH]``.
+[--games-file PATH] [--stages]``.
 """
 
 from __future__ import annotations
@@ -36,12 +40,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import orjson
 import viewer_bench
 
 from maze_envs.bench.analysis.analyze import analyze_games
 from maze_envs.bench.analysis.escape_metrics import EVENT_KEYS, OBSERVATION_KEYS, game_metrics
 from maze_envs.journal import Journal
-from maze_envs.reading.tracks import EscapeTrack, escape_track
+from maze_envs.journal.body import unpack_bodies
+from maze_envs.journal.format import chain_body_hash, genesis
+from maze_envs.reading.tracks import EscapeTrack, escape_track, game_layout
 
 GOAL_SECONDS = 2.0
 GOAL_GAMES = 1000
@@ -77,6 +84,78 @@ def metrics_alone(path: Path, held: int, rounds: int) -> str:
         f"  the metrics alone, {len(tracks)} games read beforehand: CPU "
         f"{statistics.median(costs):.2f} s (rounds {min(costs):.2f}-{max(costs):.2f} s; load "
         f"{os.getloadavg()[0]:.1f})"
+    )
+
+
+def stages(path: Path, games: int, rounds: int) -> str:
+    """Where the analysis' time goes, stage by stage, each the least CPU time of ``rounds``
+    (per 1,000 games): the journal's floor (fetching the rows, inflating the bodies and checking
+    the hash chain, parsing the four JSON parts of every turn), the rows as the analysis reads
+    them (``Journal.turns`` with its keys), the boards rebuilt, the tracks, the metrics."""
+    with Journal(path, readonly=True) as journal:
+        ids = journal.game_ids()[:games]
+        infos = [journal.game(game) for game in ids]
+        analyze_games(journal, ids[:3])  # warm-up
+        rows = [list(journal.raw_turns(game)) for game in ids]
+        payloads = [[parts for _, parts in unpack_bodies(r[1] for r in game)] for game in rows]
+
+        def chain() -> None:
+            for game in rows:
+                previous = genesis(len(game[0][3]))
+                for row in game:
+                    previous = chain_body_hash(previous, row[2], row[1])
+
+        def parse() -> None:
+            for game in payloads:
+                for parts in game:
+                    for part in parts:
+                        orjson.loads(part)
+
+        tracks: list[EscapeTrack] = []
+        work: list[tuple[str, Callable[[], object]]] = [
+            ("fetch the rows (SQLite)", lambda: [list(journal.raw_turns(g)) for g in ids]),
+            ("inflate the bodies", lambda: [unpack_bodies(r[1] for r in game) for game in rows]),
+            ("check the hash chains", chain),
+            ("parse the 4 JSON parts of every turn", parse),
+            (
+                "Journal.turns, the analysis' keys (all of the above, and the changes applied)",
+                lambda: [
+                    list(
+                        journal.turns(
+                            g, observations=OBSERVATION_KEYS, events=EVENT_KEYS, shared=True
+                        )
+                    )
+                    for g in ids
+                ],
+            ),
+            (
+                "rebuild the boards (game_layout: the env's reset)",
+                lambda: [game_layout(i) for i in infos],
+            ),
+            (
+                "the tracks (escape_track: the turns, the boards, the walk)",
+                lambda: tracks.extend(_track(journal, g) for g in ids),
+            ),
+            (
+                "the metrics of the tracks",
+                lambda: [game_metrics(track) for track in tracks[: len(ids)]],
+            ),
+            ("the analysis (analyze_games)", lambda: analyze_games(journal, ids)),
+        ]
+        lines = []
+        gc.disable()
+        try:
+            for name, run in work:
+                costs = []
+                for _ in range(rounds):
+                    costs.append(_cpu(run))
+                    if name.startswith("the tracks") and len(tracks) > len(ids):
+                        del tracks[len(ids) :]
+                lines.append(f"  {min(costs) * 1000 / len(ids):6.2f} s  {name}")
+        finally:
+            gc.enable()
+    return "\n".join(
+        [f"stages, {len(ids)} games, least CPU of {rounds} rounds, per 1,000 games:", *lines]
     )
 
 
@@ -145,11 +224,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=_positive, default=3, help="timed rounds of each")
     parser.add_argument("--held", type=_positive, default=200, help="games for the metrics alone")
     parser.add_argument("--games-file", type=Path, help="the journal (built once, kept)")
+    parser.add_argument(
+        "--stages", action="store_true", help="also time the analysis stage by stage"
+    )
     args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory() as name:
         path = args.games_file or Path(name) / "games.sqlite"
         print(measure(path, args.games, args.rounds))
+        if args.stages:
+            print(stages(path, args.held, args.rounds))
         print(metrics_alone(path, args.held, args.rounds))
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     return 0

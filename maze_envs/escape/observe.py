@@ -194,7 +194,9 @@ class Observer:
             state.radio_ready_turn,
         )
         names, blank = self.names, self._blank
-        sent = dict(zip(names, outbox, strict=True))  # each agent's radio: a copy of this
+        # each agent's radio is a copy of this (zip without strict=: one message per agent, and
+        # a keyword argument makes the call slower)
+        sent = dict(zip(names, outbox))  # noqa: B905
         result = []
         for i in range(n):
             here = positions[i]

@@ -29,6 +29,7 @@ from maze_envs.journal.delta import LITERAL, MAX_DEPTH, MERGE, NEW, REF, SLIDE, 
 from maze_envs.journal.delta_reader import SkippedKeyError, apply_text_edit
 
 _MARKERS: Final = frozenset({TEXT_EDIT, SLIDE, MERGE, REF, LITERAL})
+_ABSENT: Final = object()
 
 
 class _Agent:
@@ -58,6 +59,7 @@ class SharedValuesReader:
 
     def __init__(self, keep: Collection[str] | None = None) -> None:
         self._keep = None if keep is None else frozenset(keep)
+        self._kept = () if keep is None else tuple(dict.fromkeys(keep))  # (in the caller's order)
         self._agents: dict[str, Any] = {}  # agent -> _Agent, or its value (not an object)
         self._order: tuple[str, ...] = ()
         self._steps: dict[str, int] = {}  # agents whose value is an integer that moves on
@@ -123,10 +125,17 @@ class SharedValuesReader:
                     _advance(state)
             elif agent in self._steps:
                 agents[agent] = state + self._steps[agent]
+        steps = self._steps
         for agent, sub in item.items():
-            if agent not in agents:
+            old = agents.get(agent, _ABSENT)
+            if old is _ABSENT:
                 raise ValueError(f"a merge lists {agent!r}, which the column does not hold")
-            self._agent(agent, sub, agents[agent], refs, merge=True)
+            if type(old) is _Agent and type(sub) is dict and len(sub) != 1:
+                self._merge_agent(old, sub, refs)  # (the common case, without _agent's checks)
+                if steps:
+                    steps.pop(agent, None)
+            else:
+                self._agent(agent, sub, old, refs, merge=True)
 
     def _agent(self, agent: str, item: Any, old: Any, refs: _References, merge: bool) -> None:
         if type(item) is dict and not (len(item) == 1 and next(iter(item)) in _MARKERS):
@@ -165,16 +174,21 @@ class SharedValuesReader:
                 for key in unlisted:
                     vals[key] += steps[key]
                 state.view = None
-        for key, sub in item.items():
-            if keep is not None and key not in keep:
+        # (a reader that keeps a few keys looks up those, not every key the merge lists)
+        for key in item if keep is None else self._kept:
+            if key not in item:
                 continue
+            sub = item[key]
             if key not in vals and key not in state.keys:
                 raise ValueError(f"a merge lists {key!r}, which the container does not hold")
             old = vals.get(key)
-            value = vals[key] = self._value(sub, old, 2, refs, vals, key)
-            if type(sub) is int and _is_int(old) and value != old:
+            kind = type(sub)
+            value = vals[key] = (
+                sub if kind is not dict else self._value(sub, old, 2, refs, vals, key)
+            )
+            if kind is int and type(old) is int and value != old:
                 steps[key] = value - old
-            else:
+            elif steps:
                 steps.pop(key, None)
             state.view = None
 

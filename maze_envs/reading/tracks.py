@@ -37,6 +37,7 @@ from maze_envs.reading.turns import read_turns
 #: Environment ids whose games :func:`escape_track` reads.
 ESCAPE_ENV_PREFIX: Final = "maze_envs/MazeEscape-"
 _STAY: Final = MOVES.index("STAY")
+_MOVE_COUNT: Final = len(MOVES)
 
 
 @dataclass(frozen=True)
@@ -169,23 +170,33 @@ def escape_track(
     moves: dict[str, list[str | None]] = {a: [None] for a in agents}
     results: dict[str, list[str | None]] = {a: [None] for a in agents}
     kept = 1 if turns else 0
+    step_to = board.step_to
+    columns = [(agent, cells[agent], moves[agent], results[agent]) for agent in agents]
     for record in turns[1:]:
         wrong = None
-        for agent in agents:
-            move = stored_move(record.actions.get(agent))
-            events = record.events.get(agent)
-            result = events.get("move") if isinstance(events, dict) else None
-            here = cells[agent][-1]
+        actions, turn_events = record.actions, record.events
+        for agent, agent_cells, agent_moves, agent_results in columns:
+            action = actions.get(agent)
+            # (decoded JSON: an integer move is what stored_move reads first)
+            move_code = action.get("move") if type(action) is dict else None
+            if type(move_code) is int and 0 <= move_code < _MOVE_COUNT:
+                index: int | None = move_code
+                move: str | None = MOVES[move_code]
+            else:
+                move = stored_move(action)
+                index = None if move is None else MOVES.index(move)
+            events = turn_events.get(agent)
+            result = events.get("move") if type(events) is dict else None
+            here = agent_cells[-1]
             if result == "moved":
-                index = MOVES.index(move) if move is not None else _STAY
-                there = board.step_to[here][index] if index != _STAY else -1
+                there = step_to[here][index] if index is not None and index != _STAY else -1
                 if there < 0:
                     wrong = f"turn {record.turn}: {agent} is recorded as moving {move} into a wall"
                     break
                 here = there
-            cells[agent].append(here)
-            moves[agent].append(move)
-            results[agent].append(result if isinstance(result, str) else None)
+            agent_cells.append(here)
+            agent_moves.append(move)
+            agent_results.append(result if type(result) is str else None)
         if wrong is not None:
             for agent in agents:  # drop the partial turn
                 del cells[agent][kept:], moves[agent][kept:], results[agent][kept:]

@@ -15,7 +15,7 @@ nowhere); a side is used once the agent has moved through it, in or out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, Final
 
 from maze_envs.bench.analysis.patterns import (
@@ -43,6 +43,8 @@ from maze_envs.reading.tracks import EscapeTrack
 
 _SIDES: Final = "NESW"
 _OPPOSITE: Final[dict[str, str]] = dict(OPPOSITE_DIRECTION.items())
+_UNREAD: Final = object()
+_SIDE_BITS: Final[dict[str, int]] = {side: 1 << k for k, side in enumerate(_SIDES)}
 
 
 # Stored rows are decoded JSON: plain dicts and lists (isinstance on dict, not the Mapping ABC,
@@ -88,6 +90,16 @@ def _new_lines(before: str, after: str) -> list[str]:
     ]
 
 
+@cache  # (a few hundred keys: moves, and sides as bits)
+def _judged(move: str | None, opened: int, tried: int) -> tuple[bool | None, bool]:
+    """A move's exit choice and whether its cell was used up (:attr:`AgentGame.exits`), the
+    cell's open sides and the sides tried given as bits of :data:`_SIDE_BITS`."""
+    open_sides = [side for side, bit in _SIDE_BITS.items() if opened & bit]
+    tried_sides = {side for side, bit in _SIDE_BITS.items() if tried & bit}
+    choice = exit_choice(move, open_sides, tried_sides) if move in _OPPOSITE else None
+    return choice, is_exhausted(open_sides, tried_sides)
+
+
 class AgentGame:
     """One agent's turns of a journaled game, as the metric functions read them.
 
@@ -115,15 +127,46 @@ class AgentGame:
         return [False, *(step.status == "ok" for step in self.steps)]
 
     @cached_property
-    def observations(self) -> list[Any]:
-        """What the agent was shown after each turn (its stored observation)."""
+    def seen(self) -> tuple[list[int | None], list[str], list[list[str]]]:
+        """What it was shown after each turn, read from its stored observations in one pass:
+        its distance reading to the exit (None without the sensor), its notebook, and the
+        texts of the teammates' notebooks shown to it. Shared values (the same object as the
+        turn before: nothing changed) are read once."""
         agent = self.agent
-        return [record.observations.get(agent) for record in self.track.turns]
+        distances: list[int | None] = []
+        notebooks: list[str] = []
+        shown: list[list[str]] = []
+        last: Any = _UNREAD
+        last_entries: Any = _UNREAD
+        distance: int | None = None
+        notebook, texts = "", []
+        for record in self.track.turns:
+            stored = record.observations.get(agent)
+            if stored is not last:
+                last = stored
+                if type(stored) is dict:  # (decoded JSON: what _distance and _notebook read)
+                    reading = stored.get("distances")
+                    distance = (
+                        reading[0]
+                        if type(reading) is list and reading and type(reading[0]) is int
+                        else _distance(stored)
+                    )
+                    text = stored.get("notebook")
+                    notebook = text if type(text) is str else _notebook(stored)
+                    entries = stored.get("teammate_notebooks")
+                else:
+                    distance, notebook, entries = _distance(stored), _notebook(stored), None
+                if entries is not last_entries:
+                    last_entries, texts = entries, _shown(stored, agent)
+            distances.append(distance)
+            notebooks.append(notebook)
+            shown.append(texts)
+        return distances, notebooks, shown
 
-    @cached_property
+    @property
     def notebooks(self) -> list[str]:
         """Its notebook after each turn."""
-        return [_notebook(stored) for stored in self.observations]
+        return self.seen[1]
 
     @cached_property
     def messages(self) -> list[str | None]:
@@ -131,8 +174,8 @@ class AgentGame:
         agent, out = self.agent, []
         for record in self.track.turns:
             action = record.actions.get(agent)
-            message = action.get("radio") if isinstance(action, dict) else None
-            out.append(message if isinstance(message, str) else None)
+            message = action.get("radio") if type(action) is dict else None
+            out.append(message if type(message) is str else None)
         return out
 
     @cached_property
@@ -156,8 +199,8 @@ class AgentGame:
 
     def rise(self, t: int) -> bool:
         """Whether the move of turn ``t`` raised its distance reading to the exit."""
-        observations = self.observations
-        before, after = _distance(observations[t - 1]), _distance(observations[t])
+        distances = self.seen[0]
+        before, after = distances[t - 1], distances[t]
         return before is not None and after is not None and after > before
 
     @cached_property
@@ -182,9 +225,9 @@ class AgentGame:
     def copies(self) -> list[tuple[int, list[str]]]:
         """Per turn it was shown a teammate's notebook: the passages it copied from one."""
         out = []
-        observations, notebooks, agent = self.observations, self.notebooks, self.agent
+        _, notebooks, shown_after = self.seen
         for t in range(1, self.length):
-            shown = _shown(observations[t - 1], agent)
+            shown = shown_after[t - 1]
             if shown:
                 out.append((t, copied_passages(notebooks[t - 1], notebooks[t], shown)))
         return out
@@ -229,9 +272,8 @@ class AgentGame:
             self.results,
             self.own,
         )
-        used: dict[int, set[str]] = {}
-        open_sides: dict[int, list[str]] = {}
-        none: set[str] = set()
+        used: dict[int, int] = {}  # cell -> the sides moved through, as bits of _SIDE_BITS
+        open_sides: dict[int, int] = {}  # cell -> its open sides, as bits
         out: list[tuple[bool | None, bool]] = []
         for t in range(1, self.length):
             if not own[t]:
@@ -239,16 +281,15 @@ class AgentGame:
             here = cells[t - 1]
             opened = open_sides.get(here)
             if opened is None:
-                opened = open_sides[here] = [
-                    d for k, d in enumerate(_SIDES) if step_to[here][k] >= 0
-                ]
-            tried = used.get(here, none)
+                opened = open_sides[here] = sum(
+                    bit for k, bit in enumerate(_SIDE_BITS.values()) if step_to[here][k] >= 0
+                )
             move = moves[t]
-            choice = exit_choice(move, opened, tried) if move in _OPPOSITE else None
-            out.append((choice, is_exhausted(opened, tried)))
+            out.append(_judged(move, opened, used.get(here, 0)))
             if results[t] == "moved" and move in _OPPOSITE:
-                used.setdefault(here, set()).add(move)
-                used.setdefault(cells[t], set()).add(_OPPOSITE[move])
+                used[here] = used.get(here, 0) | _SIDE_BITS[move]
+                there = cells[t]
+                used[there] = used.get(there, 0) | _SIDE_BITS[_OPPOSITE[move]]
         return out
 
     @cached_property

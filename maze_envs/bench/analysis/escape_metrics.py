@@ -109,8 +109,9 @@ class AgentMetrics:
 
 def _success_turn(track: EscapeTrack) -> int | None:
     for record in track.turns[1:]:
-        if any((e or {}).get("team_success") for e in record.events.values()):
-            return record.turn
+        for events in record.events.values():
+            if (events or {}).get("team_success"):
+                return record.turn
     return None
 
 
@@ -123,9 +124,16 @@ def escape_steps(track: EscapeTrack, agent: str) -> list[Step]:
     out = []
     for t in range(1, len(turns)):
         record, event = turns[t].decisions.get(agent), turns[t].events.get(agent)
-        # what escape_step reads of the record and the event (decoded JSON: plain dicts)
-        status = record.get("status") if type(record) is dict else decision_status(record)
-        sent = event.get("radio") == "sent" if type(event) is dict else radio_sent(event)
+        # what escape_step reads of the record and the event (decoded JSON: plain dicts; None
+        # when absent, which is no status and no message)
+        if type(record) is dict:
+            status = record.get("status")
+        else:
+            status = None if record is None else decision_status(record)
+        if type(event) is dict:
+            sent = event.get("radio") == "sent"
+        else:
+            sent = False if event is None else radio_sent(event)
         key = (results[t], status if isinstance(status, str) else None, sent)
         step = made.get(key)
         if step is None:

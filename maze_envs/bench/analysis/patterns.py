@@ -91,6 +91,8 @@ def self_positions(text: str) -> list[tuple[int, int]]:
     >>> self_positions("exit at [2,5]; the piano is at [1, 1]; route to [3,3]")
     []
     """
+    if "[" not in text and "(" not in text:  # (every match holds its pair in brackets)
+        return []
     return [(int(m.group("x")), int(m.group("y"))) for m in _SELF_POSITION.finditer(text)]
 
 
@@ -100,17 +102,30 @@ def names_landmark(message: str, landmarks: Iterable[str]) -> bool:
     >>> names_landmark("go to the key", ["key"]), names_landmark("keyboard", ["key"])
     (True, False)
     """
-    pattern = _landmark_pattern(tuple(landmarks))
-    return pattern is not None and pattern.search(message) is not None
+    lowered = message.lower() if message.isascii() else None
+    return any(
+        (lowered is None or not name.isascii() or name.lower() in lowered)  # (see _lacks)
+        and _landmark_pattern(name).search(message) is not None
+        for name in landmarks
+    )
 
 
-@lru_cache(maxsize=256)
-def _landmark_pattern(landmarks: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One pattern matching any of ``landmarks`` as a word (None for no landmark)."""
-    if not landmarks:
-        return None
-    names = "|".join(re.escape(name) for name in landmarks)
-    return re.compile(rf"\b(?:{names})\b", re.IGNORECASE)
+def _lacks(text: str, *words: str) -> bool:
+    """Whether an ASCII ``text`` holds none of ``words`` (lower-case ASCII) in any case: then no
+    case-insensitive pattern that needs one of them can match it, so the pattern need not run.
+    False for any other text (a case-insensitive pattern also matches letters outside ASCII
+    that ``lower`` does not fold into its own, such as the Kelvin sign for ``k``)."""
+    if not text.isascii():
+        return False
+    lowered = text.lower()
+    return not any(word in lowered for word in words)
+
+
+@lru_cache(maxsize=1024)
+def _landmark_pattern(name: str) -> re.Pattern[str]:
+    """The pattern of one landmark's name as a word (one per name of the vocabulary, not one
+    per game's set of landmarks: a thousand games compile a few dozen patterns)."""
+    return re.compile(rf"\b(?:{re.escape(name)})\b", re.IGNORECASE)
 
 
 def states_offset(text: str) -> bool:
@@ -121,6 +136,8 @@ def states_offset(text: str) -> bool:
     >>> states_offset("A = 3")
     False
     """
+    if "=" not in text:  # (what every match holds; a quick test for the many lines without)
+        return False
     return _OFFSET_NOTE.search(text) is not None
 
 
@@ -132,16 +149,22 @@ def doubts_trail(line: str) -> bool:
     >>> doubts_trail("trail: [0, 1], [0, 2]"), doubts_trail("the map is wrong")
     (False, False)
     """
+    if _lacks(line, "trail"):
+        return False
     return _TRAIL.search(line) is not None and _DOUBT.search(line) is not None
 
 
 def has_coordinates(message: str) -> bool:
     """Whether a radio message carries a coordinate pair (see the module docstring)."""
+    if "[" not in message and "(" not in message and "=" not in message and ":" not in message:
+        return False  # (every match holds one of them)
     return _PAIR.search(message) is not None
 
 
 def names_frame(message: str) -> bool:
     """Whether a radio message says whose frame its coordinates are in."""
+    if _lacks(message, "frame", "absolute", "coord", "="):  # (one of them is in every match)
+        return False
     return bool(_FRAME_WORDS.search(message) or _WHOSE.search(message) or _OFFSET.search(message))
 
 

@@ -52,9 +52,11 @@ class Trail(Feature):
         def compute(state: State, observations: list[dict[str, Any]]) -> None:
             turn = state.turn
             length = turn if turn < k else k
-            # the trail keys index the frames directly (see State.trail_ring): one new array
-            # for all agents, a (K, 2) row each
-            trails = frames.take(state.trail_keys, axis=0)
+            # the trail keys (State.trail_keys, sliced here without the property's call)
+            # index the frames directly (see State.trail_ring): one new array for all agents,
+            # a (K, 2) row each
+            head = state.trail_head
+            trails = frames.take(state.trail_ring[:, head : head + k], axis=0)
             for i, obs in enumerate(observations):
                 obs["trail"] = trails[i]
                 obs["trail_length"] = length
