@@ -152,17 +152,23 @@ def objects(depth: int) -> st.SearchStrategy[Any]:
     return st.dictionaries(keys, inner, max_size=4)
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
-@given(st.lists(objects(1), min_size=1, max_size=8), st.randoms(use_true_random=False))
-def test_any_sequence_of_values_reads_back_exactly(
-    values: list[dict[str, Any]], rng: random.Random
-) -> None:
-    # each turn is the previous one changed a little, or something else entirely
+def changing_turns(values: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """Turns of agents A and B: A's value each turn is the previous one changed a little (6 in
+    10) or the next of ``values``; B's is A's very object (3 in 10) or a fixed one."""
     turns: list[dict[str, Any]] = []
     for value in values:
         if turns and rng.random() < 0.6:
             value = mutate(turns[-1]["A"], rng)
         turns.append({"A": value, "B": value if rng.random() < 0.3 else {"k": [1, 2]}})
+    return turns
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(objects(1), min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_any_sequence_of_values_reads_back_exactly(
+    values: list[dict[str, Any]], rng: random.Random
+) -> None:
+    turns = changing_turns(values, rng)
     round_trip(turns)
     round_trip(turns, exact_hints(turns))  # hinted: the same values back
     round_trip(turns, [None] + [{"A": set(t["A"]), "B": set(t["B"])} for t in turns[1:]])

@@ -17,7 +17,7 @@ from maze_envs.journal.delta import DeltaWriter
 from maze_envs.journal.delta_reader import SkippedKeyError
 from maze_envs.journal.delta_values import SharedValuesReader
 from maze_envs.journal.format import encode_json_bytes
-from tests.journal.test_delta import mutate, objects
+from tests.journal.test_delta import changing_turns, objects
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -25,11 +25,7 @@ from tests.journal.test_delta import mutate, objects
 def test_shared_values_are_the_values_of_the_whole_turn(
     values: list[dict[str, Any]], rng: random.Random
 ) -> None:
-    turns: list[dict[str, Any]] = []
-    for value in values:
-        if turns and rng.random() < 0.6:
-            value = mutate(turns[-1]["A"], rng)
-        turns.append({"A": value, "B": value if rng.random() < 0.3 else {"k": [1, 2]}})
+    turns = changing_turns(values, rng)
     keep = {"a", "k", "z"}
     writer, every, few = DeltaWriter(), SharedValuesReader(), SharedValuesReader(keep=keep)
     handed_out = []
